@@ -1,0 +1,220 @@
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.HRegionLocation;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.TableNotFoundException;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.BufferedMutator;
+import org.apache.hadoop.hbase.client.BufferedMutatorParams;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.RegionLocator;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.util.Bytes;
+
+/**
+ * Admin tasks against the standalone HBase, one JVM run each, printing a one-line JSON summary.
+ *
+ * setup: waits until a freshly (re)started HBase really serves, creates the beacon tables if
+ *   absent and seeds the config table from stdin. Arguments (all required but --split, which
+ *   repeats): --timeout-ms N --config-table T --config-family F --config-qualifier Q
+ *   --seed-check-row R --probe-row R --log-table T --log-family F [--split KEY]...
+ *   stdin: one "rowkey TAB value" line per config row; read only when the seed is missing.
+ * shutdown: asks the master for an orderly cluster shutdown. Arguments: --timeout-ms N
+ */
+public final class BeaconHBaseTool {
+  private static final long POLL_MS = 500;
+
+  public static void main(String[] argv) throws Exception {
+    if (argv.length == 0) throw new IllegalArgumentException("usage: setup|shutdown --option value...");
+    Map<String, List<String>> args = parseArgs(argv);
+    long started = System.nanoTime();
+    long deadline = started + Long.parseLong(one(args, "--timeout-ms")) * 1_000_000L;
+    Configuration conf = HBaseConfiguration.create();
+    // Fail each attempt fast; the loops below own the overall deadline.
+    conf.setInt("hbase.client.retries.number", 5);
+    conf.setInt("hbase.client.pause", 100);
+    conf.setInt("hbase.rpc.timeout", 10_000);
+    conf.setInt("hbase.client.operation.timeout", 20_000);
+    conf.setInt("zookeeper.recovery.retry", 1);
+    switch (argv[0]) {
+      case "setup" -> setup(conf, args, started, deadline);
+      case "shutdown" -> shutdown(conf, deadline);
+      default -> throw new IllegalArgumentException("unknown command " + argv[0]);
+    }
+  }
+
+  /**
+   * Stopping the cluster through the master closes every region before the RegionServer exits.
+   * A SIGTERM instead races the master's and the RegionServer's shutdown hooks: the master may
+   * record a crashed RegionServer (slower next start) or stop ZooKeeper under it (slow exit).
+   */
+  private static void shutdown(Configuration conf, long deadline) throws Exception {
+    try (Connection conn = ConnectionFactory.createConnection(conf); Admin admin = conn.getAdmin()) {
+      await(deadline, "master to accept shutdown", admin::shutdown);
+    }
+    System.out.println("{\"shutdown\":true}");
+  }
+
+  private static void setup(Configuration conf, Map<String, List<String>> args, long started, long deadline)
+      throws Exception {
+    TableName configTable = TableName.valueOf(one(args, "--config-table"));
+    byte[] configFamily = Bytes.toBytes(one(args, "--config-family"));
+    byte[] configQualifier = Bytes.toBytes(one(args, "--config-qualifier"));
+    TableName logTable = TableName.valueOf(one(args, "--log-table"));
+    byte[] logFamily = Bytes.toBytes(one(args, "--log-family"));
+    List<String> splits = args.getOrDefault("--split", List.of());
+
+    try (Connection conn = ConnectionFactory.createConnection(conf); Admin admin = conn.getAdmin()) {
+      List<String> created = new ArrayList<>();
+      // getDescriptor goes through the master and fails until it is initialized.
+      await(deadline, "master initialized and tables present", () -> {
+        if (ensureTable(admin, configTable, configFamily, List.of())) created.add(configTable.getNameAsString());
+        if (ensureTable(admin, logTable, logFamily, splits)) created.add(logTable.getNameAsString());
+      });
+      // After a crash the master is up before WAL recovery reopens the user regions: read every region.
+      Map<String, Integer> regions = new HashMap<>();
+      await(deadline, "every region serving reads", () -> {
+        regions.put(configTable.getNameAsString(), probeRegions(conn, configTable));
+        regions.put(logTable.getNameAsString(), probeRegions(conn, logTable));
+      });
+      long readyMs = (System.nanoTime() - started) / 1_000_000L;
+
+      int seeded = 0;
+      try (Table table = conn.getTable(configTable)) {
+        byte[] checkRow = Bytes.toBytes(one(args, "--seed-check-row"));
+        if (!table.exists(new Get(checkRow).addColumn(configFamily, configQualifier))) {
+          seeded = seed(conn, table, configFamily, configQualifier, checkRow);
+          // Standalone HBase writes its WAL to the local file system without hflush, so a SIGKILL can
+          // lose edits still in the memstore; a flush puts the seed into HFiles.
+          admin.flush(configTable);
+        }
+        Result probe = table.get(new Get(Bytes.toBytes(one(args, "--probe-row"))));
+        byte[] value = probe.getValue(configFamily, configQualifier);
+        System.out.println("{\"readyMs\":" + readyMs
+            + ",\"totalMs\":" + (System.nanoTime() - started) / 1_000_000L
+            + ",\"created\":" + jsonList(created)
+            + ",\"regions\":{\"" + configTable + "\":" + regions.get(configTable.getNameAsString())
+            + ",\"" + logTable + "\":" + regions.get(logTable.getNameAsString()) + "}"
+            + ",\"seeded\":" + seeded
+            + ",\"probe\":" + (value == null ? "null" : jsonString(Bytes.toString(value))) + "}");
+      }
+    }
+  }
+
+  /** Creates the table unless it exists; never alters or drops an existing one. */
+  private static boolean ensureTable(Admin admin, TableName name, byte[] family, List<String> splits)
+      throws IOException {
+    try {
+      admin.getDescriptor(name);
+      return false;
+    } catch (TableNotFoundException e) {
+      TableDescriptorBuilder desc = TableDescriptorBuilder.newBuilder(name)
+          .setColumnFamily(ColumnFamilyDescriptorBuilder.of(family));
+      byte[][] keys = splits.stream().map(Bytes::toBytes).toArray(byte[][]::new);
+      if (keys.length == 0) admin.createTable(desc.build());
+      else admin.createTable(desc.build(), keys);
+      return true;
+    }
+  }
+
+  private static int probeRegions(Connection conn, TableName name) throws IOException {
+    try (RegionLocator locator = conn.getRegionLocator(name); Table table = conn.getTable(name)) {
+      List<HRegionLocation> locations = locator.getAllRegionLocations();
+      for (HRegionLocation loc : locations) {
+        byte[] start = loc.getRegion().getStartKey();
+        table.exists(new Get(start.length == 0 ? new byte[] {0} : start));
+      }
+      return locations.size();
+    }
+  }
+
+  /**
+   * Writes every stdin row but the check row through a BufferedMutator, then the check row alone:
+   * it exists only if everything before it was flushed, which is what the next run tests.
+   */
+  private static int seed(Connection conn, Table table, byte[] family, byte[] qualifier, byte[] checkRow)
+      throws IOException {
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    int rows = 0;
+    Put last = null;
+    BufferedMutatorParams params = new BufferedMutatorParams(table.getName()).writeBufferSize(4 << 20);
+    try (BufferedMutator mutator = conn.getBufferedMutator(params)) {
+      for (String line; (line = in.readLine()) != null;) {
+        int tab = line.indexOf('\t');
+        if (tab <= 0) throw new IllegalArgumentException("seed line without rowkey<TAB>value: " + line);
+        byte[] row = Bytes.toBytes(line.substring(0, tab));
+        Put put = new Put(row).addColumn(family, qualifier, Bytes.toBytes(line.substring(tab + 1)));
+        if (Bytes.equals(row, checkRow)) last = put;
+        else mutator.mutate(put);
+        rows++;
+      }
+      mutator.flush();
+    }
+    if (last == null) throw new IllegalArgumentException("stdin had no row " + Bytes.toString(checkRow));
+    table.put(last);
+    return rows;
+  }
+
+  private interface Step {
+    void run() throws Exception;
+  }
+
+  private static void await(long deadline, String what, Step step) throws Exception {
+    while (true) {
+      try {
+        step.run();
+        return;
+      } catch (Exception e) {
+        if (System.nanoTime() > deadline) {
+          throw new IOException("timed out waiting for " + what + "; last error: " + e, e);
+        }
+        Thread.sleep(POLL_MS);
+      }
+    }
+  }
+
+  private static Map<String, List<String>> parseArgs(String[] argv) {
+    Map<String, List<String>> args = new HashMap<>();
+    for (int i = 1; i + 1 < argv.length; i += 2) {
+      args.computeIfAbsent(argv[i], k -> new ArrayList<>()).add(argv[i + 1]);
+    }
+    return args;
+  }
+
+  private static String one(Map<String, List<String>> args, String name) {
+    List<String> values = args.get(name);
+    if (values == null || values.size() != 1) throw new IllegalArgumentException("need exactly one " + name);
+    return values.get(0);
+  }
+
+  private static String jsonList(List<String> items) {
+    StringBuilder sb = new StringBuilder("[");
+    for (String item : items) sb.append(sb.length() > 1 ? "," : "").append(jsonString(item));
+    return sb.append(']').toString();
+  }
+
+  private static String jsonString(String s) {
+    StringBuilder sb = new StringBuilder("\"");
+    for (char c : s.toCharArray()) {
+      if (c == '"' || c == '\\') sb.append('\\').append(c);
+      else if (c < 0x20) sb.append(String.format("\\u%04x", (int) c));
+      else sb.append(c);
+    }
+    return sb.append('"').toString();
+  }
+}

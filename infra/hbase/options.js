@@ -1,0 +1,128 @@
+'use strict'
+
+const path = require('node:path')
+
+const REPO_ROOT = path.resolve(__dirname, '..', '..')
+
+const port = { parse: parseInteger, min: 1, max: 65535 }
+const infoPort = { parse: parseInteger, min: -1, max: 65535, check: (n) => n !== 0 || 'must be -1 (disabled) or 1..65535' }
+const tableName = { parse: parseTableName }
+
+// key -> [env var, default, kind]. A default may be a function of the options resolved so far.
+const SPEC = {
+  version: ['BEACON_HBASE_VERSION', '2.6.1', { parse: parseVersion }],
+  stateDir: ['BEACON_HBASE_STATE_DIR', path.join(REPO_ROOT, '.state', 'hbase'), { parse: parseDir }],
+  dataDir: ['BEACON_HBASE_DATA_DIR', (o) => path.join(o.stateDir, 'data'), { parse: parseDir }],
+  host: ['BEACON_HBASE_HOST', '127.0.0.1', { parse: parseHost }],
+  zkPort: ['BEACON_HBASE_ZK_PORT', 2181, port],
+  masterPort: ['BEACON_HBASE_MASTER_PORT', 16000, port],
+  rsPort: ['BEACON_HBASE_RS_PORT', 16020, port],
+  masterInfoPort: ['BEACON_HBASE_MASTER_INFO_PORT', 16010, infoPort],
+  rsInfoPort: ['BEACON_HBASE_RS_INFO_PORT', 16030, infoPort],
+  heap: ['BEACON_HBASE_HEAP', '1g', { parse: parseHeap }],
+  startTimeoutMs: ['BEACON_HBASE_START_TIMEOUT_MS', 180000, { parse: parseInteger, min: 1000, max: 3600000 }],
+  configTable: ['BEACON_CONFIG_TABLE', 'beacon_config', tableName],
+  accessLogTable: ['BEACON_ACCESS_LOG_TABLE', 'beacon_access_log', tableName],
+  accessLogBuckets: ['BEACON_ACCESS_LOG_BUCKETS', 16, { parse: parseInteger, min: 1, max: 256 }],
+  accessLogRegions: ['BEACON_ACCESS_LOG_REGIONS', 8, { parse: parseInteger, min: 1, max: 256 }],
+  seedCount: ['BEACON_SEED_COUNT', 10000, { parse: parseInteger, min: 1, max: 10000000 }]
+}
+
+/**
+ * Options for one standalone HBase instance: explicit overrides, else environment, else defaults.
+ * Every function in infra/hbase takes this object, so a second instance only needs another
+ * stateDir and other ports.
+ * @param {Record<string, string|number>} [overrides] keys as in the returned object
+ * @param {NodeJS.ProcessEnv} [env]
+ * @returns {Readonly<Record<string, any>>}
+ */
+function resolveOptions (overrides = {}, env = process.env) {
+  for (const key of Object.keys(overrides)) {
+    if (!Object.hasOwn(SPEC, key)) throw new TypeError(`hbase options: unknown option "${key}"`)
+  }
+  const o = {}
+  for (const [key, [envName, def, kind]] of Object.entries(SPEC)) {
+    let raw, source
+    if (overrides[key] !== undefined) {
+      raw = overrides[key]
+      source = `option ${key}`
+    } else if (env[envName] !== undefined && env[envName] !== '') {
+      raw = env[envName]
+      source = envName
+    } else {
+      raw = typeof def === 'function' ? def(o) : def
+      source = `default of ${envName}`
+    }
+    o[key] = validate(raw, kind, source)
+  }
+  checkDistinctPorts(o)
+  Object.assign(o, {
+    confDir: path.join(o.stateDir, 'conf'),
+    logDir: path.join(o.stateDir, 'logs'),
+    logFile: path.join(o.stateDir, 'logs', 'hbase.log'),
+    outFile: path.join(o.stateDir, 'logs', 'hbase.out'),
+    toolLogFile: path.join(o.stateDir, 'logs', 'tool.log'),
+    pidFile: path.join(o.stateDir, 'hbase.pid'),
+    classesDir: path.join(o.stateDir, 'classes'),
+    classpathFile: path.join(o.stateDir, `classpath-${o.version}.txt`)
+  })
+  return Object.freeze(o)
+}
+
+function validate (raw, kind, source) {
+  const value = kind.parse(raw)
+  if (value === undefined) throw new TypeError(`hbase options: ${source}=${JSON.stringify(raw)} is not valid (${kind.parse.expected})`)
+  if (typeof value === 'number' && (value < kind.min || value > kind.max)) {
+    throw new RangeError(`hbase options: ${source}=${value} is out of range ${kind.min}..${kind.max}`)
+  }
+  const problem = kind.check && kind.check(value)
+  if (typeof problem === 'string') throw new RangeError(`hbase options: ${source}=${value} ${problem}`)
+  return value
+}
+
+function checkDistinctPorts (o) {
+  const seen = new Map()
+  for (const key of ['zkPort', 'masterPort', 'rsPort', 'masterInfoPort', 'rsInfoPort']) {
+    if (o[key] === -1) continue
+    if (seen.has(o[key])) throw new RangeError(`hbase options: ${key} and ${seen.get(o[key])} are both ${o[key]}`)
+    seen.set(o[key], key)
+  }
+}
+
+function parseInteger (raw) {
+  const s = String(raw).trim()
+  return /^-?\d+$/.test(s) ? Number(s) : undefined
+}
+parseInteger.expected = 'an integer'
+
+function parseVersion (raw) {
+  const s = String(raw).trim()
+  return /^\d+\.\d+\.\d+[\w.-]*$/.test(s) ? s : undefined
+}
+parseVersion.expected = 'a version like 2.6.1'
+
+function parseDir (raw) {
+  const s = String(raw).trim()
+  return s ? path.resolve(s) : undefined
+}
+parseDir.expected = 'a directory path'
+
+function parseHost (raw) {
+  const s = String(raw).trim()
+  return /^[\w.:-]+$/.test(s) ? s : undefined
+}
+parseHost.expected = 'a host name or IP address'
+
+function parseHeap (raw) {
+  const s = String(raw).trim()
+  return /^\d+[kmgKMG]?$/.test(s) ? s : undefined
+}
+parseHeap.expected = 'a JVM size like 512m or 1g'
+
+function parseTableName (raw) {
+  const s = String(raw).trim()
+  return /^([\w-]+:)?\w[\w.-]*$/.test(s) ? s : undefined
+}
+parseTableName.expected = 'an HBase table name'
+
+module.exports = { resolveOptions, REPO_ROOT }

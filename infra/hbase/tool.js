@@ -1,0 +1,108 @@
+'use strict'
+
+const fs = require('node:fs')
+const path = require('node:path')
+const { spawn } = require('node:child_process')
+const { pathToFileURL } = require('node:url')
+const { javaFlags, javaBin } = require('./jvm')
+
+const SOURCE = path.join(__dirname, 'java', 'BeaconHBaseTool.java')
+const CLASS_NAME = 'BeaconHBaseTool'
+
+/**
+ * Compiles BeaconHBaseTool.java into `<stateDir>/classes` unless the class file is newer than both
+ * the source and the classpath it was compiled against.
+ * @param {Readonly<Record<string, any>>} opts from resolveOptions()
+ * @param {string} classpath
+ * @returns {Promise<void>}
+ */
+async function ensureToolCompiled (opts, classpath) {
+  const classFile = path.join(opts.classesDir, `${CLASS_NAME}.class`)
+  const built = mtime(classFile)
+  if (built > mtime(SOURCE) && built > mtime(opts.classpathFile)) return
+  fs.mkdirSync(opts.classesDir, { recursive: true })
+  const javac = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'javac') : 'javac'
+  const { code, output } = await run(javac, ['-nowarn', '-cp', classpath, '-d', opts.classesDir, SOURCE])
+  if (code !== 0) throw new Error(`hbase: javac ${SOURCE} failed (exit ${code}):\n${output}`)
+}
+
+/**
+ * Runs one tool command (`setup` or `shutdown`) and returns its JSON summary.
+ * @param {Readonly<Record<string, any>>} opts from resolveOptions()
+ * @param {string} classpath
+ * @param {string[]} args command and its arguments
+ * @param {{ stdinLines?: Iterable<string>, signal?: AbortSignal }} [io] lines for the tool's stdin
+ *   (written lazily); a signal that kills the tool JVM when aborted
+ * @returns {Promise<Record<string, any>>}
+ */
+async function runTool (opts, classpath, args, { stdinLines, signal } = {}) {
+  const jvmArgs = [
+    ...javaFlags(),
+    `-Dlog4j.configuration=${pathToFileURL(path.join(opts.confDir, 'tool-log4j.properties')).href}`,
+    '-cp', [opts.classesDir, opts.confDir, classpath].join(':'),
+    CLASS_NAME, ...args
+  ]
+  const { code, signal: killedBy, stdout, output } = await run(javaBin(), jvmArgs, { stdinLines, signal })
+  if (code !== 0) {
+    const why = killedBy ? `was killed by ${killedBy}` : `exited with ${code}`
+    throw new Error(`hbase: tool ${args[0]} ${why} (details in ${opts.toolLogFile}):\n${lastLines(output, 20)}`)
+  }
+  const line = stdout.trim().split('\n').pop()
+  try {
+    return JSON.parse(line)
+  } catch {
+    throw new Error(`hbase: tool ${args[0]} printed no JSON summary:\n${lastLines(output, 20)}`)
+  }
+}
+
+function run (cmd, args, { stdinLines = null, signal } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: [stdinLines ? 'pipe' : 'ignore', 'pipe', 'pipe'], signal })
+    let stdout = ''
+    let output = ''
+    child.stdout.setEncoding('utf8').on('data', (s) => { stdout += s; output += s })
+    child.stderr.setEncoding('utf8').on('data', (s) => { output += s })
+    child.on('error', (err) => {
+      if (err.name === 'AbortError') return // 'close' follows and reports the signal
+      reject(err.code === 'ENOENT' ? new Error(`hbase: \`${cmd}\` not found (install JDK 17 or set JAVA_HOME)`) : err)
+    })
+    child.on('close', (code, sig) => resolve({ code, signal: sig, stdout, output }))
+    if (stdinLines) writeLines(child.stdin, stdinLines)
+  })
+}
+
+// The tool reads stdin only when it seeds, and exits without draining it otherwise.
+async function writeLines (stream, lines) {
+  stream.on('error', () => {})
+  for (const line of lines) {
+    if (stream.destroyed) return
+    if (!stream.write(line + '\n')) await drainOrClose(stream)
+  }
+  stream.end()
+}
+
+function drainOrClose (stream) {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done)
+      stream.off('close', done)
+      resolve()
+    }
+    stream.on('drain', done)
+    stream.on('close', done)
+  })
+}
+
+function mtime (file) {
+  try {
+    return fs.statSync(file).mtimeMs
+  } catch {
+    return 0
+  }
+}
+
+function lastLines (text, n) {
+  return text.trim().split('\n').slice(-n).join('\n')
+}
+
+module.exports = { ensureToolCompiled, runTool }

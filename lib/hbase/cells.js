@@ -1,0 +1,165 @@
+'use strict'
+
+const { badArgument } = require('./errors')
+
+const EMPTY = Buffer.alloc(0)
+const PUT = 2
+const DELETE = 3
+const DELETE_MULTIPLE_VERSIONS = 1
+const DELETE_FAMILY = 2
+
+/**
+ * @typedef {{ family: string, qualifier: string, value: Buffer, timestamp: number }} Cell
+ * @typedef {{ row: Buffer, cells: Cell[] }} Row
+ * @typedef {Buffer|string|number} Bytesish
+ */
+
+/**
+ * Row keys, families, qualifiers and values: a Buffer as is, a string as UTF-8, a number as its
+ * decimal string.
+ * @param {Bytesish} value
+ * @param {string} what name used in the error
+ * @returns {Buffer}
+ */
+function toBytes (value, what = 'value') {
+  if (Buffer.isBuffer(value)) return value
+  if (typeof value === 'string') return Buffer.from(value, 'utf8')
+  if (typeof value === 'number' && Number.isFinite(value)) return Buffer.from(String(value), 'utf8')
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+  throw badArgument(`${what} must be a Buffer, string or number`)
+}
+
+/**
+ * @param {import('long')|number|undefined|null} value uint64 from protobufjs
+ * @returns {number}
+ */
+function toNumber (value) {
+  if (value == null) return 0
+  return typeof value === 'number' ? value : value.toNumber()
+}
+
+/**
+ * Converts a protobuf Result to a Row, or null when it holds no cells (row absent).
+ * @param {object|null|undefined} result
+ * @returns {Row|null}
+ */
+function resultToRow (result) {
+  if (!result || !result.cell || result.cell.length === 0) return null
+  const cells = new Array(result.cell.length)
+  for (let i = 0; i < cells.length; i++) {
+    const c = result.cell[i]
+    cells[i] = {
+      family: c.family.toString('utf8'),
+      qualifier: c.qualifier.toString('utf8'),
+      value: c.value,
+      timestamp: toNumber(c.timestamp)
+    }
+  }
+  return { row: result.cell[0].row, cells }
+}
+
+/**
+ * The newest cell of one column in a Row.
+ * @param {Row|null} row
+ * @param {string} family
+ * @param {string} qualifier
+ * @returns {Cell|undefined}
+ */
+function findCell (row, family, qualifier) {
+  if (!row) return undefined
+  let best
+  for (const cell of row.cells) {
+    if (cell.family === family && cell.qualifier === qualifier && (!best || cell.timestamp > best.timestamp)) best = cell
+  }
+  return best
+}
+
+/**
+ * Builds protobuf Column selectors from `families` (['c']) and `columns` (['c:json']).
+ * @param {{ families?: string[], columns?: string[] }} opts
+ * @returns {object[]|undefined}
+ */
+function columnSelectors ({ families, columns } = {}) {
+  if (!families && !columns) return undefined
+  const byFamily = new Map()
+  for (const family of families || []) byFamily.set(family, [])
+  for (const column of columns || []) {
+    const at = column.indexOf(':')
+    if (at <= 0) throw badArgument(`column "${column}" must be "family:qualifier"`)
+    const family = column.slice(0, at)
+    if (!byFamily.has(family)) byFamily.set(family, [])
+    const qualifiers = byFamily.get(family)
+    // A whole family selected explicitly wins over single qualifiers.
+    if (!(families || []).includes(family)) qualifiers.push(Buffer.from(column.slice(at + 1), 'utf8'))
+  }
+  return [...byFamily].map(([family, qualifiers]) => ({ family: Buffer.from(family, 'utf8'), qualifier: qualifiers }))
+}
+
+/**
+ * @param {Buffer} row
+ * @param {{ families?: string[], columns?: string[], maxVersions?: number }} [opts]
+ * @returns {object} protobuf Get
+ */
+function buildGet (row, opts = {}) {
+  const get = { row }
+  const column = columnSelectors(opts)
+  if (column) get.column = column
+  if (opts.maxVersions) get.maxVersions = opts.maxVersions
+  return get
+}
+
+/**
+ * Put cells: `{ family: { qualifier: value } }` or `[{ family, qualifier, value, timestamp? }]`.
+ * @param {Buffer} row
+ * @param {Record<string, Record<string, Bytesish>>|Array<{family: string, qualifier: Bytesish, value: Bytesish, timestamp?: number}>} cells
+ * @param {{ durability?: number }} [opts]
+ * @returns {object} protobuf MutationProto
+ */
+function buildPut (row, cells, opts = {}) {
+  const byFamily = new Map()
+  const add = (family, qualifier, value, timestamp) => {
+    let list = byFamily.get(family)
+    if (!list) byFamily.set(family, (list = []))
+    const qv = { qualifier: toBytes(qualifier, 'qualifier'), value: toBytes(value, 'value') }
+    if (timestamp != null) qv.timestamp = timestamp
+    list.push(qv)
+  }
+  if (Array.isArray(cells)) {
+    for (const c of cells) add(c.family, c.qualifier, c.value, c.timestamp)
+  } else if (cells && typeof cells === 'object') {
+    for (const family of Object.keys(cells)) {
+      const columns = cells[family]
+      if (!columns || typeof columns !== 'object') throw badArgument(`cells.${family} must be an object of qualifier → value`)
+      for (const qualifier of Object.keys(columns)) add(family, qualifier, columns[qualifier])
+    }
+  }
+  if (byFamily.size === 0) throw badArgument('a put needs at least one cell')
+  const mutation = { row, mutateType: PUT, columnValue: [] }
+  for (const [family, qualifierValue] of byFamily) mutation.columnValue.push({ family: toBytes(family, 'family'), qualifierValue })
+  if (opts.durability != null) mutation.durability = opts.durability
+  return mutation
+}
+
+/**
+ * Delete a whole row, whole families, or all versions of some columns.
+ * @param {Buffer} row
+ * @param {{ families?: string[], columns?: string[] }} [opts]
+ * @returns {object} protobuf MutationProto
+ */
+function buildDelete (row, opts = {}) {
+  const mutation = { row, mutateType: DELETE, columnValue: [] }
+  for (const family of opts.families || []) {
+    mutation.columnValue.push({ family: toBytes(family, 'family'), qualifierValue: [{ deleteType: DELETE_FAMILY }] })
+  }
+  for (const column of opts.columns || []) {
+    const at = column.indexOf(':')
+    if (at <= 0) throw badArgument(`column "${column}" must be "family:qualifier"`)
+    mutation.columnValue.push({
+      family: Buffer.from(column.slice(0, at), 'utf8'),
+      qualifierValue: [{ qualifier: Buffer.from(column.slice(at + 1), 'utf8'), deleteType: DELETE_MULTIPLE_VERSIONS }]
+    })
+  }
+  return mutation
+}
+
+module.exports = { EMPTY, toBytes, toNumber, resultToRow, findCell, columnSelectors, buildGet, buildPut, buildDelete }

@@ -1,0 +1,181 @@
+'use strict'
+
+const net = require('node:net')
+const { EventEmitter } = require('node:events')
+const { connectionPreamble, encodeCall, decodeResponseHeader } = require('./protocol')
+const { HBaseError, remoteError } = require('./errors')
+
+const MAX_CALL_ID = 0x7fffffff
+
+/**
+ * One TCP connection to one HBase server for one service, multiplexing concurrent calls by
+ * call id. It never reconnects: when the socket dies every pending call fails with a
+ * retryable HBASE_CONNECTION error and the pool makes a new connection on the next call.
+ */
+class Connection extends EventEmitter {
+  /**
+   * @param {{ host: string, port: number, service: string, user: string, connectTimeout: number }} options
+   */
+  constructor ({ host, port, service, user, connectTimeout }) {
+    super()
+    this.host = host
+    this.port = port
+    this.address = `${host}:${port}`
+    this.service = service
+    this.closed = false
+    this._pending = new Map()
+    this._nextCallId = 1
+    this._chunks = []
+    this._buffered = 0
+    this._corked = false
+    this._sweeper = null
+    this._uncork = () => { this._corked = false; this.socket.uncork() }
+
+    this.socket = net.connect({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 10000 })
+    this.socket.setTimeout(connectTimeout, () => {
+      this._fail(new HBaseError('HBASE_CONNECTION', `connect to ${this.address} timed out after ${connectTimeout} ms`, { retryable: true, relocate: true, server: this.address }))
+    })
+    this.socket.once('connect', () => this.socket.setTimeout(0))
+    // Writes before 'connect' are queued by the socket, so calls can be sent immediately.
+    this.socket.write(connectionPreamble(service, user))
+    this.socket.on('data', (chunk) => this._onData(chunk))
+    this.socket.on('error', (err) => {
+      this._fail(new HBaseError('HBASE_CONNECTION', `connection to ${this.address} failed: ${err.code || err.message}`, { retryable: true, relocate: true, cause: err, server: this.address }))
+    })
+    this.socket.on('close', () => {
+      this._fail(new HBaseError('HBASE_CONNECTION', `connection to ${this.address} closed`, { retryable: true, relocate: true, server: this.address }))
+    })
+  }
+
+  /**
+   * Sends one call and resolves with the decoded response.
+   * @param {{ name: string, request: object, response: object }} method from protocol.METHODS
+   * @param {object} request
+   * @param {number} timeoutMs per-call timeout
+   * @returns {Promise<object>}
+   */
+  call (method, request, timeoutMs) {
+    if (this.closed) {
+      return Promise.reject(new HBaseError('HBASE_CONNECTION', `connection to ${this.address} is closed`, { retryable: true, relocate: true, server: this.address }))
+    }
+    const callId = this._nextCallId
+    this._nextCallId = callId >= MAX_CALL_ID ? 1 : callId + 1
+    let frame
+    try {
+      frame = encodeCall(callId, method, request, timeoutMs)
+    } catch (err) {
+      return Promise.reject(new HBaseError('HBASE_BAD_ARGUMENT', `cannot encode ${method.name}: ${err.message}`, { cause: err }))
+    }
+    return new Promise((resolve, reject) => {
+      this._pending.set(callId, { resolve, reject, method, deadline: Date.now() + timeoutMs })
+      // Cork until the next tick so calls made in the same tick leave in one write (writev).
+      if (!this._corked) {
+        this._corked = true
+        this.socket.cork()
+        process.nextTick(this._uncork)
+      }
+      this.socket.write(frame)
+      this._armSweeper(timeoutMs)
+    })
+  }
+
+  /** Number of calls waiting for an answer. */
+  get pendingCount () {
+    return this._pending.size
+  }
+
+  /**
+   * Closes the socket; pending calls fail with HBASE_CONNECTION.
+   */
+  close () {
+    if (this.closed) return
+    this._fail(new HBaseError('HBASE_CONNECTION', `connection to ${this.address} closed by client`, { retryable: true, server: this.address }))
+  }
+
+  // One timer per connection, not per call: it sweeps expired calls while any are pending.
+  _armSweeper (timeoutMs) {
+    if (this._sweeper) return
+    const every = Math.max(10, Math.min(250, Math.floor(timeoutMs / 4)))
+    this._sweeper = setInterval(() => this._sweep(), every)
+    this._sweeper.unref()
+  }
+
+  _sweep () {
+    if (this._pending.size === 0) {
+      clearInterval(this._sweeper)
+      this._sweeper = null
+      return
+    }
+    const now = Date.now()
+    for (const [callId, call] of this._pending) {
+      if (call.deadline <= now) {
+        this._pending.delete(callId)
+        call.reject(new HBaseError('HBASE_CALL_TIMEOUT', `${call.method.name} to ${this.address} got no answer in time`, { retryable: true, server: this.address }))
+      }
+    }
+  }
+
+  _fail (err) {
+    if (this.closed) return
+    this.closed = true
+    if (this._sweeper) clearInterval(this._sweeper)
+    this._sweeper = null
+    this.socket.destroy()
+    const pending = this._pending
+    this._pending = new Map()
+    for (const call of pending.values()) call.reject(err)
+    this.emit('close', err)
+  }
+
+  _onData (chunk) {
+    if (this._buffered === 0 && this._chunks.length === 0) {
+      // Fast path: parse straight out of the chunk while it holds whole frames.
+      let offset = 0
+      while (chunk.length - offset >= 4) {
+        const size = chunk.readUInt32BE(offset)
+        if (chunk.length - offset - 4 < size) break
+        this._onFrame(chunk.subarray(offset + 4, offset + 4 + size))
+        offset += 4 + size
+      }
+      if (offset === chunk.length) return
+      chunk = chunk.subarray(offset)
+    }
+    this._chunks.push(chunk)
+    this._buffered += chunk.length
+    while (this._buffered >= 4) {
+      if (this._chunks.length > 1) this._chunks = [Buffer.concat(this._chunks, this._buffered)]
+      const buf = this._chunks[0]
+      const size = buf.readUInt32BE(0)
+      if (buf.length - 4 < size) return
+      this._onFrame(buf.subarray(4, 4 + size))
+      const rest = buf.subarray(4 + size)
+      this._chunks = rest.length ? [rest] : []
+      this._buffered = rest.length
+    }
+  }
+
+  _onFrame (payload) {
+    let header, reader
+    try {
+      ({ header, reader } = decodeResponseHeader(payload))
+    } catch (err) {
+      this._fail(new HBaseError('HBASE_PROTOCOL', `undecodable response header from ${this.address}: ${err.message}`, { retryable: true, cause: err, server: this.address }))
+      return
+    }
+    const call = this._pending.get(header.callId)
+    if (!call) return // answered after it timed out
+    this._pending.delete(header.callId)
+    if (header.exception) {
+      const ex = header.exception
+      call.reject(remoteError(ex.exceptionClassName, ex.stackTrace, { doNotRetry: ex.doNotRetry, serverOverloaded: ex.serverOverloaded, server: this.address }))
+      return
+    }
+    try {
+      call.resolve(call.method.response.decodeDelimited(reader))
+    } catch (err) {
+      call.reject(new HBaseError('HBASE_PROTOCOL', `undecodable ${call.method.name} response from ${this.address}: ${err.message}`, { cause: err, server: this.address }))
+    }
+  }
+}
+
+module.exports = { Connection }

@@ -1,0 +1,100 @@
+'use strict'
+
+/**
+ * Typed errors of the HBase client. Every error has a stable `code`; `retryable` says whether the
+ * client may try the operation again, `relocate` whether the cached region location should be
+ * dropped first. Remote errors keep the server's exception class in `remoteClass`.
+ */
+class HBaseError extends Error {
+  /**
+   * @param {string} code stable code, one of CODES
+   * @param {string} message
+   * @param {{ retryable?: boolean, relocate?: boolean, remoteClass?: string, cause?: Error, server?: string, serverOverloaded?: boolean, restartScan?: boolean }} [details]
+   */
+  constructor (code, message, details = {}) {
+    super(message, details.cause ? { cause: details.cause } : undefined)
+    this.name = 'HBaseError'
+    this.code = code
+    this.retryable = details.retryable === true
+    this.relocate = details.relocate === true
+    this.restartScan = details.restartScan === true
+    this.serverOverloaded = details.serverOverloaded === true
+    if (details.remoteClass) this.remoteClass = details.remoteClass
+    if (details.server) this.server = details.server
+  }
+}
+
+/** Stable error codes, with what each means (README documents the same table). */
+const CODES = Object.freeze({
+  HBASE_BAD_ARGUMENT: 'a call was made with invalid arguments',
+  HBASE_CLIENT_CLOSED: 'the client was closed',
+  HBASE_CONNECTION: 'could not connect to a server, or the connection was lost',
+  HBASE_CALL_TIMEOUT: 'one RPC got no answer within rpcTimeout',
+  HBASE_TIMEOUT: 'the operation did not succeed within its deadline (retries included)',
+  HBASE_META_UNAVAILABLE: 'no bootstrap server could tell where hbase:meta is',
+  HBASE_TABLE_NOT_FOUND: 'the table does not exist',
+  HBASE_TABLE_EXISTS: 'the table already exists',
+  HBASE_NO_SUCH_FAMILY: 'the column family does not exist in the table',
+  HBASE_REGION_UNAVAILABLE: 'the region is moving, splitting, opening or not served here',
+  HBASE_SERVER_BUSY: 'the server asked the client to back off',
+  HBASE_SCANNER_EXPIRED: 'the server-side scanner is gone; the scan restarts from the last row',
+  HBASE_PROCEDURE_FAILED: 'a master procedure (create/delete table, split) failed',
+  HBASE_PROTOCOL: 'the server sent something this client cannot decode',
+  HBASE_REMOTE: 'the server raised an exception this client does not retry'
+})
+
+// Server exception simple class name → how the client reacts.
+const REMOTE = {
+  NotServingRegionException: { code: 'HBASE_REGION_UNAVAILABLE', retryable: true, relocate: true },
+  RegionMovedException: { code: 'HBASE_REGION_UNAVAILABLE', retryable: true, relocate: true },
+  RegionOpeningException: { code: 'HBASE_REGION_UNAVAILABLE', retryable: true, relocate: false },
+  RegionServerStoppedException: { code: 'HBASE_REGION_UNAVAILABLE', retryable: true, relocate: true },
+  RegionServerAbortedException: { code: 'HBASE_REGION_UNAVAILABLE', retryable: true, relocate: true },
+  ServerNotRunningYetException: { code: 'HBASE_REGION_UNAVAILABLE', retryable: true, relocate: true },
+  PleaseHoldException: { code: 'HBASE_SERVER_BUSY', retryable: true },
+  RegionTooBusyException: { code: 'HBASE_SERVER_BUSY', retryable: true },
+  CallQueueTooBigException: { code: 'HBASE_SERVER_BUSY', retryable: true },
+  ServerTooBusyException: { code: 'HBASE_SERVER_BUSY', retryable: true },
+  CallDroppedException: { code: 'HBASE_SERVER_BUSY', retryable: true },
+  RetryImmediatelyException: { code: 'HBASE_SERVER_BUSY', retryable: true },
+  MultiActionResultTooLarge: { code: 'HBASE_SERVER_BUSY', retryable: true },
+  UnknownScannerException: { code: 'HBASE_SCANNER_EXPIRED', retryable: true, restartScan: true },
+  OutOfOrderScannerNextException: { code: 'HBASE_SCANNER_EXPIRED', retryable: true, restartScan: true },
+  ScannerResetException: { code: 'HBASE_SCANNER_EXPIRED', retryable: true, restartScan: true },
+  LeaseException: { code: 'HBASE_SCANNER_EXPIRED', retryable: true, restartScan: true },
+  TableNotFoundException: { code: 'HBASE_TABLE_NOT_FOUND', retryable: false },
+  TableExistsException: { code: 'HBASE_TABLE_EXISTS', retryable: false },
+  NoSuchColumnFamilyException: { code: 'HBASE_NO_SUCH_FAMILY', retryable: false }
+}
+
+/**
+ * Builds the error for an exception the server reported (RPC header or per-action result).
+ * @param {string} className fully qualified Java class name
+ * @param {string} [detail] stack trace / message text from the server
+ * @param {{ doNotRetry?: boolean, serverOverloaded?: boolean, server?: string }} [flags]
+ * @returns {HBaseError}
+ */
+function remoteError (className, detail, flags = {}) {
+  const simple = String(className || 'UnknownException').split('.').pop()
+  const known = REMOTE[simple]
+  const firstLine = detail ? String(detail).split('\n', 1)[0].slice(0, 500) : simple
+  const retryable = known ? known.retryable : !flags.doNotRetry && !/DoNotRetry|UnknownProtocol|AccessDenied/.test(simple)
+  return new HBaseError(known ? known.code : 'HBASE_REMOTE', `${simple}: ${firstLine}`, {
+    retryable: flags.doNotRetry && !known ? false : retryable,
+    relocate: known ? known.relocate === true : false,
+    restartScan: known ? known.restartScan === true : false,
+    serverOverloaded: flags.serverOverloaded === true,
+    remoteClass: className,
+    server: flags.server
+  })
+}
+
+/**
+ * @param {string} message
+ * @returns {HBaseError}
+ */
+function badArgument (message) {
+  return new HBaseError('HBASE_BAD_ARGUMENT', message)
+}
+
+module.exports = { HBaseError, CODES, remoteError, badArgument }

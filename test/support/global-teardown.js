@@ -1,0 +1,12 @@
+'use strict'
+
+// Jest globalTeardown: stop HBase only if this run's globalSetup started it, so a developer's
+// running instance survives `npm test` (in CI nothing runs beforehand, so it is always stopped).
+
+const hbase = require('../../infra/hbase')
+
+module.exports = async () => {
+  if (process.env.BEACON_TEST_HBASE_STARTED !== '1') return
+  const { stopMs } = await hbase.down(hbase.resolveOptions())
+  process.stderr.write(`hbase: stopped in ${(stopMs / 1000).toFixed(1)} s\n`)
+}
