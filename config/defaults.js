@@ -1,0 +1,130 @@
+'use strict'
+
+const path = require('node:path')
+
+/**
+ * Every default setting, in one place. config/load.js layers the JSON file, the environment and
+ * programmatic overrides on top of these, validates the result and freezes it.
+ *
+ * Relative paths: `stateDir` is resolved against the working directory, sink paths against
+ * `stateDir`, and an endpoint's `valueFile` against this config/ folder.
+ */
+
+const CONFIG_DIR = __dirname
+const REPO_ROOT = path.resolve(__dirname, '..')
+
+/** Filled into every declared endpoint before validation. */
+const ENDPOINT_DEFAULTS = {
+  defaultConfig: {},
+  cache: { type: 'off' },
+  accessLog: [],
+  cacheControl: 'no-cache',
+  enabled: true
+}
+
+/** Filled into a `{ type: 'lru' }` cache (and the `cache: 'lru'` shorthand). */
+const LRU_CACHE_DEFAULTS = {
+  max: 100000,
+  ttlMs: 30000,
+  staleWhileRevalidateMs: 300000,
+  maxStaleMs: 3600000,
+  negativeTtlMs: 5000
+}
+
+/**
+ * Filled into every access-log sink by its `type`. A file sink must name its `path` and an
+ * hbase sink its `table`; an hbase sink without `journalDir` gets `journal/<sink name>`, so
+ * two sinks never share a journal.
+ */
+const SINK_DEFAULTS = {
+  file: { rotateSize: '100m', rotateFrequency: 'daily', keepFiles: 14 },
+  hbase: { buckets: 16, batchSize: 500, flushIntervalMs: 100, maxQueue: 50000, overload: 'spill', retryMaxMs: 30000 }
+}
+
+const HBASE_DEFAULT_CONFIG = { features: {} }
+
+const DEFAULTS = {
+  port: 4000,
+  adminPort: 4001,
+  host: '0.0.0.0',
+  adminHost: '127.0.0.1',
+  workers: 0, // 0 = one per CPU core
+  stateDir: path.join(REPO_ROOT, '.state'),
+  shutdownTimeoutMs: 10000,
+  logLevel: 'info',
+  adminToken: null, // from the environment only: secrets never live in the config file
+  http: {
+    keepAliveTimeoutMs: 5000,
+    headersTimeoutMs: 10000,
+    requestTimeoutMs: 10000,
+    maxHeaderSize: 8192,
+    maxUrlLength: 2048,
+    maxConnections: 0 // 0 = unlimited
+  },
+  limits: {
+    maxIdLength: 64,
+    maxCallbackLength: 128
+  },
+  hbase: {
+    bootstrap: [], // empty = start the embedded local HBase
+    rpcTimeoutMs: 1000,
+    operationTimeoutMs: 3000,
+    configTable: 'beacon_config',
+    configFamily: 'c',
+    configQualifier: 'json'
+  },
+  logSinks: {
+    file: { type: 'file', path: 'logs/access.log', ...SINK_DEFAULTS.file },
+    hbase: { type: 'hbase', table: 'beacon_access_log', journalDir: 'journal', ...SINK_DEFAULTS.hbase }
+  },
+  // The five endpoints of the seed benchmark, one per combination of layers.
+  endpoints: {
+    sample1: { source: 'fixed', valueFile: 'fixed/sample1.json', cache: { type: 'off' }, accessLog: [], cacheControl: 'public, max-age=60' },
+    sample2: { source: 'hbase', defaultConfig: HBASE_DEFAULT_CONFIG, cache: { type: 'off' }, accessLog: [], cacheControl: 'public, max-age=30' },
+    sample3: { source: 'hbase', defaultConfig: HBASE_DEFAULT_CONFIG, cache: { type: 'lru' }, accessLog: [], cacheControl: 'public, max-age=30' },
+    // no-cache so that every page view reaches the server and is logged
+    sample4: { source: 'hbase', defaultConfig: HBASE_DEFAULT_CONFIG, cache: { type: 'lru' }, accessLog: ['file'], cacheControl: 'no-cache' },
+    sample5: { source: 'hbase', defaultConfig: HBASE_DEFAULT_CONFIG, cache: { type: 'lru' }, accessLog: ['hbase'], cacheControl: 'no-cache' }
+  }
+}
+
+/**
+ * Environment variables, as [name, setting path, kind]. `int` values that are not plain digits
+ * are passed on as strings so validation names the variable; `list` is comma-separated. An
+ * empty variable counts as unset.
+ */
+const ENV_VARS = [
+  ['PORT', 'port', 'int'],
+  ['ADMIN_PORT', 'adminPort', 'int'],
+  ['HOST', 'host', 'string'],
+  ['ADMIN_HOST', 'adminHost', 'string'],
+  ['BEACON_WORKERS', 'workers', 'int'],
+  ['BEACON_STATE_DIR', 'stateDir', 'string'],
+  ['BEACON_LOG_LEVEL', 'logLevel', 'string'],
+  ['BEACON_ADMIN_TOKEN', 'adminToken', 'string'],
+  ['BEACON_HBASE_BOOTSTRAP', 'hbase.bootstrap', 'list'],
+  ['BEACON_CONFIG_TABLE', 'hbase.configTable', 'string'],
+  // applies to the sink named `hbase`, when one is declared
+  ['BEACON_ACCESS_LOG_TABLE', 'logSinks.hbase.table', 'string']
+]
+
+/** The env var naming the JSON settings file. */
+const CONFIG_FILE_ENV = 'BEACON_CONFIG_FILE'
+
+function deepFreeze (value) {
+  if (value && typeof value === 'object') {
+    Object.freeze(value)
+    for (const key of Object.keys(value)) deepFreeze(value[key])
+  }
+  return value
+}
+
+module.exports = deepFreeze({
+  DEFAULTS,
+  ENDPOINT_DEFAULTS,
+  LRU_CACHE_DEFAULTS,
+  SINK_DEFAULTS,
+  ENV_VARS,
+  CONFIG_FILE_ENV,
+  CONFIG_DIR
+})

@@ -1,0 +1,376 @@
+'use strict'
+
+const fs = require('node:fs')
+const path = require('node:path')
+const Ajv = require('ajv')
+const { DEFAULTS, ENDPOINT_DEFAULTS, LRU_CACHE_DEFAULTS, SINK_DEFAULTS, ENV_VARS, CONFIG_FILE_ENV, CONFIG_DIR } = require('./defaults')
+const { schema } = require('./schema')
+const { ERRORS } = require('../lib/errors')
+
+const validateSchema = new Ajv({ allErrors: true, discriminator: true, allowUnionTypes: true, verbose: true }).compile(schema)
+
+// Maps of named entries, where `null` removes an entry declared by a lower layer.
+const COLLECTIONS = new Set(['endpoints', 'logSinks'])
+// Endpoint keys that hold config data, not settings: a layer replaces them whole.
+const DATA_KEYS = new Set(['value', 'defaultConfig'])
+
+/**
+ * @typedef {Readonly<Record<string, any>>} Settings deep-frozen, validated settings (shape: config/schema.js)
+ */
+
+/**
+ * Loads the settings. Sources, lowest to highest: config/defaults.js; a JSON file (`file`, else
+ * env BEACON_CONFIG_FILE); environment variables (defaults.js ENV_VARS); `overrides`.
+ *
+ * Layers deep-merge: objects merge key by key, arrays and scalars replace. In `endpoints` and
+ * `logSinks` an entry set to null is removed. An endpoint's `value` and `defaultConfig` are
+ * replaced whole, and setting `value` or `valueFile` drops the other one from lower layers. An
+ * object whose `source` (endpoint) or `type` (cache, sink) changes is replaced, not merged,
+ * because the old kind's keys would not fit the new one. Shorthands: `cache: 'off' | 'lru'`,
+ * `accessLog: 'none'`.
+ *
+ * @param {object} [options]
+ * @param {Record<string, string|undefined>} [options.env] environment (default process.env)
+ * @param {string} [options.file] JSON settings file; relative paths resolve against the cwd
+ * @param {object} [options.overrides] highest layer, same shape as the file (tests use it)
+ * @returns {Settings}
+ * @throws {Error} code CONFIG_INVALID; the message names every bad key and where it was set
+ */
+function loadSettings ({ env = process.env, file, overrides } = {}) {
+  const issues = []
+  const origins = new Map() // JSON pointer → where it was last set
+  const settings = structuredClone(DEFAULTS)
+
+  const fileName = file || env[CONFIG_FILE_ENV]
+  if (fileName) {
+    const filePath = path.resolve(fileName)
+    const layer = readJsonObject(filePath, 'settings file')
+    if (Object.hasOwn(layer, 'adminToken')) {
+      issues.push(`adminToken must not be set in the settings file ${filePath}: secrets come from the environment (${envNameOf('adminToken')})`)
+      delete layer.adminToken
+    }
+    applyLayer(settings, layer, 'in ' + filePath, origins, issues)
+  }
+
+  for (const [name, keyPath, kind] of ENV_VARS) {
+    const raw = env[name]
+    if (raw === undefined || raw === null || raw === '') continue
+    const keys = keyPath.split('.')
+    if (keys[0] === 'logSinks' && !isPlainObject(settings.logSinks[keys[1]])) continue
+    applyLayer(settings, nest(keys, parseEnv(String(raw), kind)), 'from env ' + name, origins, issues)
+  }
+
+  if (overrides !== undefined) {
+    if (!isPlainObject(overrides)) throw invalid(['overrides must be an object'])
+    let layer
+    try {
+      layer = structuredClone(overrides)
+    } catch {
+      throw invalid(['overrides must hold plain data (no functions or class instances)'])
+    }
+    applyLayer(settings, layer, 'in overrides', origins, issues)
+  }
+
+  fillDefaults(settings)
+  // Later checks assume the schema holds, so a schema failure stops here.
+  if (!validateSchema(settings)) throw invalid([...issues, ...schemaIssues(validateSchema.errors, settings, origins)])
+
+  resolveValueFiles(settings, origins, issues)
+  resolvePaths(settings)
+  crossCheck(settings, origins, issues)
+  if (issues.length) throw invalid(issues)
+  return deepFreeze(settings)
+}
+
+/**
+ * One row per endpoint, for the README and the startup log.
+ * @param {Settings} settings
+ * @returns {{ name: string, path: string, source: string, cache: string, accessLog: string[], enabled: boolean }[]}
+ */
+function describeEndpoints (settings) {
+  return Object.entries(settings.endpoints).map(([name, e]) => ({
+    name,
+    path: '/api/' + name + '.js',
+    source: e.source,
+    cache: e.cache.type,
+    accessLog: [...e.accessLog],
+    enabled: e.enabled
+  }))
+}
+
+function applyLayer (settings, layer, origin, origins, issues) {
+  normalizeShorthands(layer)
+  merge(settings, layer, '', [], origin, origins, issues)
+}
+
+function normalizeShorthands (layer) {
+  if (!isPlainObject(layer.endpoints)) return
+  for (const endpoint of Object.values(layer.endpoints)) {
+    if (!isPlainObject(endpoint)) continue
+    if (endpoint.cache === 'off' || endpoint.cache === 'lru') endpoint.cache = { type: endpoint.cache }
+    if (endpoint.accessLog === 'none') endpoint.accessLog = []
+  }
+}
+
+function merge (target, layer, pointer, keys, origin, origins, issues) {
+  for (const key of Object.keys(layer)) {
+    const value = layer[key]
+    if (value === undefined) continue
+    const childPointer = pointer + '/' + escapePointer(key)
+    if (key === '__proto__') {
+      issues.push(`${[...keys, key].join('.')} is not an allowed key (${origin})`)
+      continue
+    }
+    if (value === null && keys.length === 1 && COLLECTIONS.has(keys[0])) {
+      delete target[key]
+      forget(origins, childPointer)
+      continue
+    }
+    const current = Object.hasOwn(target, key) ? target[key] : undefined
+    const isData = keys.length === 2 && keys[0] === 'endpoints' && DATA_KEYS.has(key)
+    if (isPlainObject(value) && isPlainObject(current) && !isData && !kindChanged(current, value)) {
+      if (keys.length === 1 && keys[0] === 'endpoints' && (Object.hasOwn(value, 'value') || Object.hasOwn(value, 'valueFile'))) {
+        delete current.value
+        delete current.valueFile
+      }
+      merge(current, value, childPointer, [...keys, key], origin, origins, issues)
+    } else {
+      target[key] = value
+      forget(origins, childPointer)
+      origins.set(childPointer, origin)
+    }
+  }
+}
+
+// The kind of an endpoint (`source`) or of a cache or sink (`type`).
+function kindChanged (current, value) {
+  return (Object.hasOwn(value, 'type') && Object.hasOwn(current, 'type') && value.type !== current.type) ||
+    (Object.hasOwn(value, 'source') && Object.hasOwn(current, 'source') && value.source !== current.source)
+}
+
+function fillDefaults (settings) {
+  if (isPlainObject(settings.endpoints)) {
+    for (const endpoint of Object.values(settings.endpoints)) {
+      if (!isPlainObject(endpoint)) continue
+      fillMissing(endpoint, ENDPOINT_DEFAULTS)
+      if (isPlainObject(endpoint.cache) && endpoint.cache.type === 'lru') fillMissing(endpoint.cache, LRU_CACHE_DEFAULTS)
+    }
+  }
+  if (isPlainObject(settings.logSinks)) {
+    for (const [name, sink] of Object.entries(settings.logSinks)) {
+      if (!isPlainObject(sink) || !Object.hasOwn(SINK_DEFAULTS, sink.type)) continue
+      fillMissing(sink, SINK_DEFAULTS[sink.type])
+      if (sink.type === 'hbase' && !Object.hasOwn(sink, 'journalDir')) sink.journalDir = 'journal/' + name
+    }
+  }
+}
+
+function fillMissing (target, defaults) {
+  for (const key of Object.keys(defaults)) {
+    if (!Object.hasOwn(target, key)) target[key] = structuredClone(defaults[key])
+  }
+}
+
+function resolveValueFiles (settings, origins, issues) {
+  for (const [name, endpoint] of Object.entries(settings.endpoints)) {
+    if (endpoint.valueFile === undefined) continue
+    const at = `endpoints.${name}`
+    const where = originOf(origins, `/endpoints/${escapePointer(name)}/valueFile`)
+    if (endpoint.value !== undefined) {
+      issues.push(`${at}: set value or valueFile, not both${where}`)
+      continue
+    }
+    const filePath = path.resolve(CONFIG_DIR, endpoint.valueFile)
+    try {
+      endpoint.value = readJsonObject(filePath, `${at}.valueFile`)
+      endpoint.valueFile = filePath
+    } catch (err) {
+      issues.push(err.issues.join('; ') + where)
+    }
+  }
+}
+
+function resolvePaths (settings) {
+  settings.stateDir = path.resolve(settings.stateDir)
+  for (const sink of Object.values(settings.logSinks)) {
+    if (sink.type === 'file') sink.path = path.resolve(settings.stateDir, sink.path)
+    else sink.journalDir = path.resolve(settings.stateDir, sink.journalDir)
+  }
+}
+
+function crossCheck (settings, origins, issues) {
+  const sinkNames = Object.keys(settings.logSinks)
+  for (const [name, endpoint] of Object.entries(settings.endpoints)) {
+    const pointer = `/endpoints/${escapePointer(name)}`
+    const where = originOf(origins, pointer)
+    if (endpoint.source === 'fixed' && endpoint.value === undefined) {
+      issues.push(`endpoints.${name}.value is required for a fixed endpoint (set value or valueFile)${where}`)
+    }
+    if (endpoint.source !== 'fixed' && (endpoint.value !== undefined || endpoint.valueFile !== undefined)) {
+      const key = endpoint.valueFile !== undefined ? 'valueFile' : 'value'
+      issues.push(`endpoints.${name}.${key} applies only to fixed endpoints${originOf(origins, pointer + '/' + key)}`)
+    }
+    for (const sinkName of endpoint.accessLog) {
+      if (!sinkNames.includes(sinkName)) {
+        issues.push(`endpoints.${name}.accessLog names unknown sink "${sinkName}" (declared sinks: ${sinkNames.join(', ') || 'none'})${originOf(origins, pointer + '/accessLog')}`)
+      }
+    }
+  }
+  const { http } = settings
+  // node:http refuses to start with a headers timeout longer than the request timeout.
+  if (http.requestTimeoutMs > 0 && http.headersTimeoutMs > http.requestTimeoutMs) {
+    issues.push(`http.headersTimeoutMs must be <= http.requestTimeoutMs${originOf(origins, '/http/headersTimeoutMs')}`)
+  }
+  if (settings.port !== 0 && settings.port === settings.adminPort) {
+    issues.push(`adminPort must differ from port (both ${settings.port})${originOf(origins, '/adminPort')}`)
+  }
+  const owners = new Map()
+  for (const [name, sink] of Object.entries(settings.logSinks)) {
+    const key = sink.type === 'file' ? 'path' : 'journalDir'
+    const other = owners.get(sink[key])
+    // Two writers on one file or journal would interleave and corrupt each other.
+    if (other) issues.push(`logSinks.${name}.${key} is also used by logSinks.${other} (${sink[key]})`)
+    else owners.set(sink[key], name)
+  }
+}
+
+function schemaIssues (errors, settings, origins) {
+  const messages = []
+  const explained = [] // schema paths of oneOf failures already described as a whole
+  for (const e of errors) {
+    if (e.keyword === 'oneOf' && e.parentSchema.description) explained.push(e.schemaPath + '/')
+  }
+  for (const e of errors) {
+    if (explained.some((prefix) => e.schemaPath.startsWith(prefix))) continue
+    if (e.keyword === 'pattern' && e.schemaPath.includes('/propertyNames/')) continue
+    let pointer = e.instancePath
+    let originPointer = pointer
+    let text = e.message
+    switch (e.keyword) {
+      case 'additionalProperties':
+        pointer = originPointer = pointer + '/' + escapePointer(e.params.additionalProperty)
+        text = 'is not a known key'
+        break
+      case 'required':
+        pointer += '/' + escapePointer(e.params.missingProperty)
+        text = 'is required'
+        break
+      case 'propertyNames':
+        pointer = originPointer = pointer + '/' + escapePointer(e.params.propertyName)
+        text = `is not a valid name (must match ${e.parentSchema.propertyNames.pattern})`
+        break
+      case 'enum':
+        text = 'must be one of: ' + e.params.allowedValues.map((v) => JSON.stringify(v)).join(', ')
+        break
+      case 'discriminator':
+        if (e.params.error === 'tag' && !Object.hasOwn(valueAt(settings, pointer) || {}, 'type')) continue
+        pointer = originPointer = pointer + '/type'
+        text = e.params.error === 'mapping'
+          ? 'must be one of: ' + e.parentSchema.oneOf.map((s) => JSON.stringify(s.properties.type.const)).join(', ')
+          : 'must be a string'
+        break
+      case 'oneOf':
+      case 'type':
+      case 'pattern':
+        if (e.parentSchema.description) text = 'must be ' + e.parentSchema.description
+        break
+    }
+    messages.push(displayPointer(pointer, settings) + ' ' + text + originOf(origins, originPointer))
+  }
+  return [...new Set(messages)]
+}
+
+function readJsonObject (filePath, what) {
+  let text
+  try {
+    text = fs.readFileSync(filePath, 'utf8')
+  } catch (err) {
+    throw invalid([`cannot read ${what} ${filePath}: ${err.code || err.message}`])
+  }
+  let value
+  try {
+    value = JSON.parse(text)
+  } catch (err) {
+    throw invalid([`${what} ${filePath} is not valid JSON: ${err.message}`])
+  }
+  if (!isPlainObject(value)) throw invalid([`${what} ${filePath} must hold a JSON object`])
+  return value
+}
+
+function parseEnv (raw, kind) {
+  if (kind === 'int') return /^-?[0-9]+$/.test(raw.trim()) ? Number(raw.trim()) : raw
+  if (kind === 'list') return raw.split(',').map((s) => s.trim()).filter(Boolean)
+  return raw
+}
+
+function envNameOf (keyPath) {
+  const row = ENV_VARS.find(([, p]) => p === keyPath)
+  return row ? row[0] : keyPath
+}
+
+function nest (keys, value) {
+  return keys.reduceRight((inner, key) => ({ [key]: inner }), value)
+}
+
+// Where a pointer (or its nearest ancestor) was last set; '' for defaults.
+function originOf (origins, pointer) {
+  for (let p = pointer; ; p = p.slice(0, p.lastIndexOf('/'))) {
+    const origin = origins.get(p)
+    if (origin) return ' (' + origin + ')'
+    if (p === '') return ''
+  }
+}
+
+function forget (origins, pointer) {
+  for (const key of origins.keys()) {
+    if (key === pointer || key.startsWith(pointer + '/')) origins.delete(key)
+  }
+}
+
+function valueAt (root, pointer) {
+  let value = root
+  for (const key of pointer.split('/').slice(1)) {
+    if (value === null || typeof value !== 'object') return undefined
+    value = value[unescapePointer(key)]
+  }
+  return value
+}
+
+function displayPointer (pointer, root) {
+  let out = ''
+  let value = root
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = unescapePointer(raw)
+    out += Array.isArray(value) ? '[' + key + ']' : (out ? '.' : '') + key
+    value = value !== null && typeof value === 'object' ? value[key] : undefined
+  }
+  return out || '(settings)'
+}
+
+function escapePointer (key) {
+  return String(key).replace(/~/g, '~0').replace(/\//g, '~1')
+}
+
+function unescapePointer (key) {
+  return key.replace(/~1/g, '/').replace(/~0/g, '~')
+}
+
+function isPlainObject (value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}
+
+function deepFreeze (value) {
+  if (value !== null && typeof value === 'object') {
+    Object.freeze(value)
+    for (const key of Object.keys(value)) deepFreeze(value[key])
+  }
+  return value
+}
+
+function invalid (issues) {
+  const err = new ERRORS.CONFIG_INVALID(issues.join('; '))
+  err.issues = issues
+  return err
+}
+
+module.exports = { loadSettings, describeEndpoints }

@@ -1,0 +1,120 @@
+'use strict'
+
+/**
+ * JSON Schema (draft-07, for ajv) of the settings after defaults are filled in and shorthands
+ * normalized (config/load.js). Every object is closed with `additionalProperties: false`, so a
+ * misspelt key is an error rather than a silently ignored setting. Rules that span several keys
+ * (a fixed endpoint needs a value, sink names must exist) are checked in load.js, where the
+ * error can say exactly what is wrong.
+ */
+
+const NAME_PATTERN = '^[A-Za-z0-9_-]{1,64}$'
+const TABLE_PATTERN = '^([A-Za-z0-9_-]+:)?[A-Za-z0-9_][A-Za-z0-9_.-]*$'
+
+const int = (minimum, maximum) => (maximum === undefined ? { type: 'integer', minimum } : { type: 'integer', minimum, maximum })
+const str = (extra = {}) => ({ type: 'string', minLength: 1, ...extra })
+const port = int(0, 65535)
+const closed = (properties, required = Object.keys(properties)) => ({ type: 'object', additionalProperties: false, required, properties })
+
+const tableName = str({ pattern: TABLE_PATTERN, description: 'an HBase table name like beacon_config or ns:beacon_config' })
+const hostName = str({ pattern: '^[A-Za-z0-9_.:-]+$', description: 'a host name or IP address' })
+
+const fileSink = closed({
+  type: { const: 'file' },
+  path: str(),
+  rotateSize: str({ pattern: '^[1-9][0-9]*[kmg]?$', description: 'a size like 100m (k, m or g)' }),
+  rotateFrequency: { oneOf: [{ enum: ['hourly', 'daily'] }, int(1000)], description: '"hourly", "daily" or an interval in ms (>= 1000)' },
+  keepFiles: int(1, 10000)
+})
+
+const hbaseSink = closed({
+  type: { const: 'hbase' },
+  table: tableName,
+  buckets: int(1, 256),
+  batchSize: int(1, 100000),
+  flushIntervalMs: int(1),
+  maxQueue: int(1),
+  journalDir: str(),
+  overload: { enum: ['spill', 'shed'] },
+  retryMaxMs: int(0)
+})
+
+const cache = {
+  description: '"off", "lru" or an object with a type',
+  type: 'object',
+  required: ['type'],
+  discriminator: { propertyName: 'type' },
+  oneOf: [
+    closed({ type: { const: 'off' } }),
+    closed({
+      type: { const: 'lru' },
+      max: int(1),
+      ttlMs: int(0),
+      staleWhileRevalidateMs: int(0),
+      maxStaleMs: int(0),
+      negativeTtlMs: int(0)
+    })
+  ]
+}
+
+const endpoint = closed({
+  source: { enum: ['fixed', 'hbase'] },
+  value: { type: 'object' },
+  valueFile: str(),
+  defaultConfig: { type: 'object' },
+  cache,
+  accessLog: { type: 'array', items: str({ pattern: NAME_PATTERN }), uniqueItems: true },
+  // Printable ASCII only: it becomes a response header, so no CR/LF can sneak in.
+  cacheControl: str({ pattern: '^[\\x20-\\x7E]+$', description: 'printable ASCII' }),
+  enabled: { type: 'boolean' }
+}, ['source', 'defaultConfig', 'cache', 'accessLog', 'cacheControl', 'enabled'])
+
+/** The settings schema. */
+const schema = closed({
+  port,
+  adminPort: port,
+  host: hostName,
+  adminHost: hostName,
+  workers: int(0, 1024),
+  stateDir: str(),
+  shutdownTimeoutMs: int(0),
+  logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+  adminToken: { type: ['string', 'null'], minLength: 1 },
+  http: closed({
+    keepAliveTimeoutMs: int(0),
+    headersTimeoutMs: int(0),
+    requestTimeoutMs: int(0),
+    maxHeaderSize: int(1024),
+    maxUrlLength: int(64),
+    maxConnections: int(0)
+  }),
+  limits: closed({
+    maxIdLength: int(1, 1024),
+    maxCallbackLength: int(1, 1024)
+  }),
+  hbase: closed({
+    bootstrap: { type: 'array', items: str({ pattern: '^[^\\s:,]+:[0-9]{1,5}$', description: 'a "host:port" address' }), uniqueItems: true },
+    rpcTimeoutMs: int(1),
+    operationTimeoutMs: int(1),
+    configTable: tableName,
+    configFamily: str({ pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]*$', description: 'an HBase column family name' }),
+    configQualifier: str()
+  }),
+  logSinks: {
+    type: 'object',
+    propertyNames: { pattern: NAME_PATTERN },
+    additionalProperties: {
+      type: 'object',
+      required: ['type'],
+      discriminator: { propertyName: 'type' },
+      oneOf: [fileSink, hbaseSink]
+    }
+  },
+  endpoints: {
+    type: 'object',
+    propertyNames: { pattern: NAME_PATTERN },
+    additionalProperties: endpoint
+  }
+})
+
+module.exports = { schema, NAME_PATTERN }

@@ -1,0 +1,105 @@
+'use strict'
+
+const { configEntry, contentVersion } = require('./entry')
+const { findCell } = require('../hbase')
+
+const MAX_IDS_PER_MULTI_GET = 500
+
+/**
+ * Config source reading one JSON cell per id from HBase. Lookups made in the same turn of the
+ * event loop are coalesced into one multi-get (one RPC per RegionServer) instead of one RPC
+ * each, and an id asked for twice in that turn is read once.
+ *
+ * An absent id resolves to the endpoint's default entry (found: false). A cell that is not a
+ * JSON object is a data problem, not a client one: it is reported through `onInvalid` and the
+ * default is served. Store errors reject (the cache layer decides whether stale data can serve).
+ *
+ * @param {object} options
+ * @param {import('../hbase').HBaseClient} options.client
+ * @param {string} options.table
+ * @param {string} options.family
+ * @param {string} options.qualifier
+ * @param {object} options.defaultConfig value for absent ids
+ * @param {number} [options.timeoutMs] deadline for one lookup, retries included
+ * @param {(id: string, reason: string) => void} [options.onInvalid]
+ * @param {(event: { ids: number, rpcs: number }) => void} [options.onBatch]
+ * @returns {{ kind: 'hbase', lookup: (id: string) => Promise<import('./entry').ConfigEntry>, close: () => Promise<void> }}
+ */
+function createHBaseSource ({ client, table, family, qualifier, defaultConfig, timeoutMs, onInvalid, onBatch }) {
+  const defaultEntry = configEntry(defaultConfig, contentVersion('d', defaultConfig), false)
+  const column = [`${family}:${qualifier}`]
+  let queue = new Map() // id → [{ resolve, reject }]
+  let scheduled = false
+
+  function toEntry (id, row) {
+    const cell = findCell(row, family, qualifier)
+    if (!cell) return defaultEntry
+    let value
+    try {
+      value = JSON.parse(cell.value.toString('utf8'))
+    } catch {
+      value = undefined
+    }
+    if (!value || typeof value !== 'object' || Array.isArray(value)) {
+      if (onInvalid) onInvalid(id, 'stored config is not a JSON object')
+      return defaultEntry
+    }
+    return configEntry(value, 'h' + cell.timestamp.toString(36), true)
+  }
+
+  function settle (waiters, id, result) {
+    if (result instanceof Error) {
+      for (const w of waiters) w.reject(result)
+      return
+    }
+    let entry
+    try {
+      entry = toEntry(id, result)
+    } catch (err) {
+      for (const w of waiters) w.reject(err)
+      return
+    }
+    for (const w of waiters) w.resolve(entry)
+  }
+
+  async function flush () {
+    scheduled = false
+    const batch = queue
+    queue = new Map()
+    const ids = [...batch.keys()]
+    let rpcs = 0
+    for (let from = 0; from < ids.length; from += MAX_IDS_PER_MULTI_GET) {
+      const chunk = ids.slice(from, from + MAX_IDS_PER_MULTI_GET)
+      rpcs++
+      if (chunk.length === 1) {
+        const id = chunk[0]
+        client.get(table, id, { columns: column, timeout: timeoutMs })
+          .then((row) => settle(batch.get(id), id, row), (err) => settle(batch.get(id), id, err))
+      } else {
+        client.multiGet(table, chunk, { columns: column, timeout: timeoutMs })
+          .then((rows) => rows.forEach((row, i) => settle(batch.get(chunk[i]), chunk[i], row)),
+            (err) => chunk.forEach((id) => settle(batch.get(id), id, err)))
+      }
+    }
+    if (onBatch) onBatch({ ids: ids.length, rpcs })
+  }
+
+  return {
+    kind: 'hbase',
+    defaultEntry,
+    lookup (id) {
+      return new Promise((resolve, reject) => {
+        const waiters = queue.get(id)
+        if (waiters) waiters.push({ resolve, reject })
+        else queue.set(id, [{ resolve, reject }])
+        if (!scheduled) {
+          scheduled = true
+          setImmediate(flush)
+        }
+      })
+    },
+    close: async () => {}
+  }
+}
+
+module.exports = { createHBaseSource }

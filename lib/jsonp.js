@@ -1,0 +1,118 @@
+'use strict'
+
+const { ERRORS } = require('./errors')
+const { isCallbackPath } = require('./query')
+
+const JS_TYPE = 'application/javascript; charset=utf-8'
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+// Inside a <script>, `</script>` and `<!--` end or change the element whatever the JS says, and
+// before ES2019 U+2028/U+2029 ended a string literal. Escaped, they are the same JSON value.
+const UNSAFE_RE = /[<>&\u2028\u2029]/g
+const UNSAFE_ESCAPES = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' }
+
+// Contract checks for values that parseBeaconQuery has already validated: a caller that skipped
+// it gets a TypeError instead of writing attacker text into a script. Characters only, so cheap.
+const SAFE_ID_RE = /^[A-Za-z0-9_-]+$/
+const SAFE_CALLBACK_RE = /^[A-Za-z0-9_$.]+$/
+
+/**
+ * JSON text that is safe to embed in a script: `<`, `>`, `&`, U+2028 and U+2029 are written as
+ * \u escapes, and `__proto__` keys are left out. Call it once per config version, not per
+ * request.
+ * @param {unknown} value a JSON-serializable value (configs are objects)
+ * @returns {string}
+ */
+function serializeConfig (value) {
+  let json = JSON.stringify(value)
+  if (json === undefined) throw new TypeError('serializeConfig: value is not JSON-serializable')
+  // JSON.parse makes "__proto__" an own key, but the same text run as a script literal sets the
+  // object's prototype instead: the page would see something other than the data. Rare, so only
+  // then is the value serialized again, without those keys.
+  if (json.includes('"__proto__"')) json = JSON.stringify(value, withoutProtoKeys)
+  return json.replace(UNSAFE_RE, escapeUnsafe)
+}
+
+function withoutProtoKeys (key, value) {
+  return key === '__proto__' ? undefined : value
+}
+
+function escapeUnsafe (ch) {
+  return UNSAFE_ESCAPES[ch]
+}
+
+/**
+ * The response body for a served config.
+ *
+ * With a callback: `/**\/ typeof CB === 'function' && CB(<payload>);`. The leading empty
+ * comment is the Rosetta Flash mitigation express's res.jsonp uses (a body that starts with
+ * attacker-chosen bytes can be read as a SWF); the typeof guard makes a page without the
+ * function a no-op instead of a TypeError. Without a callback: the payload as JSON.
+ *
+ * @param {object} options
+ * @param {string} options.id validated id (^[A-Za-z0-9_-]+$): written unescaped, so this is a
+ *   contract, checked here
+ * @param {boolean} options.isDefault the id is unknown and got the endpoint default
+ * @param {string} options.configJson output of serializeConfig
+ * @param {string|null} [options.callback] validated identifier path, or null for JSON
+ * @returns {string}
+ */
+function renderBody ({ id, isDefault, configJson, callback }) {
+  if (typeof id !== 'string' || !SAFE_ID_RE.test(id)) throw new TypeError('renderBody: id was not validated')
+  const payload = '{"id":"' + id + '","default":' + (isDefault ? 'true' : 'false') + ',"config":' + configJson + '}'
+  if (!callback) return payload
+  if (!SAFE_CALLBACK_RE.test(callback)) throw new TypeError('renderBody: callback was not validated')
+  return wrap(callback, payload)
+}
+
+function wrap (callback, payload) {
+  return '/**/ typeof ' + callback + " === 'function' && " + callback + '(' + payload + ');'
+}
+
+function errorObjectJson (ErrorClass) {
+  return '{"error":{"status":' + ErrorClass.statusCode + ',"code":"' + ErrorClass.code +
+    '","message":' + serializeConfig(ErrorClass.message) + '}}'
+}
+
+// Error bodies depend on the code only, so they are built once here from the table.
+const ERROR_BODIES = new Map()
+for (const ErrorClass of Object.values(ERRORS)) {
+  const json = errorObjectJson(ErrorClass)
+  ERROR_BODIES.set(ErrorClass.code, {
+    json,
+    script: "/**/ typeof console === 'object' && console.error(" +
+      serializeConfig('beacon: ' + ErrorClass.code + ': ' + ErrorClass.message) + ');'
+  })
+}
+
+/**
+ * The response body for an error. Only the code and the fixed text from lib/errors.js are
+ * written, never the error's own message or any request data; an error without a known code is
+ * written as INTERNAL.
+ *
+ * In a script context (the request carried a `callback` param, valid or not) the body is
+ * JavaScript that logs to the console, so a <script> tag loads without a syntax error. A
+ * CONFIG_UNAVAILABLE with a valid callback is a server-side problem, not bad input, so the
+ * page's callback is called with `{ error }` instead and can react.
+ *
+ * @param {{ code?: string }|null|undefined} err
+ * @param {{ callback?: string|null, scriptContext?: boolean }} [options]
+ * @returns {string}
+ */
+function renderError (err, { callback, scriptContext } = {}) {
+  const code = err && ERROR_BODIES.has(err.code) ? err.code : 'INTERNAL'
+  const bodies = ERROR_BODIES.get(code)
+  if (!scriptContext) return bodies.json
+  if (callback && code === 'CONFIG_UNAVAILABLE' && isCallbackPath(callback)) return wrap(callback, bodies.json)
+  return bodies.script
+}
+
+/**
+ * @param {boolean} scriptContext whether the body is JavaScript (a callback param was sent)
+ * @returns {string} the Content-Type header value
+ */
+function contentType (scriptContext) {
+  return scriptContext ? JS_TYPE : JSON_TYPE
+}
+
+module.exports = { serializeConfig, renderBody, renderError, contentType }
