@@ -1,0 +1,75 @@
+'use strict'
+
+const path = require('node:path')
+const { createFileSink } = require('./file-sink')
+const { createHBaseSink } = require('./hbase-sink')
+
+/**
+ * Builds the access-log sinks of one process from `settings.logSinks`.
+ *
+ * Every sink has the same contract: `write(entry)` is synchronous, never throws and does no
+ * I/O on the caller's stack; `flush()` resolves once everything written so far is durable in
+ * the sink; `close()` is idempotent, flushes and releases; `stats()` returns counters.
+ *
+ * @param {Record<string, object>} sinkSettings name → `{ type: 'file', path, rotateSize,
+ *   rotateFrequency, keepFiles }` or `{ type: 'hbase', table, buckets, batchSize,
+ *   flushIntervalMs, maxQueue, journalDir, overload, retryMaxMs }`; paths absolute (a relative
+ *   one is taken against stateDir)
+ * @param {object} context
+ * @param {import('../lib/hbase').HBaseClient} [context.client] needed by hbase sinks
+ * @param {string} context.stateDir
+ * @param {string} context.writerId unique per process among all writers of a table/journal
+ * @param {string} [context.workerTag] cluster worker tag, part of file sink names ("w1")
+ * @param {import('pino').Logger} [context.logger]
+ * @param {{ now(): number }} [context.clock]
+ * @returns {Map<string, object> & { closeAll(): Promise<void>, flushAll(): Promise<void> }}
+ */
+function createSinks (sinkSettings = {}, { client, stateDir, writerId, workerTag, logger, clock } = {}) {
+  const sinks = new Map()
+  const hbaseCount = Object.values(sinkSettings).filter((s) => s && s.type === 'hbase').length
+  const resolve = (p) => (path.isAbsolute(p) ? p : path.resolve(stateDir || process.cwd(), p))
+  try {
+    for (const [name, spec] of Object.entries(sinkSettings)) {
+      const sinkLogger = logger && typeof logger.child === 'function' ? logger.child({ sink: name }) : logger
+      if (spec.type === 'file') {
+        sinks.set(name, createFileSink({
+          path: resolve(spec.path),
+          rotateSize: spec.rotateSize,
+          rotateFrequency: spec.rotateFrequency,
+          keepFiles: spec.keepFiles,
+          workerTag,
+          logger: sinkLogger
+        }))
+      } else if (spec.type === 'hbase') {
+        if (!client) throw new Error(`access-log sink "${name}" writes to HBase but no client was given`)
+        const { type, journalDir, ...rest } = spec
+        sinks.set(name, createHBaseSink({
+          ...rest,
+          client,
+          journalDir: resolve(journalDir || path.join('journal', name)),
+          // Two HBase sinks of one process must not share row keys or journal names.
+          writerId: hbaseCount > 1 ? `${writerId}-${name}` : writerId,
+          logger: sinkLogger,
+          ...(clock ? { clock } : {})
+        }))
+      } else {
+        throw new Error(`access-log sink "${name}" has unknown type "${spec.type}"`)
+      }
+    }
+  } catch (err) {
+    for (const sink of sinks.values()) sink.close()
+    throw err
+  }
+
+  /** Closes every sink (each flushes first); never rejects. */
+  sinks.closeAll = async function closeAll () {
+    await Promise.all([...sinks.values()].map((s) => s.close().catch(() => {})))
+  }
+  /** Flushes every sink. */
+  sinks.flushAll = async function flushAll () {
+    await Promise.all([...sinks.values()].map((s) => s.flush()))
+  }
+  return sinks
+}
+
+module.exports = { createSinks }
