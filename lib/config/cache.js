@@ -21,7 +21,7 @@ const { LRUCache } = require('lru-cache')
  * @param {number} options.maxStaleMs
  * @param {number} options.negativeTtlMs
  * @param {() => number} [options.now] clock in ms (tests inject a fake one)
- * @param {(outcome: 'hit'|'miss'|'stale'|'negative_hit'|'stale_on_error'|'refresh_error') => void} [options.onOutcome]
+ * @param {(outcome: 'hit'|'miss'|'coalesced'|'stale'|'negative_hit'|'stale_on_error'|'refresh_error') => void} [options.onOutcome]
  */
 function createConfigCache ({ source, max, ttlMs, staleWhileRevalidateMs, maxStaleMs, negativeTtlMs, now = Date.now, onOutcome }) {
   const cache = new LRUCache({
@@ -32,7 +32,7 @@ function createConfigCache ({ source, max, ttlMs, staleWhileRevalidateMs, maxSta
     perf: { now }
   })
   const inflight = new Map()
-  const counters = { hit: 0, miss: 0, stale: 0, negative_hit: 0, stale_on_error: 0, refresh_error: 0 }
+  const counters = { hit: 0, miss: 0, coalesced: 0, stale: 0, negative_hit: 0, stale_on_error: 0, refresh_error: 0 }
   const count = onOutcome
     ? (outcome) => { counters[outcome]++; onOutcome(outcome) }
     : (outcome) => { counters[outcome]++ }
@@ -73,7 +73,8 @@ function createConfigCache ({ source, max, ttlMs, staleWhileRevalidateMs, maxSta
         throw err
       })
     }
-    count('miss')
+    // Only the first miss reads the store; the others wait for that read.
+    count(inflight.has(id) ? 'coalesced' : 'miss')
     return refresh(id)
   }
 

@@ -1,0 +1,70 @@
+'use strict'
+
+const http = require('node:http')
+const { setTimeout: sleep } = require('node:timers/promises')
+
+/**
+ * An http.Server tuned for many small keep-alive requests, with bounded timeouts so slow or
+ * stuck clients are cut, and a graceful close that drains in-flight requests.
+ * @param {(req: http.IncomingMessage, res: http.ServerResponse) => void} handler
+ * @param {{ keepAliveTimeoutMs: number, headersTimeoutMs: number, requestTimeoutMs: number,
+ *   maxHeaderSize: number, maxConnections: number }} httpSettings
+ * @returns {http.Server & { drain: (timeoutMs: number) => Promise<{ forced: boolean }> }}
+ */
+function createHttpServer (handler, httpSettings) {
+  const server = http.createServer({
+    maxHeaderSize: httpSettings.maxHeaderSize,
+    requestTimeout: httpSettings.requestTimeoutMs,
+    headersTimeout: httpSettings.headersTimeoutMs,
+    keepAliveTimeout: httpSettings.keepAliveTimeoutMs,
+    noDelay: true
+  }, handler)
+  if (httpSettings.maxConnections > 0) server.maxConnections = httpSettings.maxConnections
+  // Malformed HTTP from a client: answer 400 and drop the socket, never crash.
+  server.on('clientError', (err, socket) => {
+    if (!socket.writable || err.code === 'ECONNRESET') {
+      socket.destroy()
+      return
+    }
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request'
+    socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
+  })
+
+  /**
+   * Stops accepting, lets in-flight requests finish, closes keep-alive connections as soon as
+   * they are idle, and after `timeoutMs` cuts whatever is left. No per-request bookkeeping:
+   * node knows which connections are idle, and 'close' fires when the last one is gone.
+   */
+  server.drain = async function drain (timeoutMs) {
+    const state = { closed: false }
+    const whenClosed = new Promise((resolve) => server.close(() => { state.closed = true; resolve() }))
+    const deadline = Date.now() + timeoutMs
+    while (!state.closed && Date.now() < deadline) {
+      server.closeIdleConnections()
+      await sleep(10)
+    }
+    const forced = !state.closed
+    if (forced) server.closeAllConnections()
+    await whenClosed
+    return { forced }
+  }
+  return server
+}
+
+/**
+ * @param {http.Server} server
+ * @param {number} port
+ * @param {string} host
+ * @returns {Promise<number>} the bound port
+ */
+function listen (server, port, host) {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve(server.address().port)
+    })
+  })
+}
+
+module.exports = { createHttpServer, listen }

@@ -1,0 +1,140 @@
+'use strict'
+
+const client = require('prom-client')
+
+const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+const SINK_COUNTERS = ['accepted', 'written', 'spilled', 'replayed', 'shed', 'failed', 'rejectedAfterClose']
+
+/**
+ * Prometheus metrics of one process on its own registry (never prom-client's global one), and
+ * the hooks the data plane, caches and HBase client call. Names are prefixed `beacon_`.
+ *
+ * Hot-path hooks resolve label children once per label set and reuse them: a label lookup per
+ * request would cost more than the request itself on cache hits.
+ *
+ * @param {{ register?: client.Registry, collectDefault?: boolean }} [options]
+ */
+function createMetrics ({ register = new client.Registry(), collectDefault = true } = {}) {
+  if (collectDefault) client.collectDefaultMetrics({ register, prefix: 'beacon_' })
+
+  const requests = new client.Counter({
+    name: 'beacon_http_requests_total',
+    help: 'JSONP endpoint responses by endpoint and status code',
+    labelNames: ['endpoint', 'status'],
+    registers: [register]
+  })
+  const duration = new client.Histogram({
+    name: 'beacon_http_request_duration_seconds',
+    help: 'JSONP endpoint latency, from request to response written',
+    labelNames: ['endpoint'],
+    buckets: LATENCY_BUCKETS,
+    registers: [register]
+  })
+  const cacheOutcomes = new client.Counter({
+    name: 'beacon_config_lookups_total',
+    help: 'Config lookups by endpoint and outcome (hit, miss, coalesced, stale, negative_hit, stale_on_error, refresh_error)',
+    labelNames: ['endpoint', 'outcome'],
+    registers: [register]
+  })
+  const invalidConfigs = new client.Counter({
+    name: 'beacon_config_invalid_total',
+    help: 'Stored configs that were not a JSON object (the endpoint default was served)',
+    registers: [register]
+  })
+  const rpcDuration = new client.Histogram({
+    name: 'beacon_hbase_rpc_duration_seconds',
+    help: 'HBase RPC latency by method',
+    labelNames: ['method'],
+    buckets: LATENCY_BUCKETS,
+    registers: [register]
+  })
+  const rpcErrors = new client.Counter({
+    name: 'beacon_hbase_rpc_errors_total',
+    help: 'HBase RPC failures by method and error code',
+    labelNames: ['method', 'code'],
+    registers: [register]
+  })
+
+  const requestChildren = new Map()
+  const durationChildren = new Map()
+  const cacheChildren = new Map()
+  const rpcChildren = new Map()
+
+  function child (cache, metric, key, labels) {
+    let c = cache.get(key)
+    if (c === undefined) {
+      c = metric.labels(labels)
+      cache.set(key, c)
+    }
+    return c
+  }
+
+  const hooks = {
+    /** @param {string} endpoint @param {number} status @param {number} seconds */
+    onResponse (endpoint, status, seconds) {
+      child(requestChildren, requests, endpoint + ' ' + status, { endpoint, status: String(status) }).inc()
+      child(durationChildren, duration, endpoint, { endpoint }).observe(seconds)
+    },
+    /** @param {string} endpoint @param {string} outcome */
+    onCacheOutcome (endpoint, outcome) {
+      child(cacheChildren, cacheOutcomes, endpoint + ' ' + outcome, { endpoint, outcome }).inc()
+    },
+    onInvalidConfig () {
+      invalidConfigs.inc()
+    },
+    /** @param {{ method: string, ms: number, error?: { code: string } }} event */
+    onRpc ({ method, ms, error }) {
+      child(rpcChildren, rpcDuration, method, { method }).observe(ms / 1000)
+      if (error) rpcErrors.inc({ method, code: error.code || 'UNKNOWN' })
+    }
+  }
+
+  /**
+   * Exposes the access-log pipeline of the given sinks: monotonic counts as counters (advanced
+   * by the difference at scrape time) and the backlog as gauges.
+   * @param {Map<string, { stats: () => object }>} sinks
+   */
+  function watchSinks (sinks) {
+    const last = new Map()
+    new client.Counter({ // eslint-disable-line no-new
+      name: 'beacon_access_log_entries_total',
+      help: 'Access-log entries by sink and what happened to them (accepted, written, spilled, replayed, shed, failed, rejectedAfterClose)',
+      labelNames: ['sink', 'state'],
+      registers: [register],
+      collect () {
+        for (const [name, sink] of sinks) {
+          const stats = sink.stats()
+          for (const state of SINK_COUNTERS) {
+            if (typeof stats[state] !== 'number') continue
+            const key = name + ' ' + state
+            const delta = stats[state] - (last.get(key) || 0)
+            if (delta > 0) this.inc({ sink: name, state }, delta)
+            else if (!last.has(key)) this.inc({ sink: name, state }, 0)
+            last.set(key, stats[state])
+          }
+        }
+      }
+    })
+    const gauge = (name, help, read, aggregator = 'sum') => new client.Gauge({
+      name,
+      help,
+      labelNames: ['sink'],
+      registers: [register],
+      aggregator,
+      collect () {
+        for (const [sinkName, sink] of sinks) {
+          const value = read(sink.stats())
+          if (typeof value === 'number') this.set({ sink: sinkName }, value)
+        }
+      }
+    })
+    gauge('beacon_access_log_queue_depth', 'Entries queued in memory, not yet sent', (s) => s.queueDepth)
+    gauge('beacon_access_log_pending', 'Entries accepted but not yet durable in the sink (queue + in flight)', (s) => s.pending)
+    gauge('beacon_access_log_journal_pending', 'Entries spilled to the local journal, not yet replayed', (s) => s.journalPending)
+    gauge('beacon_access_log_oldest_pending_seconds', 'Age of the oldest entry not yet written', (s) => (typeof s.oldestPendingMs === 'number' ? s.oldestPendingMs / 1000 : undefined), 'max')
+  }
+
+  return { register, hooks, watchSinks, metrics: () => register.metrics(), contentType: register.contentType }
+}
+
+module.exports = { createMetrics }

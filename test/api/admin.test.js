@@ -1,0 +1,147 @@
+'use strict'
+
+// Admin plane: health, readiness, metrics and the toggle admin API, over real sockets and HBase.
+
+const { startBeacon, request } = require('../support/beacon')
+const { testClient } = require('../support/hbase')
+const { main: cli } = require('../../bin/beacon')
+
+const TOKEN = 'test-token-0123456789'
+const ID = `adm${process.pid}`
+let app
+
+function adminRequest (path, { method = 'GET', token = TOKEN, body } = {}) {
+  return fetch(`${app.adminUrl}${path}`, {
+    method,
+    headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+    body
+  }).then(async (res) => ({ status: res.status, headers: res.headers, text: await res.text() }))
+}
+
+beforeAll(async () => {
+  app = await startBeacon({ env: { BEACON_ADMIN_TOKEN: TOKEN } })
+})
+
+afterAll(async () => {
+  const admin = testClient()
+  await admin.delete('beacon_config', ID).catch(() => {})
+  await admin.close()
+  if (app) await app.close()
+})
+
+test('healthz and readyz answer with real status codes and JSON', async () => {
+  const health = await request(`${app.adminUrl}/healthz`)
+  expect(health.status).toBe(200)
+  expect(JSON.parse(health.body).status).toBe('ok')
+  const ready = await request(`${app.adminUrl}/readyz`)
+  expect(ready.status).toBe(200)
+  expect(JSON.parse(ready.body)).toMatchObject({ status: 'ready', checks: { hbase: 'reachable' } })
+})
+
+test('metrics expose request, cache, HBase and access-log families after real traffic', async () => {
+  for (let i = 0; i < 5; i++) await request(`${app.url}/api/sample5.js?id=${i + 1}&callback=cb`)
+  await request(`${app.url}/api/sample3.js?id=bad!&callback=cb`)
+  await app.sinks.get('hbase').flush()
+  const res = await request(`${app.adminUrl}/metrics`)
+  expect(res.status).toBe(200)
+  const text = res.body
+  expect(text).toMatch(/^beacon_http_requests_total\{endpoint="sample5",status="200"\} 5$/m)
+  expect(text).toMatch(/^beacon_http_requests_total\{endpoint="sample3",status="400"\} 1$/m)
+  expect(text).toMatch(/^beacon_http_request_duration_seconds_count\{endpoint="sample5"\} 5$/m)
+  expect(text).toMatch(/^beacon_config_lookups_total\{endpoint="sample5",outcome="miss"\} 5$/m)
+  expect(text).toMatch(/^beacon_hbase_rpc_duration_seconds_count\{method="Multi"\} [1-9]/m)
+  expect(text).toMatch(/^beacon_access_log_entries_total\{sink="hbase",state="written"\} 5$/m)
+  expect(text).toMatch(/^beacon_access_log_queue_depth\{sink="hbase"\} 0$/m)
+})
+
+test('unauthenticated or wrongly authenticated admin calls get 401 and change nothing', async () => {
+  const before = await request(`${app.url}/api/sample3.js?id=42&callback=cb`)
+  for (const token of [null, 'wrong-token', `${TOKEN}x`]) {
+    const put = await adminRequest('/admin/config/42', { method: 'PUT', token, body: '{"hacked":true}' })
+    expect(put.status).toBe(401)
+    expect(put.headers.get('www-authenticate')).toMatch(/^Bearer/)
+    const del = await adminRequest('/admin/config/42', { method: 'DELETE', token })
+    expect(del.status).toBe(401)
+  }
+  const after = await request(`${app.url}/api/sample3.js?id=42&callback=cb`)
+  expect(after.body).toBe(before.body)
+  expect(app.logLines.filter((l) => l.audit)).toHaveLength(0)
+})
+
+test('PUT, GET and DELETE of an id are seen by the JSONP endpoints at once, with an audit line each', async () => {
+  await request(`${app.url}/api/sample3.js?id=${ID}&callback=cb`) // caches the default for this id
+  const put = await adminRequest(`/admin/config/${ID}`, { method: 'PUT', body: JSON.stringify({ features: { beta: true }, variant: 'Z' }) })
+  expect(put.status).toBe(200)
+  const served = await request(`${app.url}/api/sample3.js?id=${ID}&callback=cb`)
+  expect(served.body).toBe(`/**/ typeof cb === 'function' && cb({"id":"${ID}","default":false,"config":{"features":{"beta":true},"variant":"Z"}});`)
+  const got = JSON.parse((await adminRequest(`/admin/config/${ID}`)).text)
+  expect(got).toMatchObject({ id: ID, config: { features: { beta: true }, variant: 'Z' } })
+  expect(typeof got.version).toBe('number')
+
+  const del = await adminRequest(`/admin/config/${ID}`, { method: 'DELETE' })
+  expect(del.status).toBe(204)
+  const after = await request(`${app.url}/api/sample3.js?id=${ID}&callback=cb`)
+  expect(after.body).toContain('"default":true')
+  expect((await adminRequest(`/admin/config/${ID}`)).status).toBe(404)
+
+  const audit = app.logLines.filter((l) => l.audit)
+  expect(audit.map((l) => l.action)).toEqual(['config.set', 'config.delete'])
+  expect(audit[0]).toMatchObject({ id: ID })
+})
+
+test('invalid toggle bodies are rejected with a 4xx naming the problem', async () => {
+  const cases = [
+    ['[1,2]', 400, /must be a JSON object/],
+    ['"text"', 400, /must be a JSON object/],
+    ['{"a":{"b":{"c":{"d":{"e":1}}}}}', 400, /deeper/],
+    ['{"bad key!":1}', 400, /invalid key/],
+    ['{"n":1e999}', 400, /./],
+    ['{not json', 400, /valid JSON/],
+    [JSON.stringify({ big: 'x'.repeat(20000) }), 413, /exceeds/]
+  ]
+  for (const [body, status, message] of cases) {
+    const res = await adminRequest(`/admin/config/${ID}`, { method: 'PUT', body })
+    expect(res.status).toBe(status)
+    expect(JSON.parse(res.text).error.message).toMatch(message)
+  }
+  expect((await adminRequest('/admin/config/bad%20id', { method: 'PUT', body: '{}' })).status).toBe(400)
+})
+
+test('an endpoint can be disabled and enabled at runtime', async () => {
+  expect((await adminRequest('/admin/endpoints/sample2', { method: 'PUT', body: '{"enabled":false}' })).status).toBe(200)
+  const off = await request(`${app.url}/api/sample2.js?id=1&callback=cb`)
+  expect(off.status).toBe(404)
+  expect(off.body).toContain('ENDPOINT_DISABLED')
+  expect((await adminRequest('/admin/endpoints/sample2', { method: 'PUT', body: '{"enabled":true}' })).status).toBe(200)
+  expect((await request(`${app.url}/api/sample2.js?id=1&callback=cb`)).status).toBe(200)
+  expect((await adminRequest('/admin/endpoints/nope', { method: 'PUT', body: '{"enabled":true}' })).status).toBe(404)
+})
+
+test('the CLI drives the same API', async () => {
+  const env = { ...process.env }
+  process.env.BEACON_ADMIN_URL = app.adminUrl
+  process.env.BEACON_ADMIN_TOKEN = TOKEN
+  try {
+    await cli(['config', 'set', ID, '{"features":{"cli":true}}'])
+    expect(await cli(['config', 'get', ID])).toMatchObject({ config: { features: { cli: true } } })
+    const list = await cli(['config', 'list', '--start', ID, '--limit', '1'])
+    expect(list.ids).toEqual([ID])
+    expect(await cli(['config', 'delete', ID])).toEqual({ id: ID, deleted: true })
+    await expect(cli(['config', 'get', ID])).rejects.toThrow(/404/)
+    process.env.BEACON_ADMIN_TOKEN = 'nope'
+    await expect(cli(['config', 'get', '1'])).rejects.toThrow(/401/)
+  } finally {
+    process.env = env
+  }
+})
+
+test('without a configured token the admin API is off', async () => {
+  const plain = await startBeacon()
+  try {
+    const res = await fetch(`${plain.adminUrl}/admin/config/1`, { headers: { Authorization: 'Bearer anything' } })
+    expect(res.status).toBe(404)
+    expect((await res.json()).error.code).toBe('ADMIN_DISABLED')
+  } finally {
+    await plain.close()
+  }
+})

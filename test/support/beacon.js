@@ -1,0 +1,96 @@
+'use strict'
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const http = require('node:http')
+const { loadSettings } = require('../../config')
+const { createSinks } = require('../../logging')
+const { createLogger } = require('../../logging/logger')
+const { createBeacon } = require('../../lib/beacon')
+const { createMetrics } = require('../../lib/metrics')
+const { PassThrough } = require('node:stream')
+const { accessLogSplitKeys } = require('../../lib/tables')
+const { testClient, uniqueTable } = require('./hbase')
+
+/**
+ * Starts a real beacon on ports 0 against the real test HBase, with its own access-log table
+ * and its own state dir (file logs, journal). Config is read from the shared seeded table.
+ * App log lines are captured in `logLines` (parsed JSON).
+ * @param {{ overrides?: object, clientOptions?: object, env?: object, now?: () => number }} [options]
+ */
+async function startBeacon ({ overrides = {}, clientOptions = {}, env = {}, now } = {}) {
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-test-'))
+  const rpcs = []
+  const metrics = createMetrics({ collectDefault: false })
+  const client = testClient({ onRpc: (e) => { rpcs.push(e); metrics.hooks.onRpc(e) }, ...clientOptions })
+  const accessLogTable = uniqueTable('alog')
+  await client.admin.createTable(accessLogTable, { families: ['l'], splits: accessLogSplitKeys(16, 4) })
+  const settings = loadSettings({
+    env: { BEACON_STATE_DIR: stateDir, ...env },
+    overrides: {
+      port: 0,
+      adminPort: 0,
+      host: '127.0.0.1',
+      logLevel: 'warn',
+      hbase: { bootstrap: client.options.bootstrap },
+      ...overrides,
+      logSinks: {
+        ...(overrides.logSinks || {}),
+        hbase: { type: 'hbase', table: accessLogTable, flushIntervalMs: 20, ...((overrides.logSinks || {}).hbase || {}) }
+      }
+    }
+  })
+  const logLines = []
+  const logStream = new PassThrough()
+  logStream.on('data', (chunk) => {
+    for (const line of chunk.toString().split('\n')) if (line) logLines.push(JSON.parse(line))
+  })
+  const logger = createLogger({ level: 'info', destination: logStream })
+  const sinks = createSinks(settings.logSinks, { client, stateDir: settings.stateDir, writerId: `t${process.pid}`, workerTag: 'w1', logger })
+  const beacon = createBeacon({ settings, client, sinks, logger, now, metrics })
+  const { port, adminPort } = await beacon.listen({ port: 0, host: '127.0.0.1', adminPort: 0, adminHost: '127.0.0.1' })
+  let closed = false
+  return {
+    settings,
+    client,
+    sinks,
+    beacon,
+    rpcs,
+    metrics,
+    logLines,
+    stateDir,
+    accessLogTable,
+    url: `http://127.0.0.1:${port}`,
+    adminUrl: `http://127.0.0.1:${adminPort}`,
+    async close () {
+      if (closed) return
+      closed = true
+      const admin = testClient()
+      await beacon.close()
+      await admin.admin.deleteTable(accessLogTable).catch(() => {})
+      await admin.close()
+      fs.rmSync(stateDir, { recursive: true, force: true })
+    }
+  }
+}
+
+/**
+ * One HTTP request over a fresh connection; resolves with status, headers and body text.
+ * @param {string} url
+ * @param {{ method?: string, headers?: object, agent?: http.Agent }} [options]
+ */
+function request (url, { method = 'GET', headers = {}, agent = false } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers, agent }, (res) => {
+      const chunks = []
+      res.on('data', (c) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }))
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+module.exports = { startBeacon, request }
