@@ -1,0 +1,64 @@
+'use strict'
+
+const { spawn } = require('node:child_process')
+const http = require('node:http')
+
+/**
+ * Resolves once `url` answers with `status` (polling), or rejects after `timeoutMs`.
+ * @param {string} url
+ * @param {{ timeoutMs?: number, status?: number, child?: import('child_process').ChildProcess }} [opts]
+ */
+async function waitForHttp (url, { timeoutMs = 180000, status = 200, child } = {}) {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    if (child && child.exitCode !== null) throw new Error(`process exited with code ${child.exitCode} before ${url} answered`)
+    const got = await new Promise((resolve) => {
+      const req = http.get(url, { agent: false, timeout: 1000 }, (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode))
+      })
+      req.on('error', () => resolve(0))
+      req.on('timeout', () => req.destroy())
+    })
+    if (got === status) return
+    if (Date.now() > deadline) throw new Error(`${url} did not answer ${status} within ${timeoutMs} ms (last: ${got})`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+/**
+ * Starts a node script in its own process, output prefixed into `log`.
+ * @param {string} script
+ * @param {string[]} args
+ * @param {{ env?: object, log?: (line: string) => void, name?: string }} [opts]
+ * @returns {import('child_process').ChildProcess & { stop: (timeoutMs?: number) => Promise<number|null> }}
+ */
+function startNode (script, args = [], { env = {}, log = () => {}, name = script } = {}) {
+  const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const forward = (stream) => {
+    let rest = ''
+    stream.on('data', (chunk) => {
+      const lines = (rest + chunk).split('\n')
+      rest = lines.pop()
+      for (const line of lines) if (line) log(`[${name}] ${line}`)
+    })
+  }
+  forward(child.stdout)
+  forward(child.stderr)
+  /** SIGTERM, then SIGKILL after the timeout; resolves with the exit code. */
+  child.stop = (timeoutMs = 30000) => new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve(child.exitCode)
+      return
+    }
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      resolve(code)
+    })
+    child.kill('SIGTERM')
+  })
+  return child
+}
+
+module.exports = { waitForHttp, startNode }
