@@ -4,11 +4,14 @@ const { configEntry, contentVersion } = require('./entry')
 const { findCell } = require('../hbase')
 
 const MAX_IDS_PER_MULTI_GET = 500
+const DEFAULT_MAX_IN_FLIGHT = 2
 
 /**
  * Config source reading one JSON cell per id from HBase. Lookups made in the same turn of the
  * event loop are coalesced into one multi-get (one RPC per RegionServer) instead of one RPC
- * each, and an id asked for twice in that turn is read once.
+ * each, and an id asked for twice in that turn is read once. At most `maxInFlight` reads are
+ * out at a time: under load, ids queue while they are, so batches grow with the load (fewer,
+ * larger RPCs), while a lone request at low load is sent at once.
  *
  * An absent id resolves to the endpoint's default entry (found: false). A cell that is not a
  * JSON object is a data problem, not a client one: it is reported through `onInvalid` and the
@@ -22,14 +25,16 @@ const MAX_IDS_PER_MULTI_GET = 500
  * @param {object} options.defaultConfig value for absent ids
  * @param {number} [options.timeoutMs] deadline for one lookup, retries included
  * @param {(id: string, reason: string) => void} [options.onInvalid]
+ * @param {number} [options.maxInFlight] concurrent store reads (default 2)
  * @param {(event: { ids: number, rpcs: number }) => void} [options.onBatch]
  * @returns {{ kind: 'hbase', lookup: (id: string) => Promise<import('./entry').ConfigEntry>, close: () => Promise<void> }}
  */
-function createHBaseSource ({ client, table, family, qualifier, defaultConfig, timeoutMs, onInvalid, onBatch }) {
+function createHBaseSource ({ client, table, family, qualifier, defaultConfig, timeoutMs, onInvalid, onBatch, maxInFlight = DEFAULT_MAX_IN_FLIGHT }) {
   const defaultEntry = configEntry(defaultConfig, contentVersion('d', defaultConfig), false)
   const column = [`${family}:${qualifier}`]
   let queue = new Map() // id → [{ resolve, reject }]
   let scheduled = false
+  let inFlight = 0
 
   function toEntry (id, row) {
     const cell = findCell(row, family, qualifier)
@@ -62,8 +67,20 @@ function createHBaseSource ({ client, table, family, qualifier, defaultConfig, t
     for (const w of waiters) w.resolve(entry)
   }
 
-  async function flush () {
+  function done () {
+    inFlight--
+    if (queue.size > 0 && !scheduled) schedule()
+  }
+
+  function schedule () {
+    scheduled = true
+    setImmediate(flush)
+  }
+
+  function flush () {
     scheduled = false
+    if (queue.size === 0) return
+    if (inFlight >= maxInFlight) return // done() sends the queue when a read comes back
     const batch = queue
     queue = new Map()
     const ids = [...batch.keys()]
@@ -71,14 +88,17 @@ function createHBaseSource ({ client, table, family, qualifier, defaultConfig, t
     for (let from = 0; from < ids.length; from += MAX_IDS_PER_MULTI_GET) {
       const chunk = ids.slice(from, from + MAX_IDS_PER_MULTI_GET)
       rpcs++
+      inFlight++
       if (chunk.length === 1) {
         const id = chunk[0]
         client.get(table, id, { columns: column, timeout: timeoutMs })
           .then((row) => settle(batch.get(id), id, row), (err) => settle(batch.get(id), id, err))
+          .finally(done)
       } else {
         client.multiGet(table, chunk, { columns: column, timeout: timeoutMs })
           .then((rows) => rows.forEach((row, i) => settle(batch.get(chunk[i]), chunk[i], row)),
             (err) => chunk.forEach((id) => settle(batch.get(id), id, err)))
+          .finally(done)
       }
     }
     if (onBatch) onBatch({ ids: ids.length, rpcs })
@@ -92,10 +112,7 @@ function createHBaseSource ({ client, table, family, qualifier, defaultConfig, t
         const waiters = queue.get(id)
         if (waiters) waiters.push({ resolve, reject })
         else queue.set(id, [{ resolve, reject }])
-        if (!scheduled) {
-          scheduled = true
-          setImmediate(flush)
-        }
+        if (!scheduled) schedule()
       })
     },
     close: async () => {}

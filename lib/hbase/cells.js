@@ -29,6 +29,26 @@ function toBytes (value, what = 'value') {
   throw badArgument(`${what} must be a Buffer, string or number`)
 }
 
+// Families and qualifiers are a handful of short strings repeated on every put: encode each once.
+const nameCache = new Map()
+const NAME_CACHE_MAX = 4096
+
+/**
+ * Like toBytes, for column family and qualifier names, with a bounded cache for strings.
+ * @param {Bytesish} name
+ * @param {string} what
+ * @returns {Buffer}
+ */
+function nameBytes (name, what) {
+  if (typeof name !== 'string') return toBytes(name, what)
+  let bytes = nameCache.get(name)
+  if (bytes === undefined) {
+    bytes = Buffer.from(name, 'utf8')
+    if (nameCache.size < NAME_CACHE_MAX) nameCache.set(name, bytes)
+  }
+  return bytes
+}
+
 /**
  * @param {import('long')|number|undefined|null} value uint64 from protobufjs
  * @returns {number}
@@ -116,26 +136,30 @@ function buildGet (row, opts = {}) {
  * @returns {object} protobuf MutationProto
  */
 function buildPut (row, cells, opts = {}) {
-  const byFamily = new Map()
+  const columnValue = []
+  const familyIndex = new Map()
   const add = (family, qualifier, value, timestamp) => {
-    let list = byFamily.get(family)
-    if (!list) byFamily.set(family, (list = []))
-    const qv = { qualifier: toBytes(qualifier, 'qualifier'), value: toBytes(value, 'value') }
+    let i = familyIndex.get(family)
+    if (i === undefined) {
+      i = columnValue.length
+      familyIndex.set(family, i)
+      columnValue.push({ family: nameBytes(family, 'family'), qualifierValue: [] })
+    }
+    const qv = { qualifier: nameBytes(qualifier, 'qualifier'), value: toBytes(value, 'value') }
     if (timestamp != null) qv.timestamp = timestamp
-    list.push(qv)
+    columnValue[i].qualifierValue.push(qv)
   }
   if (Array.isArray(cells)) {
     for (const c of cells) add(c.family, c.qualifier, c.value, c.timestamp)
   } else if (cells && typeof cells === 'object') {
-    for (const family of Object.keys(cells)) {
+    for (const family in cells) {
       const columns = cells[family]
       if (!columns || typeof columns !== 'object') throw badArgument(`cells.${family} must be an object of qualifier → value`)
-      for (const qualifier of Object.keys(columns)) add(family, qualifier, columns[qualifier])
+      for (const qualifier in columns) add(family, qualifier, columns[qualifier])
     }
   }
-  if (byFamily.size === 0) throw badArgument('a put needs at least one cell')
-  const mutation = { row, mutateType: PUT, columnValue: [] }
-  for (const [family, qualifierValue] of byFamily) mutation.columnValue.push({ family: toBytes(family, 'family'), qualifierValue })
+  if (columnValue.length === 0) throw badArgument('a put needs at least one cell')
+  const mutation = { row, mutateType: PUT, columnValue }
   if (opts.durability != null) mutation.durability = opts.durability
   return mutation
 }

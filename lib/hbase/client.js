@@ -363,23 +363,34 @@ class HBaseClient {
     const lastError = new Map()
     for (let attempt = 0; pending.length; attempt++) {
       const retry = []
-      const byServer = new Map() // server → Map(regionName → { region, indexes })
-      await Promise.all(pending.map(async (i) => {
-        try {
-          const region = this._locator.cached(table, actions[i].row) || await this._locator.locate(table, actions[i].row, deadline)
-          let regions = byServer.get(region.server)
-          if (!regions) byServer.set(region.server, (regions = new Map()))
-          const key = region.name.toString('latin1')
-          let group = regions.get(key)
-          if (!group) regions.set(key, (group = { region, indexes: [] }))
-          group.indexes.push(i)
-        } catch (err) {
-          this._settle(results, retry, lastError, i, err)
-        }
-      }))
+      const byServer = new Map() // server → Map(region → indexes); regions are cached objects
+      const group = (region, i) => {
+        let regions = byServer.get(region.server)
+        if (!regions) byServer.set(region.server, (regions = new Map()))
+        const indexes = regions.get(region)
+        if (indexes) indexes.push(i)
+        else regions.set(region, [i])
+      }
+      // Cache hits are grouped synchronously; only misses pay for an async meta lookup.
+      const misses = []
+      for (const i of pending) {
+        const region = this._locator.cached(table, actions[i].row)
+        if (region) group(region, i)
+        else misses.push(i)
+      }
+      if (misses.length) {
+        await Promise.all(misses.map(async (i) => {
+          try {
+            group(await this._locator.locate(table, actions[i].row, deadline), i)
+          } catch (err) {
+            this._settle(results, retry, lastError, i, err)
+          }
+        }))
+      }
       const calls = []
       for (const [server, regions] of byServer) {
-        for (const chunk of this._chunks([...regions.values()])) calls.push(this._multi(server, chunk, actions, results, retry, lastError, deadline))
+        const groups = [...regions].map(([region, indexes]) => ({ region, indexes }))
+        for (const chunk of this._chunks(groups)) calls.push(this._multi(server, chunk, actions, results, retry, lastError, deadline))
       }
       await Promise.all(calls)
       pending = retry
