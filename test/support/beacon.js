@@ -17,13 +17,15 @@ const { testClient, uniqueTable } = require('./hbase')
  * Starts a real beacon on ports 0 against the real test HBase, with its own access-log table
  * and its own state dir (file logs, journal). Config is read from the shared seeded table.
  * App log lines are captured in `logLines` (parsed JSON).
- * @param {{ overrides?: object, clientOptions?: object, env?: object, now?: () => number }} [options]
+ * @param {{ overrides?: object, clientOptions?: object, env?: object, now?: () => number,
+ *   bootstrap?: string[] }} [options] bootstrap: another HBase instance than the shared one
  */
-async function startBeacon ({ overrides = {}, clientOptions = {}, env = {}, now } = {}) {
+async function startBeacon ({ overrides = {}, clientOptions = {}, env = {}, now, bootstrap } = {}) {
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-test-'))
   const rpcs = []
   const metrics = createMetrics({ collectDefault: false })
-  const client = testClient({ onRpc: (e) => { rpcs.push(e); metrics.hooks.onRpc(e) }, ...clientOptions })
+  const target = bootstrap ? { bootstrap } : {}
+  const client = testClient({ onRpc: (e) => { rpcs.push(e); metrics.hooks.onRpc(e) }, ...target, ...clientOptions })
   const accessLogTable = uniqueTable('alog')
   await client.admin.createTable(accessLogTable, { families: ['l'], splits: accessLogSplitKeys(16, 4) })
   const settings = loadSettings({
@@ -66,7 +68,7 @@ async function startBeacon ({ overrides = {}, clientOptions = {}, env = {}, now 
     async close () {
       if (closed) return
       closed = true
-      const admin = testClient()
+      const admin = testClient(target)
       await beacon.close()
       await admin.admin.deleteTable(accessLogTable).catch(() => {})
       await admin.close()

@@ -1,0 +1,145 @@
+'use strict'
+
+// HBase killed (SIGKILL) under load and restarted, while one beacon keeps running:
+// - cached endpoints (sample3, sample5) keep answering 200 from cache,
+// - sample2 (no cache) answers a fast 503 JSONP error with Retry-After, never hangs,
+// - every sample5 access-log entry produced, outage included, ends up in HBase (spilled to the
+//   journal and replayed), and service resumes by itself without restarting the app.
+// Runs on its own HBase instance so the shared one is never disturbed.
+
+const path = require('node:path')
+const http = require('node:http')
+const hbase = require('../../infra/hbase')
+const { startBeacon, request } = require('../support/beacon')
+const { createHBaseClient } = require('../../lib/hbase')
+
+jest.setTimeout(10 * 60 * 1000)
+
+const options = hbase.resolveOptions({
+  stateDir: path.join(__dirname, '..', '..', '.state', 'hbase-outage'),
+  zkPort: 2192,
+  masterPort: 16240,
+  rsPort: 16260,
+  masterInfoPort: -1,
+  rsInfoPort: -1,
+  seedCount: 100
+})
+const IDS = 40 // ids 1..IDS, all cached before the outage
+const REQUEST_BOUND_MS = 3000 // no request may take longer than this, outage or not
+
+let app
+let bootstrap
+
+beforeAll(async () => {
+  await hbase.wipe(options)
+  bootstrap = (await hbase.up(options, { log: () => {} })).bootstrap
+  app = await startBeacon({
+    bootstrap,
+    clientOptions: { rpcTimeout: 500, operationTimeout: 1500 },
+    overrides: { hbase: { rpcTimeoutMs: 500, operationTimeoutMs: 1500 } }
+  })
+})
+
+afterAll(async () => {
+  if (app) await app.close()
+  await hbase.wipe(options)
+})
+
+/** Closed-loop load on three endpoints until `stop()`; every answer recorded. */
+function startLoad () {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 12 })
+  const results = { sample2: [], sample3: [], sample5: [] }
+  const state = { running: true }
+  let n = 0
+  const loops = Array.from({ length: 12 }, async (_, worker) => {
+    const endpoint = ['sample2', 'sample3', 'sample5'][worker % 3]
+    while (state.running) {
+      const id = 1 + (n++ % IDS)
+      const started = Date.now()
+      try {
+        const res = await request(`${app.url}/api/${endpoint}.js?id=${id}&callback=cb`, { agent })
+        results[endpoint].push({ at: started, ms: Date.now() - started, status: res.status, retryAfter: res.headers['retry-after'], body: res.body })
+      } catch (err) {
+        results[endpoint].push({ at: started, ms: Date.now() - started, status: 0, error: err.message })
+      }
+    }
+  })
+  return {
+    results,
+    async stop () {
+      state.running = false
+      await Promise.all(loops)
+      agent.destroy()
+    }
+  }
+}
+
+async function until (what, predicate, boundMs) {
+  const deadline = Date.now() + boundMs
+  for (;;) {
+    if (await predicate()) return
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${boundMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+}
+
+test('SIGKILL of HBase under load: cached endpoints serve, sample2 fails fast with 503, no access-log entry is lost', async () => {
+  // Warm the caches of sample3 and sample5 for every id used.
+  for (let id = 1; id <= IDS; id++) {
+    expect((await request(`${app.url}/api/sample3.js?id=${id}&callback=cb`)).status).toBe(200)
+    expect((await request(`${app.url}/api/sample5.js?id=${id}&callback=cb`)).status).toBe(200)
+  }
+  const load = startLoad()
+  await new Promise((resolve) => setTimeout(resolve, 1500))
+
+  const killedAt = Date.now()
+  await hbase.kill(options)
+  await new Promise((resolve) => setTimeout(resolve, 6000))
+  await hbase.up(options, { log: () => {} })
+  const upAt = Date.now()
+  await until('sample2 answering 200 again', () => load.results.sample2.some((r) => r.at > upAt && r.status === 200), 120000)
+  const recoveredMs = Date.now() - upAt
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  await load.stop()
+
+  const { sample2, sample3, sample5 } = load.results
+  const during = (list) => list.filter((r) => r.at >= killedAt && r.at < upAt)
+  // Cached endpoints never failed, outage included.
+  for (const list of [sample3, sample5]) {
+    expect(during(list).length).toBeGreaterThan(50)
+    expect(list.filter((r) => r.status !== 200)).toEqual([])
+  }
+  // sample2 during the outage: clear 503 JSONP errors with Retry-After, within the bound.
+  const outage2 = during(sample2)
+  const failed = outage2.filter((r) => r.status !== 200)
+  expect(failed.length).toBeGreaterThan(0)
+  for (const r of failed) {
+    expect(r.status).toBe(503)
+    expect(r.retryAfter).toBeDefined()
+    expect(r.body).toMatch(/^\/\*\*\/ typeof cb === 'function' && cb\(\{"error":\{"status":503,"code":"CONFIG_UNAVAILABLE"/)
+  }
+  for (const list of [sample2, sample3, sample5]) {
+    expect(Math.max(...list.map((r) => r.ms))).toBeLessThan(REQUEST_BOUND_MS)
+    expect(list.filter((r) => r.status === 0)).toEqual([]) // no dropped connections
+  }
+
+  // Every sample5 2xx has its row in HBase once the journal is replayed, by itself.
+  const sink = app.sinks.get('hbase')
+  const ok5 = sample5.filter((r) => r.status === 200).length + IDS // + the warm-up requests
+  await sink.flush()
+  await until('the spill journal replayed', () => {
+    const s = sink.stats()
+    return s.journalPending === 0 && s.pending === 0
+  }, 120000)
+  const stats = sink.stats()
+  const counter = createHBaseClient({ bootstrap })
+  try {
+    const rows = await counter.count(app.accessLogTable)
+    console.log(`outage: sample2 ${sample2.length} answers (${failed.length} x 503 during ${upAt - killedAt} ms down), sample3 ${sample3.length} x 200, sample5 ${sample5.length} x 200; entries produced ${ok5}, rows in HBase ${rows}; spilled ${stats.spilled}, replayed ${stats.replayed}; sample2 recovered ${recoveredMs} ms after HBase was up`)
+    expect(stats.spilled).toBeGreaterThan(0)
+    expect(stats.replayed).toBe(stats.spilled)
+    expect(rows).toBe(ok5)
+  } finally {
+    await counter.close()
+  }
+})
