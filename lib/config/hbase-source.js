@@ -1,7 +1,8 @@
 'use strict'
 
 const { configEntry, contentVersion } = require('./entry')
-const { findCell } = require('../hbase')
+const { findCell, HBaseError } = require('../hbase')
+const { createCircuitBreaker } = require('./breaker')
 
 const MAX_IDS_PER_MULTI_GET = 500
 const DEFAULT_MAX_IN_FLIGHT = 2
@@ -26,10 +27,12 @@ const DEFAULT_MAX_IN_FLIGHT = 2
  * @param {number} [options.timeoutMs] deadline for one lookup, retries included
  * @param {(id: string, reason: string) => void} [options.onInvalid]
  * @param {number} [options.maxInFlight] concurrent store reads (default 2)
+ * @param {ReturnType<typeof createCircuitBreaker>} [options.breaker] fails reads fast while the
+ *   store keeps failing (default: opens after 3 failed reads in a row, for 1 s)
  * @param {(event: { ids: number, rpcs: number }) => void} [options.onBatch]
  * @returns {{ kind: 'hbase', lookup: (id: string) => Promise<import('./entry').ConfigEntry>, close: () => Promise<void> }}
  */
-function createHBaseSource ({ client, table, family, qualifier, defaultConfig, timeoutMs, onInvalid, onBatch, maxInFlight = DEFAULT_MAX_IN_FLIGHT }) {
+function createHBaseSource ({ client, table, family, qualifier, defaultConfig, timeoutMs, onInvalid, onBatch, maxInFlight = DEFAULT_MAX_IN_FLIGHT, breaker = createCircuitBreaker() }) {
   const defaultEntry = configEntry(defaultConfig, contentVersion('d', defaultConfig), false)
   const column = [`${family}:${qualifier}`]
   let queue = new Map() // id → [{ resolve, reject }]
@@ -87,17 +90,31 @@ function createHBaseSource ({ client, table, family, qualifier, defaultConfig, t
     let rpcs = 0
     for (let from = 0; from < ids.length; from += MAX_IDS_PER_MULTI_GET) {
       const chunk = ids.slice(from, from + MAX_IDS_PER_MULTI_GET)
+      if (!breaker.allow()) {
+        const open = new HBaseError('HBASE_CIRCUIT_OPEN', 'config reads are failing fast: the store failed repeatedly and is being probed', { retryable: true })
+        for (const id of chunk) settle(batch.get(id), id, open)
+        continue
+      }
       rpcs++
       inFlight++
       if (chunk.length === 1) {
         const id = chunk[0]
         client.get(table, id, { columns: column, timeout: timeoutMs })
-          .then((row) => settle(batch.get(id), id, row), (err) => settle(batch.get(id), id, err))
+          .then((row) => {
+            breaker.success()
+            settle(batch.get(id), id, row)
+          }, (err) => {
+            if (err.retryable) breaker.failure()
+            settle(batch.get(id), id, err)
+          })
           .finally(done)
       } else {
         client.multiGet(table, chunk, { columns: column, timeout: timeoutMs })
-          .then((rows) => rows.forEach((row, i) => settle(batch.get(chunk[i]), chunk[i], row)),
-            (err) => chunk.forEach((id) => settle(batch.get(id), id, err)))
+          .then((rows) => {
+            if (rows.some((row) => row instanceof Error && row.retryable)) breaker.failure()
+            else breaker.success()
+            rows.forEach((row, i) => settle(batch.get(chunk[i]), chunk[i], row))
+          }, (err) => chunk.forEach((id) => settle(batch.get(id), id, err)))
           .finally(done)
       }
     }
@@ -107,6 +124,7 @@ function createHBaseSource ({ client, table, family, qualifier, defaultConfig, t
   return {
     kind: 'hbase',
     defaultEntry,
+    breaker,
     lookup (id) {
       return new Promise((resolve, reject) => {
         const waiters = queue.get(id)

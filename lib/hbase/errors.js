@@ -38,6 +38,7 @@ const CODES = Object.freeze({
   HBASE_REGION_UNAVAILABLE: 'the region is moving, splitting, opening or not served here',
   HBASE_SERVER_BUSY: 'the server asked the client to back off',
   HBASE_SCANNER_EXPIRED: 'the server-side scanner is gone; the scan restarts from the last row',
+  HBASE_CIRCUIT_OPEN: 'reads fail fast for a moment: the store failed repeatedly (config source breaker)',
   HBASE_PROCEDURE_FAILED: 'a master procedure (create/delete table, split) failed',
   HBASE_PROTOCOL: 'the server sent something this client cannot decode',
   HBASE_REMOTE: 'the server raised an exception this client does not retry'

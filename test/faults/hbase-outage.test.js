@@ -25,7 +25,9 @@ const options = hbase.resolveOptions({
   seedCount: 100
 })
 const IDS = 40 // ids 1..IDS, all cached before the outage
-const REQUEST_BOUND_MS = 3000 // no request may take longer than this, outage or not
+// No request may take longer: a lookup may wait for a read in flight (1.5 s) and then its own.
+const REQUEST_BOUND_MS = 3500
+const STALL_MS = 5000
 
 let app
 let bootstrap
@@ -138,6 +140,66 @@ test('SIGKILL of HBase under load: cached endpoints serve, sample2 fails fast wi
     console.log(`outage: sample2 ${sample2.length} answers (${failed.length} x 503 during ${upAt - killedAt} ms down), sample3 ${sample3.length} x 200, sample5 ${sample5.length} x 200; entries produced ${ok5}, rows in HBase ${rows}; spilled ${stats.spilled}, replayed ${stats.replayed}; sample2 recovered ${recoveredMs} ms after HBase was up`)
     expect(stats.spilled).toBeGreaterThan(0)
     expect(stats.replayed).toBe(stats.spilled)
+    expect(rows).toBe(ok5)
+  } finally {
+    await counter.close()
+  }
+})
+
+// 5 s, not 10: standalone HBase runs its ZooKeeper in the same JVM, and a JVM frozen for ~10 s
+// finds its ZooKeeper sessions expired on SIGCONT and aborts (a real cluster's ZooKeeper runs
+// apart). 5 s is still 3x the client's operation timeout, so every stuck call times out.
+test('HBase stuck (SIGSTOP for 5 s): latency stays bounded, sample2 fails fast behind the breaker, the log queue stays bounded, nothing is lost', async () => {
+  for (let id = 1; id <= IDS; id++) {
+    expect((await request(`${app.url}/api/sample3.js?id=${id}&callback=cb`)).status).toBe(200)
+    expect((await request(`${app.url}/api/sample5.js?id=${id}&callback=cb`)).status).toBe(200)
+  }
+  const sink = app.sinks.get('hbase')
+  await sink.flush()
+  const counter = createHBaseClient({ bootstrap })
+  const rowsBefore = await counter.count(app.accessLogTable)
+  const pid = Number(require('node:fs').readFileSync(options.pidFile, 'utf8'))
+  const load = startLoad()
+  let maxHeld = 0
+  const watch = setInterval(() => {
+    const s = sink.stats()
+    maxHeld = Math.max(maxHeld, s.queueDepth + s.pending)
+  }, 100)
+  let stoppedAt
+  let resumedAt
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    stoppedAt = Date.now()
+    process.kill(pid, 'SIGSTOP') // our own HBase instance, by the PID its pid file holds
+    await new Promise((resolve) => setTimeout(resolve, STALL_MS))
+  } finally {
+    process.kill(pid, 'SIGCONT')
+    resumedAt = Date.now()
+  }
+  await until('sample2 answering 200 again', () => load.results.sample2.some((r) => r.at > resumedAt && r.status === 200), 60000)
+  await load.stop()
+  clearInterval(watch)
+
+  const { sample2, sample3, sample5 } = load.results
+  const stalled = (list) => list.filter((r) => r.at >= stoppedAt && r.at < resumedAt)
+  for (const list of [sample3, sample5]) expect(list.filter((r) => r.status !== 200)).toEqual([])
+  for (const list of [sample2, sample3, sample5]) expect(Math.max(...list.map((r) => r.ms))).toBeLessThan(REQUEST_BOUND_MS)
+  const failed = stalled(sample2).filter((r) => r.status === 503)
+  expect(failed.length).toBeGreaterThan(10)
+  // Behind the open breaker most failures are immediate, not timeouts.
+  const fast = failed.filter((r) => r.ms < 100).length
+  expect(fast / failed.length).toBeGreaterThan(0.5)
+  expect(maxHeld).toBeLessThanOrEqual(app.settings.logSinks.hbase.maxQueue)
+
+  await sink.flush()
+  await until('the spill journal replayed', () => {
+    const s = sink.stats()
+    return s.journalPending === 0 && s.pending === 0
+  }, 120000).catch((err) => { throw new Error(`${err.message}; sink: ${JSON.stringify(sink.stats())}`) })
+  try {
+    const rows = await counter.count(app.accessLogTable) - rowsBefore
+    const ok5 = sample5.filter((r) => r.status === 200).length
+    console.log(`stall: sample2 ${stalled(sample2).length} answers during the ${STALL_MS / 1000} s stall, ${failed.length} x 503 (${fast} under 100 ms); sample3/5 all 200 (${stalled(sample3).length}/${stalled(sample5).length}); log entries held in memory at most ${maxHeld}; sample5 200s ${ok5}, rows ${rows}`)
     expect(rows).toBe(ok5)
   } finally {
     await counter.close()
