@@ -17,6 +17,7 @@ function createHttpServer (handler, httpSettings) {
     requestTimeout: httpSettings.requestTimeoutMs,
     headersTimeout: httpSettings.headersTimeoutMs,
     keepAliveTimeout: httpSettings.keepAliveTimeoutMs,
+    connectionsCheckingInterval: checkingInterval(httpSettings),
     noDelay: true
   }, handler)
   if (httpSettings.maxConnections > 0) server.maxConnections = httpSettings.maxConnections
@@ -49,6 +50,19 @@ function createHttpServer (handler, httpSettings) {
     return { forced }
   }
   return server
+}
+
+/**
+ * How often node sweeps connections for expired headers/request timeouts. Node only checks on
+ * this interval (default 30 s), so a slowloris client outlives a 10 s headersTimeout by up to
+ * 30 s; sweeping at half the shortest timeout (at most once a second) cuts it within 1.5x the
+ * timeout. The sweep walks the connection list, so once a second is cheap.
+ * @returns {number} milliseconds
+ */
+function checkingInterval ({ headersTimeoutMs, requestTimeoutMs }) {
+  const timeouts = [headersTimeoutMs, requestTimeoutMs].filter((ms) => ms > 0)
+  if (timeouts.length === 0) return 30000 // node's default; nothing to enforce
+  return Math.max(100, Math.min(1000, Math.floor(Math.min(...timeouts) / 2)))
 }
 
 /**
