@@ -92,6 +92,22 @@ async function runPrimary (settings, logger) {
     process.exit(exitCode)
   }
 
+  // The admin port is served by every worker; these give it a cluster-wide view: /metrics
+  // aggregates all workers (prom-client over IPC) and admin changes reach every worker at once.
+  const { AggregatorRegistry } = require('prom-client')
+  const aggregator = new AggregatorRegistry()
+  cluster.on('message', (worker, msg) => {
+    if (!msg || typeof msg !== 'object') return
+    if (msg.type === 'beacon:metrics-req') {
+      aggregator.clusterMetrics().then(
+        (text) => worker.isConnected() && worker.send({ type: 'beacon:metrics-res', id: msg.id, text }),
+        (err) => worker.isConnected() && worker.send({ type: 'beacon:metrics-res', id: msg.id, error: err.message })
+      )
+    } else if (msg.type === 'beacon:broadcast') {
+      for (const w of Object.values(cluster.workers)) if (w.isConnected()) w.send({ type: 'beacon:change', change: msg.change })
+    }
+  })
+
   process.on('SIGTERM', () => shutdown('SIGTERM'))
   process.on('SIGINT', () => shutdown('SIGINT'))
   for (let i = 1; i <= count; i++) fork(`w${i}`)
@@ -118,7 +134,41 @@ async function runWorker (settings, logger) {
     workerTag: tag,
     logger
   })
-  const beacon = createBeacon({ settings, client, sinks, logger, metrics })
+  // Answer the primary's requests for this worker's metrics (prom-client's cluster protocol).
+  const { AggregatorRegistry } = require('prom-client')
+  new AggregatorRegistry() // eslint-disable-line no-new -- registers the worker-side IPC listener
+  AggregatorRegistry.setRegistries([metrics.register])
+  const pendingMetrics = new Map()
+  let nextMetricsId = 1
+  const clusterMetrics = () => new Promise((resolve, reject) => {
+    const id = nextMetricsId++
+    const timer = setTimeout(() => {
+      pendingMetrics.delete(id)
+      reject(new Error('the cluster primary did not answer the metrics request'))
+    }, 5000)
+    pendingMetrics.set(id, { resolve, reject, timer })
+    process.send({ type: 'beacon:metrics-req', id })
+  })
+  const beacon = createBeacon({
+    settings,
+    client,
+    sinks,
+    logger,
+    metrics,
+    metricsText: clusterMetrics,
+    broadcast: (change) => process.send({ type: 'beacon:broadcast', change })
+  })
+  process.on('message', (msg) => {
+    if (!msg || typeof msg !== 'object') return
+    if (msg.type === 'beacon:change') beacon.applyChange(msg.change)
+    if (msg.type === 'beacon:metrics-res' && pendingMetrics.has(msg.id)) {
+      const { resolve, reject, timer } = pendingMetrics.get(msg.id)
+      pendingMetrics.delete(msg.id)
+      clearTimeout(timer)
+      if (msg.error) reject(new Error(msg.error))
+      else resolve(msg.text)
+    }
+  })
   await beacon.listen({ port: settings.port, host: settings.host, adminPort: settings.adminPort, adminHost: settings.adminHost })
 
   let stopping = false

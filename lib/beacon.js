@@ -23,8 +23,12 @@ const { createHttpServer, listen } = require('./http-server')
  * @param {() => number} [options.now] clock for caches
  * @param {ReturnType<import('./metrics').createMetrics>} [options.metrics] served at GET /metrics
  *   on the admin app; its hooks observe requests, caches and stored-config problems
+ * @param {() => Promise<string>} [options.metricsText] what GET /metrics answers instead of this
+ *   process's registry (cluster workers ask the primary for every worker's metrics)
+ * @param {(change: { cmd: 'invalidate', id: string } | { cmd: 'endpoint', name: string, enabled: boolean }) => void} [options.broadcast]
+ *   spreads an admin change to every process (cluster workers); default: this process only
  */
-function createBeacon ({ settings, client, sinks, logger, admin = true, publicRoutes, adminRoutes, now, metrics }) {
+function createBeacon ({ settings, client, sinks, logger, admin = true, publicRoutes, adminRoutes, now, metrics, metricsText, broadcast }) {
   const hooks = metrics ? metrics.hooks : {}
   if (metrics) metrics.watchSinks(sinks)
   const endpoints = buildEndpoints({
@@ -56,6 +60,12 @@ function createBeacon ({ settings, client, sinks, logger, admin = true, publicRo
     endpoint.enabled = enabled
     return true
   }
+  /** Applies an admin change here (from this process or broadcast by the cluster primary). */
+  function applyChange (change) {
+    if (change.cmd === 'invalidate') invalidate(change.id)
+    else if (change.cmd === 'endpoint') setEndpointEnabled(change.name, change.enabled)
+  }
+  const spread = broadcast || applyChange
   const routes = (app) => {
     if (client) {
       app.use(createConfigAdminRouter({
@@ -63,14 +73,14 @@ function createBeacon ({ settings, client, sinks, logger, admin = true, publicRo
         client,
         store: { table: settings.hbase.configTable, family: settings.hbase.configFamily, qualifier: settings.hbase.configQualifier },
         logger,
-        onConfigChange: invalidate,
-        endpoints: { has: (name) => byName.has(name), set: setEndpointEnabled }
+        onConfigChange: (id) => spread({ cmd: 'invalidate', id }),
+        endpoints: { has: (name) => byName.has(name), set: (name, enabled) => spread({ cmd: 'endpoint', name, enabled }) }
       }))
     }
     if (metrics) {
       app.get('/metrics', async (req, res, next) => {
         try {
-          res.set('Content-Type', metrics.contentType).send(await metrics.metrics())
+          res.set('Content-Type', metrics.contentType).send(await (metricsText ? metricsText() : metrics.metrics()))
         } catch (err) {
           next(err)
         }
@@ -110,6 +120,7 @@ function createBeacon ({ settings, client, sinks, logger, admin = true, publicRo
     endpoints,
     invalidate,
     setEndpointEnabled,
+    applyChange,
     publicServer,
     adminServer,
     readiness,

@@ -1,0 +1,71 @@
+'use strict'
+
+// The real cluster (server.js, 2 workers): the admin port gives a cluster-wide view — every
+// scrape of /metrics counts the requests of all workers, and an admin change reaches every
+// worker at once (not after the cache TTL).
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { startNode, waitForHttp } = require('../../bench/lib/processes')
+const { testClient, bootstrap } = require('../support/hbase')
+const { request } = require('../support/beacon')
+
+const PORT = 4620
+const TOKEN = 'cluster-test-token'
+const ID = `cl${process.pid}`
+let server
+let stateDir
+
+beforeAll(async () => {
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-cluster-'))
+  server = startNode(path.join(__dirname, '..', '..', 'server.js'), [], {
+    name: 'beacon',
+    env: {
+      PORT: String(PORT),
+      ADMIN_PORT: String(PORT + 1),
+      HOST: '127.0.0.1',
+      BEACON_WORKERS: '2',
+      BEACON_HBASE_BOOTSTRAP: bootstrap().join(','),
+      BEACON_STATE_DIR: stateDir,
+      BEACON_ADMIN_TOKEN: TOKEN,
+      BEACON_LOG_LEVEL: 'warn'
+    }
+  })
+  await waitForHttp(`http://127.0.0.1:${PORT}/api/sample1.js?id=1`, { child: server, timeoutMs: 60000 })
+})
+
+afterAll(async () => {
+  if (server) await server.stop(20000)
+  const admin = testClient()
+  await admin.delete('beacon_config', ID).catch(() => {})
+  await admin.close()
+  fs.rmSync(stateDir, { recursive: true, force: true })
+})
+
+test('every /metrics scrape counts the requests of all workers', async () => {
+  const n = 120
+  // A new connection per request: the primary spreads connections over both workers.
+  for (let i = 0; i < n; i++) expect((await request(`http://127.0.0.1:${PORT}/api/sample3.js?id=${(i % 20) + 1}&callback=cb`)).status).toBe(200)
+  for (let scrape = 0; scrape < 4; scrape++) {
+    const text = (await request(`http://127.0.0.1:${PORT + 1}/metrics`)).body
+    expect(text).toMatch(new RegExp(`^beacon_http_requests_total\\{endpoint="sample3",status="200"\\} ${n}$`, 'm'))
+    expect(text).toMatch(new RegExp(`^beacon_http_request_duration_seconds_count\\{endpoint="sample3"\\} ${n}$`, 'm'))
+  }
+})
+
+test('an admin change is seen by every worker at once', async () => {
+  // Cache the default for this id in both workers.
+  for (let i = 0; i < 8; i++) expect((await request(`http://127.0.0.1:${PORT}/api/sample3.js?id=${ID}&callback=cb`)).body).toContain('"default":true')
+  const put = await fetch(`http://127.0.0.1:${PORT + 1}/admin/config/${ID}`, {
+    method: 'PUT',
+    headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ features: { everywhere: true } })
+  })
+  expect(put.status).toBe(200)
+  await new Promise((resolve) => setTimeout(resolve, 100)) // IPC to the other worker
+  for (let i = 0; i < 8; i++) {
+    const body = (await request(`http://127.0.0.1:${PORT}/api/sample3.js?id=${ID}&callback=cb`)).body
+    expect(body).toContain('"default":false,"config":{"features":{"everywhere":true}}')
+  }
+})
