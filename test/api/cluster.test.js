@@ -7,8 +7,8 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { startNode, waitForHttp } = require('../../bench/lib/processes')
-const { testClient, bootstrap } = require('../support/hbase')
+const { startServerProcess } = require('../support/server-process')
+const { testClient } = require('../support/hbase')
 const { request } = require('../support/beacon')
 
 const PORT = 4620
@@ -19,20 +19,7 @@ let stateDir
 
 beforeAll(async () => {
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-cluster-'))
-  server = startNode(path.join(__dirname, '..', '..', 'server.js'), [], {
-    name: 'beacon',
-    env: {
-      PORT: String(PORT),
-      ADMIN_PORT: String(PORT + 1),
-      HOST: '127.0.0.1',
-      BEACON_WORKERS: '2',
-      BEACON_HBASE_BOOTSTRAP: bootstrap().join(','),
-      BEACON_STATE_DIR: stateDir,
-      BEACON_ADMIN_TOKEN: TOKEN,
-      BEACON_LOG_LEVEL: 'warn'
-    }
-  })
-  await waitForHttp(`http://127.0.0.1:${PORT}/api/sample1.js?id=1`, { child: server, timeoutMs: 60000 })
+  server = await startServerProcess({ port: PORT, stateDir, env: { BEACON_ADMIN_TOKEN: TOKEN } })
 })
 
 afterAll(async () => {

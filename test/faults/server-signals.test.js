@@ -12,8 +12,8 @@ const os = require('node:os')
 const path = require('node:path')
 const http = require('node:http')
 const { execFileSync } = require('node:child_process')
-const { startNode, waitForHttp } = require('../../bench/lib/processes')
-const { testClient, uniqueTable, bootstrap } = require('../support/hbase')
+const { startServerProcess } = require('../support/server-process')
+const { testClient, uniqueTable } = require('../support/hbase')
 const { accessLogSplitKeys } = require('../../lib/tables')
 const { countLines } = require('../../logging/file-sink')
 const { request } = require('../support/beacon')
@@ -21,7 +21,6 @@ const { request } = require('../support/beacon')
 jest.setTimeout(5 * 60 * 1000)
 
 const PORT = 4610
-const ROOT = path.join(__dirname, '..', '..')
 let admin
 let table
 let stateDir
@@ -40,19 +39,7 @@ afterAll(async () => {
 })
 
 function startServer () {
-  return startNode(path.join(ROOT, 'server.js'), [], {
-    name: 'beacon',
-    env: {
-      PORT: String(PORT),
-      ADMIN_PORT: String(PORT + 1),
-      HOST: '127.0.0.1',
-      BEACON_WORKERS: '2',
-      BEACON_HBASE_BOOTSTRAP: bootstrap().join(','),
-      BEACON_STATE_DIR: stateDir,
-      BEACON_ACCESS_LOG_TABLE: table,
-      BEACON_LOG_LEVEL: 'warn'
-    }
-  })
+  return startServerProcess({ port: PORT, stateDir, env: { BEACON_ACCESS_LOG_TABLE: table } })
 }
 
 function workerPids (primaryPid) {
@@ -93,9 +80,8 @@ function startLoad () {
 }
 
 test('worker SIGKILL is replaced; primary SIGTERM drains, flushes, and loses nothing it answered', async () => {
-  const server = startServer()
+  const server = await startServer()
   try {
-    await waitForHttp(`http://127.0.0.1:${PORT}/api/sample1.js?id=1`, { child: server, timeoutMs: 60000 })
     const load = startLoad()
     await new Promise((resolve) => setTimeout(resolve, 2000))
 
@@ -139,9 +125,8 @@ test('worker SIGKILL is replaced; primary SIGTERM drains, flushes, and loses not
 })
 
 test('SIGTERM under load without any crash: every answered request is logged, exactly', async () => {
-  const server = startServer()
+  const server = await startServer()
   try {
-    await waitForHttp(`http://127.0.0.1:${PORT}/api/sample1.js?id=1`, { child: server, timeoutMs: 60000 })
     const rowsBefore = await admin.count(table)
     const linesBefore = countLines(path.join(stateDir, 'logs'))
     const load = startLoad()

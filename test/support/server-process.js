@@ -1,0 +1,31 @@
+'use strict'
+
+const path = require('node:path')
+const { startNode, waitForHttp } = require('../../bench/lib/processes')
+const { bootstrap } = require('./hbase')
+
+/**
+ * Starts the real `npm start` entry point (cluster primary + 2 workers) against the test HBase
+ * and resolves once a JSONP endpoint answers.
+ * @param {{ port: number, stateDir: string, env?: object }} options admin port is port + 1
+ * @returns {Promise<import('child_process').ChildProcess & { stop: (timeoutMs?: number) => Promise<number|null> }>}
+ */
+async function startServerProcess ({ port, stateDir, env = {} }) {
+  const server = startNode(path.join(__dirname, '..', '..', 'server.js'), [], {
+    name: 'beacon',
+    env: {
+      PORT: String(port),
+      ADMIN_PORT: String(port + 1),
+      HOST: '127.0.0.1',
+      BEACON_WORKERS: '2',
+      BEACON_HBASE_BOOTSTRAP: bootstrap().join(','),
+      BEACON_STATE_DIR: stateDir,
+      BEACON_LOG_LEVEL: 'warn',
+      ...env
+    }
+  })
+  await waitForHttp(`http://127.0.0.1:${port}/api/sample1.js?id=1`, { child: server, timeoutMs: 60000 })
+  return server
+}
+
+module.exports = { startServerProcess }
