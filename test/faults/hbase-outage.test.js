@@ -4,7 +4,9 @@
 // - cached endpoints (sample3, sample5) keep answering 200 from cache,
 // - sample2 (no cache) answers a fast 503 JSONP error with Retry-After, never hangs,
 // - every sample5 access-log entry produced, outage included, ends up in HBase (spilled to the
-//   journal and replayed), and service resumes by itself without restarting the app.
+//   journal and replayed), and service resumes by itself without restarting the app;
+// - /readyz: 503 for a process that cannot serve without HBase, 200 again once HBase is back;
+//   200 throughout for a process whose cache can serve.
 // Runs on its own HBase instance so the shared one is never disturbed.
 
 const path = require('node:path')
@@ -91,16 +93,31 @@ test('SIGKILL of HBase under load: cached endpoints serve, sample2 fails fast wi
     expect((await request(`${app.url}/api/sample3.js?id=${id}&callback=cb`)).status).toBe(200)
     expect((await request(`${app.url}/api/sample5.js?id=${id}&callback=cb`)).status).toBe(200)
   }
+  // A second process with nothing cached: it cannot serve without HBase, so it must say so.
+  const cold = await startBeacon({ bootstrap, clientOptions: { rpcTimeout: 500, operationTimeout: 1500 } })
+  const readyz = async (which) => {
+    const res = await request(`${which.adminUrl}/readyz`)
+    return { status: res.status, checks: JSON.parse(res.body).checks }
+  }
+  expect((await readyz(cold)).status).toBe(200)
   const load = startLoad()
   await new Promise((resolve) => setTimeout(resolve, 1500))
 
   const killedAt = Date.now()
   await hbase.kill(options)
   await new Promise((resolve) => setTimeout(resolve, 6000))
+  const coldDown = await readyz(cold)
+  expect(coldDown.status).toBe(503)
+  expect(coldDown.checks.hbase).toMatch(/^unreachable/)
+  const warmDown = await readyz(app) // HBase down, but its cache serves: still ready
+  expect(warmDown.status).toBe(200)
+  expect(warmDown.checks.hbase).toMatch(/^unreachable/)
   await hbase.up(options, { log: () => {} })
   const upAt = Date.now()
   await until('sample2 answering 200 again', () => load.results.sample2.some((r) => r.at > upAt && r.status === 200), 120000)
   const recoveredMs = Date.now() - upAt
+  await until('the cold process ready again', async () => (await readyz(cold)).status === 200, 60000)
+  await cold.close()
   await new Promise((resolve) => setTimeout(resolve, 1000))
   await load.stop()
 
