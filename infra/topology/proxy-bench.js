@@ -23,6 +23,7 @@ const { spawn } = require('node:child_process')
 const { performance } = require('node:perf_hooks')
 const { parseArgs } = require('node:util')
 const { setTimeout: sleep } = require('node:timers/promises')
+const { roundTrip } = require('./round-trip')
 
 const PROXY_CLI = path.join(__dirname, 'delay-proxy.js')
 const MESSAGE = Buffer.alloc(64, 'x')
@@ -64,22 +65,6 @@ function open (port) {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: '127.0.0.1', port, noDelay: true }, () => resolve(socket))
     socket.once('error', reject)
-  })
-}
-
-/** One message out, wait for the same number of bytes back. */
-function roundTrip (socket, message) {
-  return new Promise((resolve) => {
-    let got = 0
-    const started = performance.now()
-    const onData = (chunk) => {
-      got += chunk.length
-      if (got < message.length) return
-      socket.off('data', onData)
-      resolve(performance.now() - started)
-    }
-    socket.on('data', onData)
-    socket.write(message)
   })
 }
 

@@ -3,10 +3,10 @@
 const net = require('node:net')
 const crypto = require('node:crypto')
 const { execFileSync } = require('node:child_process')
-const { performance } = require('node:perf_hooks')
 const { createTopology, resolveOptions, HOSTS } = require('../../infra/topology')
 const { createDelayProxy } = require('../../infra/topology/delay-proxy')
 const { DelayLine } = require('../../infra/topology/delay-line')
+const { roundTrip } = require('../../infra/topology/round-trip')
 
 // The test's own prefix and subnet, so that it never touches a topology a developer has up
 // (beacon_* on 198.18.0.0/24): down() only removes names with its prefix.
@@ -358,21 +358,6 @@ describe('delay proxy', () => {
     return new Promise((resolve, reject) => {
       const s = net.connect({ host: '127.0.0.1', port, noDelay: true }, () => resolve(s))
       s.once('error', reject)
-    })
-  }
-
-  function roundTrip (socket, message = Buffer.alloc(64, 'x')) {
-    return new Promise((resolve) => {
-      const t = performance.now()
-      let got = 0
-      const onData = (chunk) => {
-        got += chunk.length
-        if (got < message.length) return
-        socket.off('data', onData)
-        resolve(performance.now() - t)
-      }
-      socket.on('data', onData)
-      socket.write(message)
     })
   }
 
