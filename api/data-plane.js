@@ -21,8 +21,9 @@ const FAIL = Object.freeze({
  *
  * Per request it does one Map lookup for the path, a hand-rolled query parse, a config lookup
  * (synchronous on cache hits) and string concatenation around JSON serialized once per config
- * version. The access-log entry is handed to the sinks after the response is written; sinks
- * never touch disk or network on this stack.
+ * version. The access-log entry is handed to the sinks after the response is written (before
+ * it, when a sink is durable); sinks never touch the network on this stack, and only a durable
+ * sink's write-ahead log touches the disk.
  *
  * @param {object} options
  * @param {Map<string, object>} options.endpoints path → endpoint (api/endpoints.js)
@@ -49,24 +50,35 @@ function createDataPlane ({ endpoints, limits, maxUrlLength, fallback, onRespons
   }
 
   function finish (endpoint, req, res, started, status, id, headers, body) {
+    if (endpoint.logBeforeAnswer) {
+      // Durable mode: the entry is in the write-ahead log before the client has its answer, so
+      // an answered request survives a crash of this process. ms stops before the write.
+      log(endpoint, req, status, id, performance.now() - started)
+      res.writeHead(status, headers)
+      res.end(req.method === 'HEAD' ? undefined : body)
+      if (onResponse) onResponse(endpoint.name, status, (performance.now() - started) / 1000)
+      return
+    }
     res.writeHead(status, headers)
     res.end(req.method === 'HEAD' ? undefined : body)
     const ms = performance.now() - started
     if (onResponse) onResponse(endpoint.name, status, ms / 1000)
+    if (endpoint.sinks.length) log(endpoint, req, status, id, ms)
+  }
+
+  function log (endpoint, req, status, id, ms) {
     const sinks = endpoint.sinks
-    if (sinks.length) {
-      const entry = accessEntry({
-        ts: Date.now(),
-        endpoint: endpoint.name,
-        id,
-        status,
-        ms,
-        ip: req.socket.remoteAddress,
-        ua: req.headers['user-agent'],
-        ref: req.headers.referer
-      })
-      for (let i = 0; i < sinks.length; i++) sinks[i].write(entry)
-    }
+    const entry = accessEntry({
+      ts: Date.now(),
+      endpoint: endpoint.name,
+      id,
+      status,
+      ms,
+      ip: req.socket.remoteAddress,
+      ua: req.headers['user-agent'],
+      ref: req.headers.referer
+    })
+    for (let i = 0; i < sinks.length; i++) sinks[i].write(entry)
   }
 
   function fail (endpoint, req, res, started, err, callback, scriptContext, id) {

@@ -62,6 +62,7 @@ function buildEndpoints ({ settings, client, sinks, now, onCacheOutcome, onInval
       cacheControl: spec.cacheControl,
       lookup: cache ? cache.lookup : source.lookup,
       sinks: endpointSinks,
+      logBeforeAnswer: endpointSinks.some((sink) => sink.durable === true),
       cache,
       source
     })

@@ -38,7 +38,7 @@ const LRU_CACHE_DEFAULTS = {
  */
 const SINK_DEFAULTS = {
   file: { rotateSize: '100m', rotateFrequency: 'daily', keepFiles: 14 },
-  hbase: { buckets: 16, batchSize: 500, flushIntervalMs: 100, maxQueue: 50000, overload: 'spill', retryMaxMs: 30000 }
+  hbase: { buckets: 16, batchSize: 500, flushIntervalMs: 100, maxQueue: 50000, overload: 'spill', durable: false, retryMaxMs: 30000 }
 }
 
 const HBASE_DEFAULT_CONFIG = { features: {} }
@@ -105,7 +105,9 @@ const ENV_VARS = [
   ['BEACON_HBASE_BOOTSTRAP', 'hbase.bootstrap', 'list'],
   ['BEACON_CONFIG_TABLE', 'hbase.configTable', 'string'],
   // applies to the sink named `hbase`, when one is declared
-  ['BEACON_ACCESS_LOG_TABLE', 'logSinks.hbase.table', 'string']
+  ['BEACON_ACCESS_LOG_TABLE', 'logSinks.hbase.table', 'string'],
+  // durable mode of the sink named `hbase`: write-ahead log before answering (logging/wal.js)
+  ['BEACON_ACCESS_LOG_DURABLE', 'logSinks.hbase.durable', 'bool']
 ]
 
 /** The env var naming the JSON settings file. */

@@ -298,6 +298,7 @@ function readJsonObject (filePath, what) {
 }
 
 function parseEnv (raw, kind) {
+  if (kind === 'bool') return ({ 1: true, true: true, yes: true, 0: false, false: false, no: false })[raw.trim().toLowerCase()] ?? raw
   if (kind === 'int') return /^-?[0-9]+$/.test(raw.trim()) ? Number(raw.trim()) : raw
   if (kind === 'list') return raw.split(',').map((s) => s.trim()).filter(Boolean)
   return raw

@@ -36,6 +36,7 @@ const hbaseSink = closed({
   maxQueue: int(1),
   journalDir: str(),
   overload: { enum: ['spill', 'shed'] },
+  durable: { type: 'boolean', description: 'true or false' },
   retryMaxMs: int(0)
 })
 

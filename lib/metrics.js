@@ -3,7 +3,7 @@
 const client = require('prom-client')
 
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
-const SINK_COUNTERS = ['accepted', 'written', 'spilled', 'replayed', 'shed', 'failed', 'rejectedAfterClose']
+const SINK_COUNTERS = ['accepted', 'written', 'spilled', 'replayed', 'shed', 'failed', 'rejectedAfterClose', 'claimed', 'claimedFromWal', 'walFailures']
 
 /**
  * Prometheus metrics of one process on its own registry (never prom-client's global one), and
@@ -98,7 +98,7 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     const last = new Map()
     new client.Counter({ // eslint-disable-line no-new
       name: 'beacon_access_log_entries_total',
-      help: 'Access-log entries by sink and what happened to them (accepted, written, spilled, replayed, shed, failed, rejectedAfterClose)',
+      help: 'Access-log entries by sink and what happened to them (accepted, written, spilled, replayed, shed, failed, rejectedAfterClose; claimed from a dead writer\'s journal, claimedFromWal of them from its write-ahead log; walFailures: not durable)',
       labelNames: ['sink', 'state'],
       registers: [register],
       collect () {

@@ -2,7 +2,8 @@
 
 const { ACCESS_LOG_FAMILY, ACCESS_LOG_QUALIFIER, bucketPrefix } = require('../lib/tables')
 const { serializeEntry } = require('./access-entry')
-const { createJournal, formatRecord, readRecords } = require('./journal')
+const { createJournal, formatRecord, readRecords, FILE_PATTERN } = require('./journal')
+const { createWal } = require('./wal')
 
 const DEFAULTS = Object.freeze({
   buckets: 16,
@@ -10,6 +11,7 @@ const DEFAULTS = Object.freeze({
   flushIntervalMs: 100,
   maxQueue: 50000,
   overload: 'spill',
+  durable: false, // write-ahead log every entry before the request is answered (logging/wal.js)
   retryMaxMs: 30000,
   maxInFlight: 3, // live batches in flight at once
   writeTimeoutMs: 0, // per multiPut; 0 = the client's operationTimeout
@@ -46,6 +48,13 @@ const DEFAULTS = Object.freeze({
  * the journal, so a repeated write (a replay after a timeout that did land) overwrites the
  * same row instead of adding one.
  *
+ * Durable mode (`durable: true`): write() also appends the entry to a write-ahead log with a
+ * synchronous write(2), so the entry survives a crash of this process once write() returned
+ * (the data plane calls it before answering). Segments are deleted as their entries reach
+ * HBase or the (flushed) spill journal; a dead writer's segments are claimed and replayed like
+ * its journal. Default mode: entries in memory (queue, in flight) when the process is killed
+ * are lost; everything else (graceful stop, HBase down) is still journaled and replayed.
+ *
  * Accounting, once quiescent: accepted + claimed == written + pending + journalPending + shed
  * + corrupt (claimed: entries adopted from orphan journals; corrupt: journal lines cut short
  * by a crash). Writes after close are counted in rejectedAfterClose, never accepted.
@@ -60,6 +69,7 @@ const DEFAULTS = Object.freeze({
  * @param {number} [options.flushIntervalMs]
  * @param {number} [options.maxQueue] entries held in memory (queued, in flight, awaiting retry)
  * @param {'spill'|'shed'} [options.overload]
+ * @param {boolean} [options.durable] write-ahead log before acknowledging (see above)
  * @param {number} [options.retryMaxMs] retry budget of one entry before it is spilled
  * @param {{ now(): number }} [options.clock] time source for ages, budgets and backoff
  * @param {{ info: Function, warn: Function, error: Function }} [options.logger]
@@ -69,6 +79,7 @@ function createHBaseSink (options) {
   const { client, table, clock, logger } = opts
   const writeTimeout = opts.writeTimeoutMs || undefined
   const journal = createJournal({ dir: opts.journalDir, writerId: opts.writerId, maxFileBytes: opts.journalFileBytes, logger })
+  const wal = opts.durable ? createWal({ dir: opts.journalDir, writerId: opts.writerId + '-wal' }) : null
 
   // Counters (see stats()).
   let accepted = 0
@@ -82,6 +93,12 @@ function createHBaseSink (options) {
   let invalid = 0
   let claimed = 0
   let corrupt = 0
+  let claimedFromWal = 0
+  let walFailures = 0 // entries the write-ahead log could not take (disk error): not durable
+  let lastWalWarn = 0
+  let walAwaitingJournal = [] // WAL segments of spilled entries, released once the journal is flushed
+  let walFlushing = false
+  let walUnsafe = false // a release was abandoned: keep the WAL files at close
   let batches = 0
   let lastError = null
 
@@ -129,22 +146,41 @@ function createHBaseSink (options) {
     const n = seq++
     const ts = entry && typeof entry.ts === 'number' && entry.ts >= 0 && entry.ts < 1e13 ? Math.floor(entry.ts) : clock.now()
     const key = bucketPrefix(n % opts.buckets) + String(ts).padStart(13, '0') + opts.writerId + '-' + n
+    const segment = wal ? walAppend(key, value) : null
     if (state === 'down' && opts.overload === 'spill') {
-      appendToJournal(key, value)
+      appendToJournal(key, value, segment)
       return
     }
     if (queue.length + retrying.length + inFlightEntries >= opts.maxQueue) {
       if (opts.overload === 'shed') {
         shed++
+        if (segment) wal.done(segment) // counted as shed: a replay must not bring it back
         return
       }
-      appendToJournal(key, value)
+      appendToJournal(key, value, segment)
       return
     }
-    queue.push({ key, value, at: clock.now(), firstTry: null, attempts: 0, retryAt: 0, gen, spilled: false })
+    queue.push({ key, value, at: clock.now(), firstTry: null, attempts: 0, retryAt: 0, gen, spilled: false, wal: segment })
     genCount++
     if (queue.length >= opts.batchSize) schedulePump()
     else if (!flushTimer) flushTimer = setTimeout(onFlushTimer, opts.flushIntervalMs)
+  }
+
+  function walAppend (key, value) {
+    try {
+      return wal.append(key, value)
+    } catch (err) {
+      // The entry still goes the normal way; it is only not crash-proof. Counted, logged at
+      // most every 5 s (a full disk fails every request).
+      walFailures++
+      lastError = err.code || err.message
+      const now = Date.now()
+      if (logger && now - lastWalWarn > 5000) {
+        lastWalWarn = now
+        logger.error({ err, walFailures }, 'HBase access log: write-ahead log write failed; entry kept in memory only')
+      }
+      return null
+    }
   }
 
   function schedulePump () {
@@ -202,6 +238,7 @@ function createHBaseSink (options) {
       if (!err) {
         ok++
         written++
+        if (item.wal) wal.done(item.wal)
         settle(item)
       } else {
         failures.push([item, err])
@@ -263,18 +300,39 @@ function createHBaseSink (options) {
 
   // --- spilling, settling -------------------------------------------------------------------
 
-  function appendToJournal (key, value) {
+  function appendToJournal (key, value, segment) {
     journal.append(formatRecord(key, value))
     spilled++
     journalPending++
+    if (segment) releaseAfterJournal(segment)
     scheduleReplay(state === 'down' ? replayBackoff : opts.flushIntervalMs)
   }
 
   function spill (item) {
     if (item.spilled) return
     item.spilled = true
-    appendToJournal(item.key, item.value)
+    appendToJournal(item.key, item.value, item.wal)
     settle(item)
+  }
+
+  /** The WAL keeps a spilled entry until the journal's own write of it is on disk. */
+  function releaseAfterJournal (segment) {
+    walAwaitingJournal.push(segment)
+    if (walFlushing) return
+    walFlushing = true
+    setImmediate(async () => {
+      while (walAwaitingJournal.length) {
+        const batch = walAwaitingJournal
+        walAwaitingJournal = []
+        try {
+          await journal.flush()
+          for (const s of batch) wal.done(s)
+        } catch {
+          walUnsafe = true // the journal cannot write: the WAL files stay for a later claim
+        }
+      }
+      walFlushing = false
+    })
   }
 
   /** The item is written or journaled: flush() waiters of its generation may be done. */
@@ -447,7 +505,11 @@ function createHBaseSink (options) {
   async function claimOrphans () {
     const files = await journal.claimOrphans()
     let lines = 0
-    for (const f of files) lines += f.lines
+    for (const f of files) {
+      lines += f.lines
+      const m = FILE_PATTERN.exec(f.from)
+      if (m && m[2].endsWith('-wal')) claimedFromWal += f.lines
+    }
     if (lines) {
       claimed += lines
       journalPending += lines
@@ -530,7 +592,10 @@ function createHBaseSink (options) {
       try {
         const outcome = await Promise.race([journal.close(), journalDeadline])
         if (outcome === 'timeout') throw new Error('journal close timed out')
+        // Every entry is in HBase or in the closed journal: the write-ahead log is redundant.
+        if (wal) wal.close({ discard: !walUnsafe })
       } catch (err) {
+        if (wal) wal.close() // kept: the next sink to start replays it
         lastError = err.code || err.message
         if (logger) logger.error({ err, journalPending }, 'HBase access log: journal could not be closed cleanly; entries may be lost')
       } finally {
@@ -573,13 +638,17 @@ function createHBaseSink (options) {
       batches,
       lastError,
       claimed,
+      claimedFromWal,
       corrupt,
       invalid,
-      state
+      state,
+      durable: Boolean(wal),
+      walFailures,
+      ...(wal ? wal.stats() : {})
     }
   }
 
-  return { type: 'hbase', table, maxQueue: opts.maxQueue, write, flush, close, stats, replay, ready: started }
+  return { type: 'hbase', table, maxQueue: opts.maxQueue, durable: Boolean(wal), write, flush, close, stats, replay, ready: started }
 }
 
 function validate (o) {
@@ -591,6 +660,8 @@ function validate (o) {
   if (typeof o.writerId !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(o.writerId)) throw new TypeError('hbase sink: writerId must match [A-Za-z0-9_-]{1,64}')
   if (typeof o.journalDir !== 'string') throw new TypeError('hbase sink: journalDir is required')
   if (o.overload !== 'spill' && o.overload !== 'shed') throw new TypeError("hbase sink: overload must be 'spill' or 'shed'")
+  if (typeof o.durable !== 'boolean') throw new TypeError('hbase sink: durable must be a boolean')
+  if (o.durable && o.writerId.length > 60) throw new TypeError('hbase sink: writerId must be at most 60 chars in durable mode')
   if (!Number.isInteger(o.buckets) || o.buckets < 1 || o.buckets > 256) throw new TypeError('hbase sink: buckets must be 1..256')
   for (const name of ['batchSize', 'flushIntervalMs', 'maxQueue', 'maxInFlight', 'closeTimeoutMs', 'probeSize', 'claimIntervalMs', 'journalFileBytes']) positiveInt(name)
   for (const name of ['retryMaxMs', 'writeTimeoutMs', 'retryBaseMs', 'retryMaxBackoffMs', 'replayBaseMs', 'replayMaxBackoffMs']) positiveInt(name, 0)

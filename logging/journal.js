@@ -29,6 +29,21 @@ const DEFAULTS = Object.freeze({ maxFileBytes: 16 * 1024 * 1024, retryMs: 1000, 
 const liveWriters = new Set()
 
 /**
+ * Marks a writer as live in this process, so that claimOrphans() here leaves its files alone
+ * (the write-ahead log of a durable sink uses this too).
+ * @param {string} dir
+ * @param {string} writerId
+ * @returns {() => void} releases the mark
+ */
+function holdWriter (dir, writerId) {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(writerId || '')) throw new TypeError('journal: writerId must match [A-Za-z0-9_-]{1,64}')
+  const key = `${path.resolve(dir)}\0${writerId}`
+  if (liveWriters.has(key)) throw new Error(`journal: writer ${writerId} already has this journal open`)
+  liveWriters.add(key)
+  return () => liveWriters.delete(key)
+}
+
+/**
  * @param {string} key row key (no `"` or `\`)
  * @param {string} value the entry's JSON
  * @returns {string} one journal line, without the newline
@@ -128,10 +143,7 @@ function pidRunning (pid) {
 function createJournal (options) {
   const opts = { ...DEFAULTS, ...options }
   if (typeof opts.dir !== 'string' || !path.isAbsolute(opts.dir)) throw new TypeError('journal: dir must be an absolute path')
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(opts.writerId || '')) throw new TypeError('journal: writerId must match [A-Za-z0-9_-]{1,64}')
-  const liveKey = `${path.resolve(opts.dir)}\0${opts.writerId}`
-  if (liveWriters.has(liveKey)) throw new Error(`journal: writer ${opts.writerId} already has this journal open`)
-  liveWriters.add(liveKey)
+  const releaseWriter = holdWriter(opts.dir, opts.writerId)
 
   const prefix = `j-${opts.pid}-${opts.writerId}-`
   let fileSeq = 0
@@ -324,7 +336,7 @@ function createJournal (options) {
       await sealActive()
     } finally {
       closed = true
-      liveWriters.delete(liveKey)
+      releaseWriter()
       if (retryTimer) clearTimeout(retryTimer)
     }
   }
@@ -362,4 +374,4 @@ function journalFiles (dir) {
   }
 }
 
-module.exports = { createJournal, formatRecord, parseRecord, readRecords, journalFiles, FILE_PATTERN }
+module.exports = { createJournal, holdWriter, formatRecord, parseRecord, readRecords, journalFiles, FILE_PATTERN }

@@ -69,6 +69,7 @@ describe('defaults', () => {
         maxQueue: 50000,
         journalDir: path.join(settings.stateDir, 'journal'),
         overload: 'spill',
+        durable: false,
         retryMaxMs: 30000
       }
     })
@@ -240,6 +241,12 @@ describe('environment', () => {
     expect(settings.hbase.bootstrap).toEqual([])
   })
 
+  test('BEACON_ACCESS_LOG_DURABLE turns on the hbase sink\'s write-ahead log', () => {
+    for (const [raw, durable] of [['1', true], ['true', true], ['YES', true], ['0', false], ['false', false], ['no', false]]) {
+      expect(loadSettings({ env: { BEACON_ACCESS_LOG_DURABLE: raw } }).logSinks.hbase.durable).toBe(durable)
+    }
+  })
+
   test('BEACON_ACCESS_LOG_TABLE is skipped when the hbase sink was removed', () => {
     const settings = loadSettings({ env: { BEACON_ACCESS_LOG_TABLE: 'x' }, overrides: { logSinks: { hbase: null }, endpoints: { sample5: null } } })
     expect(settings.logSinks.hbase).toBeUndefined()
@@ -266,6 +273,7 @@ describe('invalid settings throw CONFIG_INVALID naming the key and its source', 
     ['PORT out of range', { env: { PORT: '70000' } }, /port must be <= 65535 \(from env PORT\)/],
     ['negative BEACON_WORKERS', { env: { BEACON_WORKERS: '-1' } }, /workers must be >= 0 \(from env BEACON_WORKERS\)/],
     ['bad bootstrap address', { env: { BEACON_HBASE_BOOTSTRAP: 'localhost' } }, /hbase\.bootstrap\[0\] must be a "host:port" address \(from env BEACON_HBASE_BOOTSTRAP\)/],
+    ['bad durable flag', { env: { BEACON_ACCESS_LOG_DURABLE: 'maybe' } }, /logSinks\.hbase\.durable must be true or false \(from env BEACON_ACCESS_LOG_DURABLE\)/],
     ['bad log level', { env: { BEACON_LOG_LEVEL: 'verbose' } }, /logLevel must be one of: "fatal", .*"silent" \(from env BEACON_LOG_LEVEL\)/],
     ['bad endpoint name', { overrides: { endpoints: { 'sam ple': { source: 'hbase' } } } }, /endpoints\.sam ple is not a valid name/],
     ['header injection in cacheControl', { overrides: { endpoints: { sample2: { cacheControl: 'no-cache\r\nSet-Cookie: a=b' } } } }, /endpoints\.sample2\.cacheControl must be printable ASCII/],

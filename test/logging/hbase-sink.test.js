@@ -182,6 +182,93 @@ test('a worker killed with SIGKILL leaves its journal; the next writer claims an
   expect(journalFiles(journalDir)).toHaveLength(0)
 })
 
+/**
+ * Runs a child process that writes n entries to a sink on the live HBase but holds them in
+ * memory (a long flush interval), reports its stats, and is then SIGKILLed.
+ */
+async function killedWriter ({ table, journalDir, n, durable }) {
+  const script = `
+    const { createHBaseClient } = require(${JSON.stringify(path.resolve(__dirname, '../../lib/hbase'))})
+    const { createHBaseSink } = require(${JSON.stringify(path.resolve(__dirname, '../../logging/hbase-sink'))})
+    const client = createHBaseClient({ bootstrap: ${JSON.stringify(client.options.bootstrap)} })
+    const sink = createHBaseSink({ client, table: ${JSON.stringify(table)}, journalDir: ${JSON.stringify(journalDir)}, writerId: 'victim', flushIntervalMs: 600000, batchSize: 100000, durable: ${durable} })
+    for (let i = 0; i < ${n}; i++) sink.write({ ts: Date.now(), endpoint: 'sample5', id: String(i), status: 200, ms: 1, ip: null, ua: null, ref: null })
+    process.stdout.write(JSON.stringify(sink.stats()) + '\\n')
+    setInterval(() => {}, 1000)
+  `
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const stats = await new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += d
+      if (out.includes('\n')) resolve(JSON.parse(out))
+    })
+    child.on('exit', (code) => reject(new Error(`child exited early (${code})`)))
+  })
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGKILL')
+  await exited
+  return { stats, pid: child.pid }
+}
+
+test('durable mode: entries a killed writer still held in memory are replayed from its write-ahead log', async () => {
+  const table = await logTable('hsink_wal')
+  const journalDir = tempDir()
+  const n = 3000
+  const { stats, pid } = await killedWriter({ table, journalDir, n, durable: true })
+  expect(stats).toMatchObject({ accepted: n, written: 0, pending: n, durable: true, walAppended: n, walPending: n, walFailures: 0 })
+  const left = journalFiles(journalDir).map((f) => path.basename(f))
+  expect(left.length).toBeGreaterThan(0)
+  for (const name of left) expect(name).toMatch(new RegExp(`^j-${pid}-victim-wal-\\d+\\.ndjson$`))
+
+  const heir = sink({ client, table, journalDir, writerId: 'heir_wal' })
+  expect(await heir.replay()).toBe(true)
+  expect(heir.stats()).toMatchObject({ claimed: n, claimedFromWal: n, written: n, journalPending: 0 })
+  expect(await client.count(table)).toBe(n)
+  expect(journalFiles(journalDir)).toHaveLength(0)
+})
+
+test('default mode: the same kill loses what was in memory, and nothing is there to claim', async () => {
+  const table = await logTable('hsink_nowal')
+  const journalDir = tempDir()
+  const n = 3000
+  const { stats } = await killedWriter({ table, journalDir, n, durable: false })
+  expect(stats).toMatchObject({ accepted: n, written: 0, pending: n, durable: false })
+  expect(stats.walAppended).toBeUndefined()
+  expect(journalFiles(journalDir)).toHaveLength(0)
+  const heir = sink({ client, table, journalDir, writerId: 'heir_nowal' })
+  expect(await heir.replay()).toBe(true)
+  expect(heir.stats()).toMatchObject({ claimed: 0, written: 0 })
+  expect(await client.count(table)).toBe(0)
+})
+
+test('durable mode: write-ahead log segments go away once their entries are in HBase or the journal', async () => {
+  const table = await logTable('hsink_walok')
+  const journalDir = tempDir()
+  const live = sink({ client, table, journalDir, writerId: 'walok', durable: true, journalFileBytes: 1 << 20 })
+  for (let i = 0; i < 2500; i++) live.write(entry(i))
+  await live.flush()
+  expect(live.stats()).toMatchObject({ written: 2500, walAppended: 2500, walPending: 0 })
+  await live.close()
+  expect(journalFiles(journalDir)).toHaveLength(0) // nothing left to replay: all in HBase
+  expect(await client.count(table)).toBe(2500)
+
+  // HBase unreachable: entries are spilled; the WAL lets go of them once the journal has them.
+  const down = sink({ client: deadClient, table, journalDir, writerId: 'waldown', durable: true })
+  for (let i = 0; i < 700; i++) down.write(entry(10000 + i))
+  await down.flush()
+  await until(() => down.stats().walPending === 0)
+  expect(down.stats()).toMatchObject({ journalPending: 700, written: 0 })
+  await down.close()
+  const files = journalFiles(journalDir).map((f) => path.basename(f))
+  expect(files.length).toBeGreaterThan(0)
+  for (const name of files) expect(name).not.toMatch(/-wal-/)
+  const heir = sink({ client, table, journalDir, writerId: 'walheir' })
+  expect(await heir.replay()).toBe(true)
+  expect(heir.stats()).toMatchObject({ claimed: 700, claimedFromWal: 0, written: 700 })
+  expect(await client.count(table)).toBe(3200)
+})
+
 test('HBase goes away and comes back under the same sink: journal, probe, replay, then live again', async () => {
   const table = await logTable('hsink_flap')
   const journalDir = tempDir()

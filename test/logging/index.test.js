@@ -29,7 +29,7 @@ afterAll(async () => {
 test('createSinks builds the named sinks from settings; closeAll flushes and closes them all', async () => {
   const settings = {
     file: { type: 'file', path: path.join(stateDir, 'logs', 'access.log'), rotateSize: '100m', rotateFrequency: 'daily', keepFiles: 14 },
-    hbase: { type: 'hbase', table, buckets: 16, batchSize: 500, flushIntervalMs: 100, maxQueue: 50000, journalDir: path.join(stateDir, 'journal', 'hbase'), overload: 'spill', retryMaxMs: 30000 }
+    hbase: { type: 'hbase', table, buckets: 16, batchSize: 500, flushIntervalMs: 100, maxQueue: 50000, journalDir: path.join(stateDir, 'journal', 'hbase'), overload: 'spill', durable: false, retryMaxMs: 30000 }
   }
   const sinks = createSinks(settings, { client, stateDir, writerId: 'ix1', workerTag: 'w1' })
   expect([...sinks.keys()]).toEqual(['file', 'hbase'])

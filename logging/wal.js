@@ -1,0 +1,130 @@
+'use strict'
+
+const fs = require('node:fs')
+const path = require('node:path')
+const { formatRecord, holdWriter, FILE_PATTERN } = require('./journal')
+
+const DEFAULTS = Object.freeze({ segmentLines: 50000, pid: process.pid })
+
+/**
+ * The write-ahead log of an HBase sink in durable mode: every accepted entry is written to a
+ * local file *synchronously*, before the request handler answers, so a crash of the process
+ * (SIGKILL, OOM) after a client saw its answer cannot lose the entry. The page cache is
+ * enough for that: a killed process's written bytes survive it; only a machine crash
+ * would need fsync, which is the bench's measured trade-off left out on purpose.
+ *
+ * Files use the spill journal's names and record format (`j-<pid>-<writerId>-<seq>.ndjson`,
+ * `{"k":…,"v":…}` per line) in the same directory. While the writer runs, nobody touches them:
+ * its segments are deleted once every entry in them is written to HBase (or safely in the
+ * spill journal). When the process dies, they are orphans like any journal file: the next
+ * sink to start (the replacement worker) claims and replays them. A replayed entry keeps its
+ * row key, so an entry that had reached HBase is overwritten, never counted twice.
+ *
+ * @param {object} options
+ * @param {string} options.dir absolute; the sink's journal directory
+ * @param {string} options.writerId [A-Za-z0-9_-]{1,64}
+ * @param {number} [options.segmentLines] entries per file before a new one is started
+ */
+function createWal (options) {
+  const opts = { ...DEFAULTS, ...options }
+  if (typeof opts.dir !== 'string' || !path.isAbsolute(opts.dir)) throw new TypeError('wal: dir must be an absolute path')
+  const release = holdWriter(opts.dir, opts.writerId)
+  fs.mkdirSync(opts.dir, { recursive: true })
+  let fileSeq = 0
+  let active = null // segment being appended to
+  const segments = new Set() // every segment with a file on disk
+  let appended = 0
+  let errors = 0
+  let closed = false
+
+  function open () {
+    const file = path.join(opts.dir, `j-${opts.pid}-${opts.writerId}-${Date.now()}${String(fileSeq++).padStart(6, '0')}.ndjson`)
+    if (!FILE_PATTERN.test(path.basename(file))) throw new Error(`wal: bad file name ${file}`)
+    const segment = { path: file, fd: fs.openSync(file, 'a'), lines: 0, pending: 0, sealed: false }
+    segments.add(segment)
+    return segment
+  }
+
+  function seal (segment) {
+    segment.sealed = true
+    if (segment.fd !== null) {
+      fs.closeSync(segment.fd)
+      segment.fd = null
+    }
+    if (segment.pending === 0) drop(segment)
+  }
+
+  function drop (segment) {
+    segments.delete(segment)
+    fs.unlink(segment.path, () => {}) // gone already is fine
+  }
+
+  /**
+   * Writes one record now (a write(2) before returning). Throws on an I/O error: the caller
+   * decides what an entry that is not durable means.
+   * @param {string} key row key
+   * @param {string} value the entry's JSON
+   * @returns {object} the segment, to hand back to done() once the entry is safe elsewhere
+   */
+  function append (key, value) {
+    if (closed) throw new Error('wal: closed')
+    if (active === null) active = open()
+    const segment = active
+    try {
+      fs.writeSync(segment.fd, formatRecord(key, value) + '\n')
+    } catch (err) {
+      errors++
+      // The file may end in a partial line; a replay skips it as corrupt. Start a new one.
+      active = null
+      seal(segment)
+      throw err
+    }
+    segment.lines++
+    segment.pending++
+    appended++
+    if (segment.lines >= opts.segmentLines) {
+      active = null
+      seal(segment)
+    }
+    return segment
+  }
+
+  /**
+   * One entry of `segment` is written to HBase or durable in the spill journal.
+   * @param {object} segment from append()
+   */
+  function done (segment) {
+    segment.pending--
+    if (segment.pending === 0 && segment.sealed && segments.has(segment)) drop(segment)
+  }
+
+  /**
+   * Closes the files. With `discard`, deletes them (every entry is safe elsewhere); without,
+   * leaves them for the next sink's orphan claim.
+   * @param {{ discard?: boolean }} [opts]
+   */
+  function close ({ discard = false } = {}) {
+    if (closed) return
+    closed = true
+    for (const segment of [...segments]) {
+      if (segment.fd !== null) {
+        fs.closeSync(segment.fd)
+        segment.fd = null
+      }
+      segment.sealed = true
+      if (discard || segment.pending === 0) drop(segment)
+    }
+    active = null
+    release()
+  }
+
+  function stats () {
+    let pending = 0
+    for (const s of segments) pending += s.pending
+    return { walAppended: appended, walPending: pending, walFiles: segments.size, walErrors: errors }
+  }
+
+  return { append, done, close, stats }
+}
+
+module.exports = { createWal }
