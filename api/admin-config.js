@@ -3,6 +3,7 @@
 const crypto = require('node:crypto')
 const express = require('express')
 const { findCell } = require('../lib/hbase')
+const { FIRST_ID_ROW } = require('../lib/config/endpoint-state')
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
 const KEY_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/
@@ -68,7 +69,9 @@ function sendError (res, status, code, message) {
  *   GET    /admin/config/:id        the stored toggles and version
  *   PUT    /admin/config/:id        replace the toggles (JSON object body)
  *   DELETE /admin/config/:id        remove the id (it then gets the endpoint default)
- *   PUT    /admin/endpoints/:name   { "enabled": boolean } switch an endpoint on or off
+ *   GET    /admin/endpoints         every endpoint and whether this process serves it
+ *   PUT    /admin/endpoints/:name   { "enabled": boolean } switch an endpoint on or off (stored
+ *                                   in HBase: every host follows within its poll interval)
  * All require `Authorization: Bearer <BEACON_ADMIN_TOKEN>`; without a configured token the API
  * is off (404). Every change writes one audit log line and calls `onConfigChange(id)` /
  * `onEndpointChange(name, enabled)` so caches can be invalidated.
@@ -79,7 +82,8 @@ function sendError (res, status, code, message) {
  * @param {{ table: string, family: string, qualifier: string }} options.store
  * @param {object} options.logger pino logger (audit lines)
  * @param {(id: string) => void} [options.onConfigChange]
- * @param {{ has: (name: string) => boolean, set: (name: string, enabled: boolean) => Promise<void>|void }} [options.endpoints]
+ * @param {{ has: (name: string) => boolean, list: () => Array<{ name: string, enabled: boolean }>,
+ *   set: (name: string, enabled: boolean) => Promise<void>|void }} [options.endpoints]
  * @returns {import('express').Router}
  */
 function createConfigAdminRouter ({ token, client, store, logger, onConfigChange, endpoints }) {
@@ -111,7 +115,8 @@ function createConfigAdminRouter ({ token, client, store, logger, onConfigChange
   router.get('/admin/config', async (req, res, next) => {
     try {
       const limit = Math.min(MAX_LIST, Math.max(1, Number(req.query.limit) || 100))
-      const start = typeof req.query.start === 'string' ? req.query.start : undefined
+      // Reserved rows (endpoint switches) sort before every id: start past them.
+      const start = typeof req.query.start === 'string' && req.query.start > FIRST_ID_ROW ? req.query.start : FIRST_ID_ROW
       const ids = []
       for await (const row of client.scan(store.table, { startRow: start, limit, keysOnly: true, caching: limit })) ids.push(row.row.toString())
       res.set('Cache-Control', 'no-store').json({ ids, next: ids.length === limit ? ids[ids.length - 1] + '\u0000' : null })
@@ -157,6 +162,10 @@ function createConfigAdminRouter ({ token, client, store, logger, onConfigChange
     } catch (err) {
       next(err)
     }
+  })
+
+  router.get('/admin/endpoints', (req, res) => {
+    res.set('Cache-Control', 'no-store').json({ endpoints: endpoints ? endpoints.list() : [] })
   })
 
   router.put('/admin/endpoints/:name', async (req, res, next) => {

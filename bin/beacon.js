@@ -9,6 +9,7 @@
  *   npx beacon config delete <id>
  *   npx beacon config list [--start <id>] [--limit <n>]
  *   npx beacon endpoint enable|disable <name>
+ *   npx beacon endpoint list
  *
  * Environment: BEACON_ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT or :4001),
  * BEACON_ADMIN_TOKEN (required).
@@ -23,6 +24,7 @@ const USAGE = `usage:
   beacon config delete <id>
   beacon config list [--start <id>] [--limit <n>]
   beacon endpoint enable|disable <name>
+  beacon endpoint list
 env: BEACON_ADMIN_URL (default http://127.0.0.1:4001), BEACON_ADMIN_TOKEN`
 
 async function call (method, path, body) {
@@ -64,6 +66,7 @@ async function main (argv) {
     if (values.limit) q.set('limit', values.limit)
     return call('GET', `/admin/config?${q}`)
   }
+  if (area === 'endpoint' && action === 'list') return call('GET', '/admin/endpoints')
   if (area === 'endpoint' && (action === 'enable' || action === 'disable') && target) {
     return call('PUT', `/admin/endpoints/${id}`, JSON.stringify({ enabled: action === 'enable' }))
   }

@@ -71,7 +71,9 @@ const DEFAULTS = {
     operationTimeoutMs: 3000,
     configTable: 'beacon_config',
     configFamily: 'c',
-    configQualifier: 'json'
+    configQualifier: 'json',
+    // how often each process re-reads the endpoint on/off switches (set on any host); 0 = never
+    endpointStatePollMs: 2000
   },
   logSinks: {
     file: { type: 'file', path: 'logs/access.log', ...SINK_DEFAULTS.file },

@@ -99,7 +99,8 @@ const schema = closed({
     operationTimeoutMs: int(1),
     configTable: tableName,
     configFamily: str({ pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]*$', description: 'an HBase column family name' }),
-    configQualifier: str()
+    configQualifier: str(),
+    endpointStatePollMs: int(0)
   }),
   logSinks: {
     type: 'object',

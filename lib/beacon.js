@@ -6,6 +6,7 @@ const { createPublicApp } = require('../api/public-app')
 const { createAdminApp } = require('../api/admin-app')
 const { createConfigAdminRouter } = require('../api/admin-config')
 const { createHttpServer, listen } = require('./http-server')
+const { createEndpointStateStore, watchEndpointStates } = require('./config/endpoint-state')
 
 /**
  * Wires one beacon process from injected parts: endpoints (sources, caches, sinks), the data
@@ -57,9 +58,18 @@ function createBeacon ({ settings, client, sinks, logger, admin = true, publicRo
   function setEndpointEnabled (name, enabled) {
     const endpoint = byName.get(name)
     if (!endpoint) return false
+    if (endpoint.enabled !== enabled) logger.info({ endpoint: name, enabled }, enabled ? 'endpoint enabled' : 'endpoint disabled')
     endpoint.enabled = enabled
     return true
   }
+  // Endpoint switches live in HBase so that every host sees them (within the poll interval)
+  // and a restart keeps them; this host's workers get a change at once through `spread`.
+  const endpointStates = client
+    ? createEndpointStateStore({ client, table: settings.hbase.configTable, family: settings.hbase.configFamily, qualifier: settings.hbase.configQualifier, timeoutMs: settings.hbase.operationTimeoutMs })
+    : null
+  const stateWatcher = endpointStates && settings.hbase.endpointStatePollMs > 0
+    ? watchEndpointStates({ store: endpointStates, names: [...byName.keys()], apply: setEndpointEnabled, intervalMs: settings.hbase.endpointStatePollMs, logger })
+    : null
   /** Applies an admin change here (from this process or broadcast by the cluster primary). */
   function applyChange (change) {
     if (change.cmd === 'invalidate') invalidate(change.id)
@@ -74,7 +84,14 @@ function createBeacon ({ settings, client, sinks, logger, admin = true, publicRo
         store: { table: settings.hbase.configTable, family: settings.hbase.configFamily, qualifier: settings.hbase.configQualifier },
         logger,
         onConfigChange: (id) => spread({ cmd: 'invalidate', id }),
-        endpoints: { has: (name) => byName.has(name), set: (name, enabled) => spread({ cmd: 'endpoint', name, enabled }) }
+        endpoints: {
+          has: (name) => byName.has(name),
+          list: () => [...byName.values()].map((e) => ({ name: e.name, enabled: e.enabled })),
+          async set (name, enabled) {
+            await endpointStates.write(name, enabled)
+            spread({ cmd: 'endpoint', name, enabled })
+          }
+        }
       }))
     }
     if (metrics) {
@@ -130,6 +147,8 @@ function createBeacon ({ settings, client, sinks, logger, admin = true, publicRo
      * @returns {Promise<{ port: number, adminPort: number|null }>}
      */
     async listen ({ port, host, adminPort, adminHost }) {
+      // Serve with the stored switches, not the settings defaults (a failed read does not block).
+      if (stateWatcher) await stateWatcher.ready
       const bound = await listen(publicServer, port, host)
       const adminBound = adminServer ? await listen(adminServer, adminPort, adminHost) : null
       return { port: bound, adminPort: adminBound }
@@ -143,6 +162,7 @@ function createBeacon ({ settings, client, sinks, logger, admin = true, publicRo
     close ({ timeoutMs = settings.shutdownTimeoutMs } = {}) {
       if (closing) return closing
       closing = (async () => {
+        if (stateWatcher) stateWatcher.stop()
         const drains = [publicServer.listening ? publicServer.drain(timeoutMs) : { forced: false }]
         if (adminServer && adminServer.listening) drains.push(adminServer.drain(Math.min(timeoutMs, 1000)))
         const [publicResult] = await Promise.all(drains)

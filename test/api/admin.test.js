@@ -3,12 +3,16 @@
 // Admin plane: health, readiness, metrics and the toggle admin API, over real sockets and HBase.
 
 const { startBeacon, request } = require('../support/beacon')
-const { testClient } = require('../support/hbase')
+const { testClient, uniqueTable } = require('../support/hbase')
 const { main: cli } = require('../../bin/beacon')
 
 const TOKEN = 'test-token-0123456789'
 const ID = `adm${process.pid}`
 let app
+// Its own config table: endpoint switches are stored there, and must never leak into the
+// shared table that other tests and a dev server read.
+const CONFIG_TABLE = uniqueTable('cfg')
+const hbaseOverrides = { configTable: CONFIG_TABLE, endpointStatePollMs: 100 }
 
 function adminRequest (path, { method = 'GET', token = TOKEN, body } = {}) {
   return fetch(`${app.adminUrl}${path}`, {
@@ -19,14 +23,17 @@ function adminRequest (path, { method = 'GET', token = TOKEN, body } = {}) {
 }
 
 beforeAll(async () => {
-  app = await startBeacon({ env: { BEACON_ADMIN_TOKEN: TOKEN } })
+  const admin = testClient()
+  await admin.admin.createTable(CONFIG_TABLE, { families: ['c'] })
+  await admin.close()
+  app = await startBeacon({ env: { BEACON_ADMIN_TOKEN: TOKEN }, overrides: { hbase: hbaseOverrides } })
 })
 
 afterAll(async () => {
-  const admin = testClient()
-  await admin.delete('beacon_config', ID).catch(() => {})
-  await admin.close()
   if (app) await app.close()
+  const admin = testClient()
+  await admin.admin.deleteTable(CONFIG_TABLE).catch(() => {})
+  await admin.close()
 })
 
 test('healthz and readyz answer with real status codes and JSON', async () => {
@@ -107,14 +114,41 @@ test('invalid toggle bodies are rejected with a 4xx naming the problem', async (
   expect((await adminRequest('/admin/config/bad%20id', { method: 'PUT', body: '{}' })).status).toBe(400)
 })
 
-test('an endpoint can be disabled and enabled at runtime', async () => {
-  expect((await adminRequest('/admin/endpoints/sample2', { method: 'PUT', body: '{"enabled":false}' })).status).toBe(200)
-  const off = await request(`${app.url}/api/sample2.js?id=1&callback=cb`)
-  expect(off.status).toBe(404)
-  expect(off.body).toContain('ENDPOINT_DISABLED')
-  expect((await adminRequest('/admin/endpoints/sample2', { method: 'PUT', body: '{"enabled":true}' })).status).toBe(200)
-  expect((await request(`${app.url}/api/sample2.js?id=1&callback=cb`)).status).toBe(200)
-  expect((await adminRequest('/admin/endpoints/nope', { method: 'PUT', body: '{"enabled":true}' })).status).toBe(404)
+test('an endpoint switched off at runtime is off on every host (stored in HBase), and back on', async () => {
+  const otherHost = await startBeacon({ overrides: { hbase: hbaseOverrides } })
+  let lateHost
+  try {
+    const status = async (base) => (await request(`${base}/api/sample2.js?id=1&callback=cb`)).status
+    expect(await status(otherHost.url)).toBe(200)
+    expect((await adminRequest('/admin/endpoints/sample2', { method: 'PUT', body: '{"enabled":false}' })).status).toBe(200)
+    const off = await request(`${app.url}/api/sample2.js?id=1&callback=cb`)
+    expect(off.status).toBe(404) // this process: at once
+    expect(off.body).toContain('ENDPOINT_DISABLED')
+    // Another process: within its poll interval (100 ms here, 2 s by default) plus one read.
+    const switchedAt = Date.now()
+    while (await status(otherHost.url) === 200 && Date.now() - switchedAt < 5000) await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(await status(otherHost.url)).toBe(404)
+    expect(Date.now() - switchedAt).toBeLessThan(2000)
+    // A process started later reads the switch before it serves its first request.
+    lateHost = await startBeacon({ overrides: { hbase: { ...hbaseOverrides, endpointStatePollMs: 60000 } } })
+    expect(await status(lateHost.url)).toBe(404)
+    const listed = JSON.parse((await adminRequest('/admin/endpoints')).text).endpoints
+    expect(listed).toContainEqual({ name: 'sample2', enabled: false })
+    expect(listed).toContainEqual({ name: 'sample3', enabled: true })
+
+    expect((await adminRequest('/admin/endpoints/sample2', { method: 'PUT', body: '{"enabled":true}' })).status).toBe(200)
+    expect(await status(app.url)).toBe(200)
+    const onAt = Date.now()
+    while (await status(otherHost.url) !== 200 && Date.now() - onAt < 5000) await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(await status(otherHost.url)).toBe(200)
+    expect((await adminRequest('/admin/endpoints/nope', { method: 'PUT', body: '{"enabled":true}' })).status).toBe(404)
+    expect((await adminRequest('/admin/endpoints/sample2', { method: 'PUT', body: '{"enabled":"no"}' })).status).toBe(400)
+    const audit = app.logLines.filter((l) => l.audit && l.endpoint === 'sample2').map((l) => l.action)
+    expect(audit).toEqual(['endpoint.disable', 'endpoint.enable'])
+  } finally {
+    await otherHost.close()
+    if (lateHost) await lateHost.close()
+  }
 })
 
 test('the CLI drives the same API', async () => {
@@ -128,6 +162,7 @@ test('the CLI drives the same API', async () => {
     expect(list.ids).toEqual([ID])
     expect(await cli(['config', 'delete', ID])).toEqual({ id: ID, deleted: true })
     await expect(cli(['config', 'get', ID])).rejects.toThrow(/404/)
+    expect((await cli(['endpoint', 'list'])).endpoints.map((e) => e.name)).toEqual(['sample1', 'sample2', 'sample3', 'sample4', 'sample5'])
     process.env.BEACON_ADMIN_TOKEN = 'nope'
     await expect(cli(['config', 'get', '1'])).rejects.toThrow(/401/)
   } finally {

@@ -35,8 +35,8 @@ async function startBeacon ({ overrides = {}, clientOptions = {}, env = {}, now,
       adminPort: 0,
       host: '127.0.0.1',
       logLevel: 'warn',
-      hbase: { bootstrap: client.options.bootstrap },
       ...overrides,
+      hbase: { bootstrap: client.options.bootstrap, ...(overrides.hbase || {}) },
       logSinks: {
         ...(overrides.logSinks || {}),
         hbase: { type: 'hbase', table: accessLogTable, flushIntervalMs: 20, ...((overrides.logSinks || {}).hbase || {}) }
