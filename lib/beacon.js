@@ -126,9 +126,14 @@ function createBeacon ({ settings, client, sinks, logger, admin = true, publicRo
     for (const [name, sink] of sinks) {
       const stats = sink.stats()
       const limit = sink.maxQueue
+      // Memory is full: new entries are spilled or shed (the sink's policy). Still answering,
+      // but a load balancer should prefer a host that is not.
       const full = limit > 0 && stats.queueDepth >= limit
       saturated = saturated || full
-      checks[`accessLog.${name}`] = full ? 'saturated' : 'ok'
+      let check = 'ok'
+      if (full) check = `saturated: ${sink.overload === 'shed' ? 'shedding' : 'spilling to the journal'}`
+      else if (stats.state === 'down') check = `spilling to the journal (HBase not answering; ${stats.journalPending} pending)`
+      checks[`accessLog.${name}`] = check
     }
     return { ready: (hbaseOk || cachedEntries > 0) && !saturated && !closing, checks }
   }

@@ -648,7 +648,7 @@ function createHBaseSink (options) {
     }
   }
 
-  return { type: 'hbase', table, maxQueue: opts.maxQueue, durable: Boolean(wal), write, flush, close, stats, replay, ready: started }
+  return { type: 'hbase', table, maxQueue: opts.maxQueue, overload: opts.overload, durable: Boolean(wal), write, flush, close, stats, replay, ready: started }
 }
 
 function validate (o) {

@@ -222,3 +222,96 @@ test('HBase stuck (SIGSTOP for 5 s): latency stays bounded, sample2 fails fast b
     await counter.close()
   }
 })
+
+// The access-log pipeline saturates (HBase stuck, writes pile up behind a stalled batch): each
+// sink applies its overload policy — spill to the journal, or shed with a counter — answers
+// stay 200 and fast, memory stays at maxQueue, and /readyz says "saturated" while it lasts.
+test('log pipeline saturated while HBase is stuck: spill and shed policies apply, /readyz says so, nothing is lost unaccounted', async () => {
+  const MAX_QUEUE = 300
+  const STUCK_MS = 3000
+  const start = (overload) => startBeacon({
+    bootstrap,
+    clientOptions: { rpcTimeout: 500, operationTimeout: 1500 },
+    overrides: { hbase: { rpcTimeoutMs: 500, operationTimeoutMs: 1500 }, logSinks: { hbase: { maxQueue: MAX_QUEUE, overload } } }
+  })
+  const apps = { spill: await start('spill'), shed: await start('shed') }
+  const counter = createHBaseClient({ bootstrap })
+  try {
+    for (const which of Object.values(apps)) {
+      for (let id = 1; id <= IDS; id++) expect((await request(`${which.url}/api/sample5.js?id=${id}&callback=cb`)).status).toBe(200)
+      await which.sinks.get('hbase').flush()
+    }
+    const pid = Number(require('node:fs').readFileSync(options.pidFile, 'utf8'))
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 16 })
+    const answers = { spill: [], shed: [] }
+    const readyz = { spill: [], shed: [] }
+    const state = { running: true }
+    const loops = Array.from({ length: 16 }, async (_, i) => {
+      const which = i % 2 ? 'shed' : 'spill'
+      for (let n = i; state.running; n += 16) {
+        const at = Date.now()
+        const res = await request(`${apps[which].url}/api/sample5.js?id=${1 + (n % IDS)}&callback=cb`, { agent })
+        answers[which].push({ status: res.status, ms: Date.now() - at })
+      }
+    })
+    const maxHeld = { spill: 0, shed: 0 }
+    const watch = setInterval(async () => {
+      for (const which of ['spill', 'shed']) {
+        maxHeld[which] = Math.max(maxHeld[which], apps[which].sinks.get('hbase').stats().pending)
+        const res = await request(`${apps[which].adminUrl}/readyz`).catch(() => null)
+        if (res) readyz[which].push({ status: res.status, check: JSON.parse(res.body).checks['accessLog.hbase'] })
+      }
+    }, 50)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    process.kill(pid, 'SIGSTOP') // our own HBase instance
+    await new Promise((resolve) => setTimeout(resolve, STUCK_MS))
+    process.kill(pid, 'SIGCONT')
+    const shedSink = apps.shed.sinks.get('hbase')
+    await until('the shed sink unsaturated', () => shedSink.stats().pending < MAX_QUEUE, 30000)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    state.running = false
+    await Promise.all(loops)
+    clearInterval(watch)
+    agent.destroy()
+
+    for (const which of ['spill', 'shed']) {
+      // The policy is about the log, never the answer.
+      expect(answers[which].filter((r) => r.status !== 200)).toEqual([])
+      expect(Math.max(...answers[which].map((r) => r.ms))).toBeLessThan(REQUEST_BOUND_MS)
+      expect(maxHeld[which]).toBeLessThanOrEqual(MAX_QUEUE)
+      expect(readyz[which].filter((r) => r.status === 200).length).toBeGreaterThan(0)
+    }
+    const saturated = (which) => readyz[which].filter((r) => r.status === 503)
+    expect(saturated('spill').length).toBeGreaterThan(0)
+    for (const r of saturated('spill')) expect(r.check).toBe('saturated: spilling to the journal')
+    expect(saturated('shed').length).toBeGreaterThan(0)
+    for (const r of saturated('shed')) expect(r.check).toBe('saturated: shedding')
+    expect((await request(`${apps.shed.adminUrl}/readyz`)).status).toBe(200)
+    const metrics = (await request(`${apps.shed.adminUrl}/metrics`)).body
+    const shedCount = Number(/^beacon_access_log_entries_total\{sink="hbase",state="shed"\} (\d+)$/m.exec(metrics)[1])
+
+    // Accounting: spill loses nothing; shed loses exactly what it counted.
+    const expectRows = async (which, expected) => {
+      const sink = apps[which].sinks.get('hbase')
+      await sink.flush()
+      await until(`${which}: journal replayed`, () => sink.stats().journalPending === 0 && sink.stats().pending === 0, 120000)
+      const rows = await counter.count(apps[which].accessLogTable)
+      expect(rows).toBe(expected)
+      return rows
+    }
+    const ok = (which) => answers[which].length + IDS
+    const spillStats = apps.spill.sinks.get('hbase').stats()
+    const shedStats = shedSink.stats()
+    expect(spillStats.spilled).toBeGreaterThan(0)
+    expect(spillStats.shed).toBe(0)
+    expect(shedStats.shed).toBeGreaterThan(0)
+    expect(shedStats.spilled).toBe(0)
+    expect(shedCount).toBe(shedStats.shed)
+    const spillRows = await expectRows('spill', ok('spill'))
+    const shedRows = await expectRows('shed', ok('shed') - shedStats.shed)
+    console.log(`overload: stuck ${STUCK_MS} ms, maxQueue ${MAX_QUEUE}. spill: ${ok('spill')} x 200, ${spillStats.spilled} spilled, ${spillRows} rows, readyz 503 ${saturated('spill').length}/${readyz.spill.length} polls; shed: ${ok('shed')} x 200, ${shedStats.shed} shed (counted in /metrics), ${shedRows} rows, readyz 503 ${saturated('shed').length}/${readyz.shed.length} polls; held in memory at most ${maxHeld.spill}/${maxHeld.shed}`)
+  } finally {
+    await counter.close()
+    for (const which of Object.values(apps)) await which.close()
+  }
+})
