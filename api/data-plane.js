@@ -12,6 +12,7 @@ const FAIL = Object.freeze({
   METHOD_NOT_ALLOWED: Object.freeze(new ERRORS.METHOD_NOT_ALLOWED()),
   URL_TOO_LONG: Object.freeze(new ERRORS.URL_TOO_LONG()),
   ENDPOINT_DISABLED: Object.freeze(new ERRORS.ENDPOINT_DISABLED()),
+  CALLBACK_NOT_ALLOWED: Object.freeze(new ERRORS.CALLBACK_NOT_ALLOWED()),
   CONFIG_UNAVAILABLE: Object.freeze(new ERRORS.CONFIG_UNAVAILABLE())
 })
 
@@ -132,6 +133,10 @@ function createDataPlane ({ endpoints, limits, maxUrlLength, fallback, onRespons
     const { id, callback, error } = parseBeaconQuery(query, limits)
     if (error) {
       fail(endpoint, req, res, started, error, null, scriptContext, null)
+      return
+    }
+    if (callback !== null && endpoint.allowsCallback && !endpoint.allowsCallback(callback)) {
+      fail(endpoint, req, res, started, FAIL.CALLBACK_NOT_ALLOWED, null, scriptContext, id)
       return
     }
     if (!endpoint.enabled) {

@@ -3,6 +3,7 @@
 const { createFixedSource } = require('../lib/config/fixed-source')
 const { createHBaseSource } = require('../lib/config/hbase-source')
 const { createConfigCache } = require('../lib/config/cache')
+const { callbackAllowlist } = require('../lib/jsonp')
 
 /**
  * Builds the declared endpoints from settings: each gets its config source (fixed | hbase),
@@ -63,6 +64,7 @@ function buildEndpoints ({ settings, client, sinks, now, onCacheOutcome, onInval
       lookup: cache ? cache.lookup : source.lookup,
       sinks: endpointSinks,
       logBeforeAnswer: endpointSinks.some((sink) => sink.durable === true),
+      allowsCallback: callbackAllowlist(spec.callbacks),
       cache,
       source
     })

@@ -67,7 +67,13 @@ const endpoint = closed({
   accessLog: { type: 'array', items: str({ pattern: NAME_PATTERN }), uniqueItems: true },
   // Printable ASCII only: it becomes a response header, so no CR/LF can sneak in.
   cacheControl: str({ pattern: '^[\\x20-\\x7E]+$', description: 'printable ASCII' }),
-  enabled: { type: 'boolean' }
+  enabled: { type: 'boolean' },
+  // Optional allowlist of callback names: exact paths, or prefixes ending in * (jQuery*).
+  callbacks: {
+    type: 'array',
+    maxItems: 100,
+    items: str({ pattern: '^[A-Za-z_$][A-Za-z0-9_$.]{0,127}\\*?$', description: 'a callback name or a prefix ending in *' })
+  }
 }, ['source', 'defaultConfig', 'cache', 'accessLog', 'cacheControl', 'enabled'])
 
 /** The settings schema. */

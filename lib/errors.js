@@ -48,6 +48,7 @@ function createError (code, message, statusCode = 500) {
 /** @type {Readonly<Record<string, BeaconErrorClass>>} code → class */
 const ERRORS = Object.freeze({
   BAD_CALLBACK: createError('BAD_CALLBACK', 'callback must be a JavaScript identifier path like EXAMPLE.process', 400),
+  CALLBACK_NOT_ALLOWED: createError('CALLBACK_NOT_ALLOWED', 'this callback name is not allowed for this endpoint', 400),
   BAD_ID: createError('BAD_ID', 'id must be letters, digits, _ or - and not longer than the configured limit', 400),
   MISSING_ID: createError('MISSING_ID', 'the id query parameter is required', 400),
   BAD_QUERY: createError('BAD_QUERY', 'the query string has malformed percent-encoding or invalid UTF-8', 400),

@@ -111,8 +111,22 @@ function renderError (err, { callback, scriptContext } = {}) {
  * @param {boolean} scriptContext whether the body is JavaScript (a callback param was sent)
  * @returns {string} the Content-Type header value
  */
+/**
+ * A callback allowlist as a predicate. A JSONP endpoint runs whatever function name the page
+ * passes; listing the names the site's own pages use stops a hostile page from making our
+ * script call a function of the victim page's choosing with our data (SOME attacks).
+ * @param {string[]|undefined} list exact names, or prefixes ending in `*` (`jQuery*`)
+ * @returns {((callback: string) => boolean)|null} null: every valid callback is allowed
+ */
+function callbackAllowlist (list) {
+  if (!list) return null
+  const exact = new Set(list.filter((name) => !name.endsWith('*')))
+  const prefixes = list.filter((name) => name.endsWith('*')).map((name) => name.slice(0, -1))
+  return (callback) => exact.has(callback) || prefixes.some((prefix) => callback.startsWith(prefix))
+}
+
 function contentType (scriptContext) {
   return scriptContext ? JS_TYPE : JSON_TYPE
 }
 
-module.exports = { serializeConfig, renderBody, renderError, contentType }
+module.exports = { serializeConfig, renderBody, renderError, contentType, callbackAllowlist }

@@ -124,3 +124,22 @@ test('sample5 writes one HBase row per request, counted and read back', async ()
   for await (const row of app.client.scan(app.accessLogTable, { limit: 1 })) sample = JSON.parse(row.cells[0].value.toString())
   expect(sample).toMatchObject({ endpoint: 'sample5', status: 200 })
 })
+
+test('a callback allowlist on an endpoint: listed names and prefixes answer, others get a 400 that calls nothing', async () => {
+  const strict = await startBeacon({ overrides: { endpoints: { sample3: { callbacks: [CB, 'jQuery*'] } } } })
+  try {
+    expect((await request(`${strict.url}/api/sample3.js?id=7&callback=${CB}`)).body).toBe(jsonp(payload('7', false, sampleConfig(7))))
+    expect((await request(`${strict.url}/api/sample3.js?id=7&callback=jQuery3710_17`)).status).toBe(200)
+    expect((await request(`${strict.url}/api/sample3.js?id=7`)).status).toBe(200) // plain JSON needs no callback
+    for (const other of ['opener.document.forms.f.submit', 'EXAMPLE.processX', 'alert']) {
+      const res = await request(`${strict.url}/api/sample3.js?id=7&callback=${other}`)
+      expect(res.status).toBe(400)
+      expect(res.headers['content-type']).toBe('application/javascript; charset=utf-8')
+      expect(res.body).toBe('/**/ typeof console === \'object\' && console.error("beacon: CALLBACK_NOT_ALLOWED: this callback name is not allowed for this endpoint");')
+    }
+    // Other endpoints of the same process keep accepting any valid callback.
+    expect((await request(`${strict.url}/api/sample2.js?id=7&callback=anything.goes`)).status).toBe(200)
+  } finally {
+    await strict.close()
+  }
+})

@@ -1,7 +1,7 @@
 'use strict'
 
 const vm = require('node:vm')
-const { serializeConfig, renderBody, renderError, contentType } = require('../../lib/jsonp')
+const { serializeConfig, renderBody, renderError, contentType, callbackAllowlist } = require('../../lib/jsonp')
 const { parseBeaconQuery } = require('../../lib/query')
 const { ERRORS, createError } = require('../../lib/errors')
 
@@ -181,11 +181,20 @@ test('contentType', () => {
   expect(contentType(false)).toBe('application/json; charset=utf-8')
 })
 
+test('callbackAllowlist: exact names and prefixes ending in *; no list allows every valid callback', () => {
+  expect(callbackAllowlist(undefined)).toBeNull()
+  const allows = callbackAllowlist(['EXAMPLE.process', 'jQuery*', 'cb'])
+  for (const ok of ['EXAMPLE.process', 'jQuery3710_1700000000000', 'jQuery', 'cb']) expect(allows(ok)).toBe(true)
+  for (const no of ['EXAMPLE.processX', 'EXAMPLE', 'window.opener.document.forms.0.submit', 'cb2', 'jquery1', 'alert']) expect(allows(no)).toBe(false)
+  expect(callbackAllowlist([])('cb')).toBe(false)
+})
+
 describe('lib/errors', () => {
   test('the table: codes, statuses and fixed messages', () => {
     const statuses = Object.fromEntries(Object.entries(ERRORS).map(([code, E]) => [code, E.statusCode]))
     expect(statuses).toEqual({
       BAD_CALLBACK: 400,
+      CALLBACK_NOT_ALLOWED: 400,
       BAD_ID: 400,
       MISSING_ID: 400,
       BAD_QUERY: 400,
