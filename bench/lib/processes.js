@@ -61,4 +61,40 @@ function startNode (script, args = [], { env = {}, log = () => {}, name = script
   return child
 }
 
-module.exports = { waitForHttp, startNode }
+/**
+ * Resolves with the first line a child prints on stdout, parsed as JSON (how the fixture server,
+ * the delay proxy and the load worker report). Rejects on timeout, exit or unparsable output.
+ * @param {import('child_process').ChildProcess} child spawned with stdout piped
+ * @param {number} timeoutMs
+ * @param {string} what for error messages
+ * @returns {Promise<any>}
+ */
+function firstJsonLine (child, timeoutMs, what) {
+  return new Promise((resolve, reject) => {
+    let out = ''
+    let settled = false
+    const finish = (fn, value) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      child.stdout.off('data', onData)
+      fn(value)
+    }
+    const timer = setTimeout(() => finish(reject, new Error(`${what}: no answer within ${timeoutMs} ms`)), timeoutMs)
+    const onData = (chunk) => {
+      out += chunk
+      const nl = out.indexOf('\n')
+      if (nl === -1) return
+      try {
+        finish(resolve, JSON.parse(out.slice(0, nl)))
+      } catch {
+        finish(reject, new Error(`${what} printed ${JSON.stringify(out.slice(0, nl))}`))
+      }
+    }
+    child.stdout.on('data', onData)
+    child.once('error', (err) => finish(reject, new Error(`${what} could not start: ${err.message}`)))
+    child.once('exit', (code, signal) => finish(reject, new Error(`${what} exited (${signal || code}) before answering`)))
+  })
+}
+
+module.exports = { waitForHttp, startNode, firstJsonLine }

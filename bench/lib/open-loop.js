@@ -1,0 +1,340 @@
+'use strict'
+
+/**
+ * A constant-rate (open-loop) HTTP/1.1 load generator, in the manner of wrk2.
+ *
+ * Why not autocannon `overallRate` or hey `-q`: they let each connection fire back to back until
+ * its share of the second is used, so arrivals come in bursts, and they time a request from when
+ * it was sent. A server that stalls then simply receives fewer requests while it stalls, and the
+ * stall shows up in one sample instead of in every request that should have arrived meanwhile
+ * (coordinated omission). Here request i is *due* at start + i / rate whatever the server does,
+ * and its latency is measured from that due time: a request that has to wait for a busy
+ * connection is charged for the wait.
+ *
+ * Arrivals are spread round-robin over a pool of connections (request i goes to connection
+ * i mod C), each with its own FIFO of due requests. Raw `net` sockets and a minimal response
+ * parser keep the generator's own cost per request small (node:http's client costs several times
+ * more and would make the generator the bottleneck on a 2-core machine).
+ *
+ * `rate: 0` switches to closed loop: every connection sends its next request as soon as the
+ * previous answer arrived (autocannon's model), timed from the send; used for connection scaling.
+ */
+
+const net = require('node:net')
+const { performance } = require('node:perf_hooks')
+const hdr = require('hdr-histogram-js')
+
+const HISTOGRAM = { lowestDiscernibleValue: 1, highestTrackableValue: 3600 * 1e6, numberOfSignificantValueDigits: 3 }
+const TIMEOUT_CHECK_MS = 50
+// Above this much time to the next due request, sleep on a timer (1 ms granularity) until 1 ms
+// before it; below, poll with setImmediate so requests leave within ~0.1 ms of their due time.
+const SPIN_BELOW_MS = 1.5
+const HEADER_END = '\r\n\r\n'
+
+/**
+ * @typedef {{ path: string, tag?: string }} PlannedRequest
+ * @typedef {{ count: number, mean: number, stdev: number, p50: number, p90: number, p99: number,
+ *   p999: number, max: number }} LatencySummary latency in ms
+ */
+
+/**
+ * Runs one open-loop (or closed-loop) load test.
+ * @param {{ host: string, port: number, rate: number, durationMs: number, connections?: number,
+ *   keepAlive?: boolean, next: () => PlannedRequest, timeoutMs?: number, lateMs?: number,
+ *   hostHeader?: string, precise?: boolean }} options
+ *   rate: requests per second (0 = closed loop); next: the path (and an optional tag that gets
+ *   its own latency summary) of each request; keepAlive false: a new connection per request
+ *   (`Connection: close`), connect time included; lateMs: a request sent more than this after
+ *   its due time counts as `late` (the generator or the pool could not keep the schedule);
+ *   precise false: timers only (less CPU while idle, ~0.5 ms more measured latency on average)
+ * @returns {Promise<{ offeredRate: number, rps: number, durationMs: number, sent: number,
+ *   requests: number, ok: number, non2xx: number, errors: number, errorCodes: Record<string, number>,
+ *   late: number, unsent: number, maxSendLagMs: number, latency: LatencySummary,
+ *   tags: Record<string, LatencySummary & { ok: number, non2xx: number }> }>}
+ *   requests = answers received; unsent: due but never sent before the run stopped
+ */
+async function runOpenLoop (options) {
+  const o = validate(options)
+  const closed = o.rate === 0
+  const total = closed ? Infinity : Math.floor(o.rate * o.durationMs / 1000)
+  const intervalMs = closed ? 0 : 1000 / o.rate
+  const request = (path) => `GET ${path} HTTP/1.1\r\nHost: ${o.hostHeader}\r\n${o.keepAlive ? '' : 'Connection: close\r\n'}\r\n`
+
+  const all = hdr.build(HISTOGRAM)
+  const tags = new Map()
+  const counts = { sent: 0, requests: 0, ok: 0, non2xx: 0, errors: 0, late: 0, unsent: 0 }
+  const errorCodes = {}
+  let maxSendLagMs = 0
+  let lastAnswer = 0
+
+  let t0 = NaN // set when the clock starts, after keep-alive connections are open
+  let endAt = NaN
+  let planned = 0
+  let stopping = false
+  const conns = Array.from({ length: o.connections }, () => ({ socket: null, queue: [], current: null, buf: '', closeAfter: false }))
+  // Keep-alive connections are opened before the clock starts: their handshake is not what a
+  // steady-state client pays per request.
+  if (o.keepAlive) await Promise.all(conns.map((c) => connect(c).catch(() => {})))
+
+  t0 = performance.now()
+  endAt = t0 + o.durationMs
+  let done
+  const finished = new Promise((resolve) => { done = resolve })
+
+  function tagOf (tag) {
+    let t = tags.get(tag)
+    if (!t) tags.set(tag, (t = { histogram: hdr.build(HISTOGRAM), ok: 0, non2xx: 0 }))
+    return t
+  }
+
+  function connect (c) {
+    return new Promise((resolve, reject) => {
+      const socket = net.connect({ host: o.host, port: o.port, noDelay: true })
+      c.socket = socket
+      c.buf = ''
+      c.closeAfter = false
+      socket.setEncoding('latin1')
+      socket.on('data', (chunk) => onData(c, chunk))
+      socket.once('connect', resolve)
+      socket.on('error', (err) => {
+        reject(err)
+        fail(c, socket, err.code || err.message)
+      })
+      socket.on('close', () => fail(c, socket, 'ECONNCLOSED'))
+    })
+  }
+
+  // A connection lost with a request in flight fails that request; an idle one is reopened
+  // lazily by the next request it has to send.
+  function fail (c, socket, code) {
+    if (c.socket !== socket) return
+    c.socket = null
+    if (c.current) {
+      counts.errors++
+      errorCodes[code] = (errorCodes[code] || 0) + 1
+      c.current = null
+    }
+    socket.destroy()
+    pump(c)
+  }
+
+  function send (c) {
+    const item = c.queue.shift()
+    const now = performance.now()
+    const lag = now - item.due
+    if (lag > o.lateMs) counts.late++
+    if (lag > maxSendLagMs) maxSendLagMs = lag
+    item.sentAt = now
+    c.current = item
+    counts.sent++
+    if (!c.socket) connect(c).catch(() => {})
+    c.socket.write(request(item.path))
+  }
+
+  function pump (c) {
+    if (c.current || stopping || Number.isNaN(t0)) return
+    if (closed && !c.queue.length && performance.now() < endAt) {
+      const next = o.next()
+      c.queue.push({ due: performance.now(), path: next.path, tag: next.tag })
+    }
+    if (c.queue.length) send(c)
+    else if (stopping || (!closed && planned >= total)) maybeDone()
+  }
+
+  function onData (c, chunk) {
+    c.buf += chunk
+    for (;;) {
+      const item = c.current
+      if (!item) {
+        c.buf = ''
+        return
+      }
+      const headEnd = c.buf.indexOf(HEADER_END)
+      if (headEnd === -1) return
+      const head = c.buf.slice(0, headEnd)
+      const length = contentLength(head)
+      if (length === null) {
+        // Chunked: the small bodies seen here arrive whole, so wait for the last-chunk marker.
+        const end = c.buf.indexOf('\r\n0\r\n\r\n', headEnd)
+        if (end === -1) return
+        c.buf = c.buf.slice(end + 7)
+      } else {
+        const need = headEnd + 4 + length
+        if (c.buf.length < need) return
+        c.buf = c.buf.slice(need)
+      }
+      answered(c, item, Number(head.slice(9, 12)), /\r\nconnection:\s*close/i.test(head))
+    }
+  }
+
+  function answered (c, item, status, serverCloses) {
+    const now = performance.now()
+    const ms = now - item.due
+    lastAnswer = now
+    const us = Math.max(1, Math.round(ms * 1000))
+    all.recordValue(us)
+    const t = item.tag === undefined ? null : tagOf(item.tag)
+    if (t) t.histogram.recordValue(us)
+    counts.requests++
+    if (status >= 200 && status < 300) {
+      counts.ok++
+      if (t) t.ok++
+    } else {
+      counts.non2xx++
+      if (t) t.non2xx++
+    }
+    c.current = null
+    if (!o.keepAlive || serverCloses) {
+      const socket = c.socket
+      c.socket = null
+      if (socket) socket.destroy()
+    }
+    pump(c)
+  }
+
+  // Per-request timeout: a request unanswered for timeoutMs fails and its connection is reset.
+  const timeoutTimer = setInterval(() => {
+    const now = performance.now()
+    for (const c of conns) {
+      if (c.current && now - c.current.sentAt > o.timeoutMs && c.socket) fail(c, c.socket, 'TIMEOUT')
+    }
+    if (now > endAt + o.timeoutMs) stop()
+  }, TIMEOUT_CHECK_MS)
+
+  function schedule () {
+    if (stopping) return
+    const now = performance.now()
+    while (planned < total && t0 + planned * intervalMs <= now) {
+      const c = conns[planned % o.connections]
+      const next = o.next()
+      c.queue.push({ due: t0 + planned * intervalMs, path: next.path, tag: next.tag })
+      planned++
+      if (!c.current) pump(c)
+    }
+    if (planned >= total) {
+      maybeDone()
+      return
+    }
+    const wait = t0 + planned * intervalMs - performance.now()
+    if (!o.precise) setTimeout(schedule, Math.max(1, wait))
+    else if (wait > SPIN_BELOW_MS) setTimeout(schedule, wait - 1)
+    else setImmediate(schedule)
+  }
+
+  function maybeDone () {
+    if (stopping) return
+    if (closed) {
+      if (performance.now() >= endAt && conns.every((c) => !c.current)) stop()
+      return
+    }
+    if (planned >= total && conns.every((c) => !c.current && !c.queue.length)) stop()
+  }
+
+  function stop () {
+    if (stopping) return
+    stopping = true
+    clearInterval(timeoutTimer)
+    for (const c of conns) {
+      counts.unsent += c.queue.length
+      c.queue = []
+      if (c.current) {
+        counts.errors++
+        errorCodes.TIMEOUT = (errorCodes.TIMEOUT || 0) + 1
+        c.current = null
+      }
+      if (c.socket) c.socket.destroy()
+      c.socket = null
+    }
+    done()
+  }
+
+  if (closed) {
+    conns.forEach(pump)
+    // Closed loop ends when the duration is over and the last answers are in.
+    const endTimer = setTimeout(function check () {
+      maybeDone()
+      if (!stopping) setTimeout(check, 5)
+    }, o.durationMs)
+    finished.then(() => clearTimeout(endTimer))
+  } else {
+    schedule()
+  }
+  await finished
+
+  const elapsedMs = Math.max(o.durationMs, (lastAnswer || performance.now()) - t0)
+  const latency = summarize(all)
+  const result = {
+    offeredRate: o.rate,
+    rps: round(counts.requests / (elapsedMs / 1000), 2),
+    durationMs: round(elapsedMs, 1),
+    ...counts,
+    errorCodes,
+    maxSendLagMs: round(maxSendLagMs, 3),
+    latencyMean: latency.mean,
+    latencyStdev: latency.stdev,
+    p50: latency.p50,
+    p90: latency.p90,
+    p99: latency.p99,
+    p999: latency.p999,
+    max: latency.max,
+    tags: {}
+  }
+  for (const [tag, t] of tags) result.tags[tag] = { ...summarize(t.histogram), ok: t.ok, non2xx: t.non2xx }
+  return result
+}
+
+function contentLength (head) {
+  const m = /\r\ncontent-length:\s*(\d+)/i.exec(head)
+  if (m) return Number(m[1])
+  return /\r\ntransfer-encoding:[^\r]*chunked/i.test(head) ? null : 0
+}
+
+/**
+ * Latency summary (ms) of a histogram recorded in microseconds.
+ * @param {import('hdr-histogram-js').Histogram} h
+ * @returns {LatencySummary}
+ */
+function summarize (h) {
+  const ms = (us) => round(us / 1000, 3)
+  if (h.totalCount === 0) return { count: 0, mean: null, stdev: null, p50: null, p90: null, p99: null, p999: null, max: null }
+  return {
+    count: h.totalCount,
+    mean: ms(h.mean),
+    stdev: ms(h.stdDeviation),
+    p50: ms(h.getValueAtPercentile(50)),
+    p90: ms(h.getValueAtPercentile(90)),
+    p99: ms(h.getValueAtPercentile(99)),
+    p999: ms(h.getValueAtPercentile(99.9)),
+    max: ms(h.maxValue)
+  }
+}
+
+function validate (options) {
+  const o = {
+    connections: 1,
+    keepAlive: true,
+    timeoutMs: 10000,
+    lateMs: 1,
+    precise: true,
+    ...options
+  }
+  const positive = (key, n) => {
+    if (!Number.isFinite(n) || n <= 0) throw new RangeError(`open-loop: ${key} must be a positive number (got ${n})`)
+  }
+  if (typeof o.host !== 'string' || !o.host) throw new TypeError('open-loop: host is required')
+  if (!Number.isInteger(o.port) || o.port < 1 || o.port > 65535) throw new RangeError(`open-loop: port must be 1..65535 (got ${o.port})`)
+  if (!Number.isFinite(o.rate) || o.rate < 0) throw new RangeError(`open-loop: rate must be >= 0 (got ${o.rate})`)
+  positive('durationMs', o.durationMs)
+  positive('timeoutMs', o.timeoutMs)
+  if (!Number.isInteger(o.connections) || o.connections < 1) throw new RangeError(`open-loop: connections must be a positive integer (got ${o.connections})`)
+  if (typeof o.next !== 'function') throw new TypeError('open-loop: next() is required')
+  o.hostHeader ??= `${o.host}:${o.port}`
+  return o
+}
+
+function round (n, digits) {
+  const f = 10 ** digits
+  return Math.round(n * f) / f
+}
+
+module.exports = { runOpenLoop, summarize }

@@ -1,0 +1,76 @@
+'use strict'
+
+const net = require('node:net')
+const { runOpenLoop } = require('../../bench/lib/open-loop')
+const { startFixture } = require('../../bench/lib/fixture-server')
+const { validateOpenLoop } = require('../../bench/validate-open-loop')
+
+describe('open-loop generator', () => {
+  test('against trivial servers: own overhead well under 1 ms at p50; a 50 ms stall every 500 ms shows in p99, autocannon hides it', async () => {
+    const r = await validateOpenLoop({ rate: 1000, durationMs: 2000 })
+    // Every due request sent and answered, at the offered rate.
+    expect(r.overhead.sent).toBe(2000)
+    expect(r.overhead.ok).toBe(2000)
+    expect(r.overhead.errors + r.overhead.unsent).toBe(0)
+    expect(r.overhead.rps).toBeGreaterThan(950)
+    // ~0.2 ms here; the bound leaves room for a loaded 2-core machine, still well under 1 ms.
+    expect(r.overhead.p50).toBeLessThan(0.75)
+    // ~10 % of the requests are due during a stall and wait up to 50 ms for it.
+    expect(r.stall.openLoop.p99).toBeGreaterThan(r.stallMs / 2)
+    expect(r.stall.openLoop.p99).toBeLessThan(r.stallMs * 4)
+    expect(r.stall.autocannon.p99).toBeLessThan(r.stall.openLoop.p99 / 2)
+  })
+
+  describe('modes', () => {
+    let fixture
+    beforeAll(async () => { fixture = await startFixture() })
+    afterAll(() => fixture.close())
+    const next = (tag) => () => ({ path: '/x', tag })
+
+    test('spreads arrivals evenly: the number sent is rate × duration, per tag summaries add up', async () => {
+      let i = 0
+      const r = await runOpenLoop({ host: '127.0.0.1', port: fixture.port, rate: 500, durationMs: 1000, connections: 3, next: () => ({ path: '/x', tag: i++ % 4 === 0 ? 'a' : 'b' }) })
+      expect(r.sent).toBe(500)
+      expect(r.requests).toBe(500)
+      expect(r.tags.a.count).toBe(125)
+      expect(r.tags.b.count).toBe(375)
+      expect(r.tags.a.ok + r.tags.b.ok).toBe(r.ok)
+      expect(r.p50).toBeLessThanOrEqual(r.p99)
+      expect(r.p99).toBeLessThanOrEqual(r.max)
+    })
+
+    test('closed loop (rate 0) and connection per request both complete without errors', async () => {
+      const closed = await runOpenLoop({ host: '127.0.0.1', port: fixture.port, rate: 0, durationMs: 500, connections: 2, next: next() })
+      expect(closed.requests).toBeGreaterThan(100)
+      expect(closed.errors).toBe(0)
+      const perRequest = await runOpenLoop({ host: '127.0.0.1', port: fixture.port, rate: 0, durationMs: 500, connections: 2, keepAlive: false, next: next() })
+      expect(perRequest.requests).toBeGreaterThan(20)
+      expect(perRequest.errors).toBe(0)
+    })
+
+    test('a refused connection is an error per request, and nothing is counted as answered', async () => {
+      // A port that was just free: nothing listens on it.
+      const probe = net.createServer()
+      await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve))
+      const port = probe.address().port
+      await new Promise((resolve) => probe.close(resolve))
+      const r = await runOpenLoop({ host: '127.0.0.1', port, rate: 200, durationMs: 250, connections: 2, next: next() })
+      expect(r.requests).toBe(0)
+      expect(r.errors + r.unsent).toBe(50)
+      expect(r.errors).toBeGreaterThan(0)
+    })
+
+    test('a server that never answers: requests time out and are counted as errors', async () => {
+      const silent = net.createServer(() => {})
+      await new Promise((resolve) => silent.listen(0, '127.0.0.1', resolve))
+      try {
+        const r = await runOpenLoop({ host: '127.0.0.1', port: silent.address().port, rate: 20, durationMs: 200, connections: 2, timeoutMs: 200, next: next() })
+        expect(r.requests).toBe(0)
+        expect(r.errors).toBeGreaterThan(0)
+        expect(r.errorCodes.TIMEOUT).toBeGreaterThan(0)
+      } finally {
+        silent.close()
+      }
+    })
+  })
+})
