@@ -72,8 +72,9 @@ const DEFAULTS = {
     configTable: 'beacon_config',
     configFamily: 'c',
     configQualifier: 'json',
-    // how often each process re-reads the endpoint on/off switches (set on any host); 0 = never
-    endpointStatePollMs: 2000
+    // how often each process re-reads the endpoint switches and the config change feed (changes
+    // made on other hosts); 0 = never
+    controlPollMs: 2000
   },
   logSinks: {
     file: { type: 'file', path: 'logs/access.log', ...SINK_DEFAULTS.file },

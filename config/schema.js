@@ -106,7 +106,7 @@ const schema = closed({
     configTable: tableName,
     configFamily: str({ pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]*$', description: 'an HBase column family name' }),
     configQualifier: str(),
-    endpointStatePollMs: int(0)
+    controlPollMs: int(0)
   }),
   logSinks: {
     type: 'object',

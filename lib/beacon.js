@@ -5,8 +5,10 @@ const { createDataPlane } = require('../api/data-plane')
 const { createPublicApp } = require('../api/public-app')
 const { createAdminApp } = require('../api/admin-app')
 const { createConfigAdminRouter } = require('../api/admin-config')
+const { createDashboardRouter } = require('../api/dashboard')
 const { createHttpServer, listen } = require('./http-server')
 const { createEndpointStateStore, watchEndpointStates } = require('./config/endpoint-state')
+const { createChangeFeed, watchChangeFeed } = require('./config/change-feed')
 
 /**
  * Wires one beacon process from injected parts: endpoints (sources, caches, sinks), the data
@@ -67,8 +69,8 @@ function createBeacon ({ settings, client, sinks, logger, admin = true, publicRo
   const endpointStates = client
     ? createEndpointStateStore({ client, table: settings.hbase.configTable, family: settings.hbase.configFamily, qualifier: settings.hbase.configQualifier, timeoutMs: settings.hbase.operationTimeoutMs })
     : null
-  const stateWatcher = endpointStates && settings.hbase.endpointStatePollMs > 0
-    ? watchEndpointStates({ store: endpointStates, names: [...byName.keys()], apply: setEndpointEnabled, intervalMs: settings.hbase.endpointStatePollMs, logger })
+  const stateWatcher = endpointStates && settings.hbase.controlPollMs > 0
+    ? watchEndpointStates({ store: endpointStates, names: [...byName.keys()], apply: setEndpointEnabled, intervalMs: settings.hbase.controlPollMs, logger })
     : null
   /** Applies an admin change here (from this process or broadcast by the cluster primary). */
   function applyChange (change) {
@@ -76,6 +78,18 @@ function createBeacon ({ settings, client, sinks, logger, admin = true, publicRo
     else if (change.cmd === 'endpoint') setEndpointEnabled(change.name, change.enabled)
   }
   const spread = broadcast || applyChange
+  // Config changes made on another host: dropped from the caches here within the same poll
+  // interval, instead of when the cache TTL runs out.
+  const changeFeed = client ? createChangeFeed({ client, table: settings.hbase.configTable, family: settings.hbase.configFamily, timeoutMs: settings.hbase.operationTimeoutMs }) : null
+  const changeWatcher = changeFeed && settings.hbase.controlPollMs > 0
+    ? watchChangeFeed({ feed: changeFeed, invalidate, intervalMs: settings.hbase.controlPollMs, logger })
+    : null
+  function onConfigChange (id) {
+    spread({ cmd: 'invalidate', id })
+    changeFeed.publish(id).catch((err) => {
+      logger.warn({ id, code: err.code, message: err.message }, 'config changed, but other hosts could not be told; they see it when their cache entry expires')
+    })
+  }
   const routes = (app) => {
     if (client) {
       app.use(createConfigAdminRouter({
@@ -83,7 +97,7 @@ function createBeacon ({ settings, client, sinks, logger, admin = true, publicRo
         client,
         store: { table: settings.hbase.configTable, family: settings.hbase.configFamily, qualifier: settings.hbase.configQualifier },
         logger,
-        onConfigChange: (id) => spread({ cmd: 'invalidate', id }),
+        onConfigChange,
         endpoints: {
           has: (name) => byName.has(name),
           list: () => [...byName.values()].map((e) => ({ name: e.name, enabled: e.enabled })),
@@ -102,6 +116,7 @@ function createBeacon ({ settings, client, sinks, logger, admin = true, publicRo
           next(err)
         }
       })
+      app.use(createDashboardRouter()) // GET /dashboard: a live page over /metrics and /readyz
     }
     if (adminRoutes) adminRoutes(app)
   }
@@ -154,6 +169,7 @@ function createBeacon ({ settings, client, sinks, logger, admin = true, publicRo
     async listen ({ port, host, adminPort, adminHost }) {
       // Serve with the stored switches, not the settings defaults (a failed read does not block).
       if (stateWatcher) await stateWatcher.ready
+      if (changeWatcher) await changeWatcher.ready
       const bound = await listen(publicServer, port, host)
       const adminBound = adminServer ? await listen(adminServer, adminPort, adminHost) : null
       return { port: bound, adminPort: adminBound }
@@ -168,6 +184,7 @@ function createBeacon ({ settings, client, sinks, logger, admin = true, publicRo
       if (closing) return closing
       closing = (async () => {
         if (stateWatcher) stateWatcher.stop()
+        if (changeWatcher) changeWatcher.stop()
         const drains = [publicServer.listening ? publicServer.drain(timeoutMs) : { forced: false }]
         if (adminServer && adminServer.listening) drains.push(adminServer.drain(Math.min(timeoutMs, 1000)))
         const [publicResult] = await Promise.all(drains)

@@ -12,7 +12,7 @@ let app
 // Its own config table: endpoint switches are stored there, and must never leak into the
 // shared table that other tests and a dev server read.
 const CONFIG_TABLE = uniqueTable('cfg')
-const hbaseOverrides = { configTable: CONFIG_TABLE, endpointStatePollMs: 100 }
+const hbaseOverrides = { configTable: CONFIG_TABLE, controlPollMs: 100 }
 
 function adminRequest (path, { method = 'GET', token = TOKEN, body } = {}) {
   return fetch(`${app.adminUrl}${path}`, {
@@ -96,6 +96,26 @@ test('PUT, GET and DELETE of an id are seen by the JSONP endpoints at once, with
   expect(audit[0]).toMatchObject({ id: ID })
 })
 
+test('a config change made on one host reaches the cache of another within the poll interval, not the TTL', async () => {
+  const otherHost = await startBeacon({ overrides: { hbase: hbaseOverrides } })
+  const id = `${ID}x`
+  try {
+    const url = `${otherHost.url}/api/sample3.js?id=${id}&callback=cb`
+    expect((await request(url)).body).toContain('"default":true') // cached there for ttlMs (30 s)
+    expect((await adminRequest(`/admin/config/${id}`, { method: 'PUT', body: '{"features":{"far":true}}' })).status).toBe(200)
+    const changedAt = Date.now()
+    while (!(await request(url)).body.includes('"far":true') && Date.now() - changedAt < 5000) await new Promise((resolve) => setTimeout(resolve, 20))
+    expect((await request(url)).body).toContain('"default":false,"config":{"features":{"far":true}}')
+    expect(Date.now() - changedAt).toBeLessThan(2000)
+    expect((await adminRequest(`/admin/config/${id}`, { method: 'DELETE' })).status).toBe(204)
+    const deletedAt = Date.now()
+    while (!(await request(url)).body.includes('"default":true') && Date.now() - deletedAt < 5000) await new Promise((resolve) => setTimeout(resolve, 20))
+    expect((await request(url)).body).toContain('"default":true')
+  } finally {
+    await otherHost.close()
+  }
+})
+
 test('invalid toggle bodies are rejected with a 4xx naming the problem', async () => {
   const cases = [
     ['[1,2]', 400, /must be a JSON object/],
@@ -130,7 +150,7 @@ test('an endpoint switched off at runtime is off on every host (stored in HBase)
     expect(await status(otherHost.url)).toBe(404)
     expect(Date.now() - switchedAt).toBeLessThan(2000)
     // A process started later reads the switch before it serves its first request.
-    lateHost = await startBeacon({ overrides: { hbase: { ...hbaseOverrides, endpointStatePollMs: 60000 } } })
+    lateHost = await startBeacon({ overrides: { hbase: { ...hbaseOverrides, controlPollMs: 60000 } } })
     expect(await status(lateHost.url)).toBe(404)
     const listed = JSON.parse((await adminRequest('/admin/endpoints')).text).endpoints
     expect(listed).toContainEqual({ name: 'sample2', enabled: false })
