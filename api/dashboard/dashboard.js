@@ -188,8 +188,8 @@
 
   const get = (path) => fetch(path, { cache: 'no-store', signal: AbortSignal.timeout(TIMEOUT_MS) })
 
-  async function poll () {
-    const started = performance.now()
+  /** One poll: fetch both, render what arrived; returns what went wrong, for the header. */
+  async function refresh () {
     const problems = []
     const [metrics, readyz] = await Promise.allSettled([
       get('/metrics').then(async (res) => {
@@ -218,10 +218,22 @@
     } else {
       problems.push(`GET /metrics failed: ${metrics.reason.message}`)
     }
+    return problems
+  }
+
+  // A timeout chain rather than setInterval: a slow scrape never piles up requests, and a
+  // failed one (server restarting) is shown and retried instead of stopping the page.
+  async function poll () {
+    const started = performance.now()
+    let problems
+    try {
+      problems = await refresh()
+    } catch (err) {
+      problems = [`dashboard error: ${err.message}`]
+    }
     const problem = $('problem')
     problem.textContent = problems.join(' · ')
     problem.hidden = problems.length === 0
-
     window.setTimeout(poll, Math.max(0, POLL_MS - (performance.now() - started)))
   }
 
