@@ -69,7 +69,7 @@ async function runPrimary (settings, logger) {
     logger.info({ workers: count, port: settings.port, adminPort: settings.adminPort, hbase: bootstrap }, 'beacon ready')
     // A plain banner for the person who ran `npm start` (the JSON log above is for machines).
     const lines = describeEndpoints(settings).map((e) => `  ${base}${e.path}?id=1&callback=EXAMPLE.process   (${e.source}, cache ${e.cache}, log ${e.accessLog.join('+') || 'none'})`)
-    process.stderr.write(`\nbeacon is ready (${count} workers, HBase at ${bootstrap.join(',')}). Try:\n${lines.join('\n')}\n  admin: http://localhost:${settings.adminPort}/healthz  /readyz  /metrics\n\n`)
+    process.stderr.write(`\nbeacon is ready (${count} workers, HBase at ${bootstrap.join(',')}). Try:\n${lines.join('\n')}\n  admin: http://localhost:${settings.adminPort}/healthz  /readyz  /metrics  /dashboard\n\n`)
   })
 
   async function shutdown (reason, exitCode = 0) {

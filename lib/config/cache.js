@@ -65,7 +65,12 @@ function createConfigCache ({ source, max, ttlMs, staleWhileRevalidateMs, maxSta
         refresh(id).catch(() => count('refresh_error'))
         return cached.entry
       }
-      return refresh(id).catch((err) => {
+      // Too old to serve without asking: a store read like a miss (one outcome per lookup).
+      const outcome = inflight.has(id) ? 'coalesced' : 'miss'
+      return refresh(id).then((entry) => {
+        count(outcome)
+        return entry
+      }, (err) => {
         if (now() - cached.fetchedAt < maxStaleMs) {
           count('stale_on_error')
           return cached.entry

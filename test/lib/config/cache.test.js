@@ -77,6 +77,7 @@ test('fresh hits are synchronous; stale entries are served while one refresh run
     expect(isPromise(expired)).toBe(true)
     expect(JSON.parse((await expired).json)).toEqual({ v: 2 })
     expect(reads).toHaveLength(3)
+    expect(cache.stats().miss).toBe(2) // the expired lookup counts as a miss: one outcome per lookup
   } finally {
     await client.close()
   }
