@@ -5,7 +5,7 @@
  * sample1 serves, with no parsing, validation or framework at all — the ceiling for this
  * machine and process count. Not part of the product.
  *
- *   node bench/baseline-server.js <port> <workers>
+ *   node bench/baseline-server.js <port> <workers> [host]
  */
 
 const cluster = require('node:cluster')
@@ -16,6 +16,7 @@ const { renderBody, serializeConfig } = require('../lib/jsonp')
 
 const port = Number(process.argv[2] || 4200)
 const workers = Number(process.argv[3] || 1)
+const host = process.argv[4] || '127.0.0.1'
 
 if (cluster.isPrimary) {
   for (let i = 0; i < workers; i++) cluster.fork()
@@ -38,5 +39,5 @@ if (cluster.isPrimary) {
   http.createServer((req, res) => {
     res.writeHead(200, headers)
     res.end(body)
-  }).listen(port, '127.0.0.1')
+  }).listen(port, host)
 }

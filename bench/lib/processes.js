@@ -30,11 +30,13 @@ async function waitForHttp (url, { timeoutMs = 180000, status = 200, child } = {
  * Starts a node script in its own process, output prefixed into `log`.
  * @param {string} script
  * @param {string[]} args
- * @param {{ env?: object, log?: (line: string) => void, name?: string }} [opts]
+ * @param {{ env?: object, log?: (line: string) => void, name?: string, spawnFn?: typeof spawn }} [opts]
+ *   spawnFn: how to start it, e.g. inside a network namespace (`topology.exec` on a host); the
+ *   returned process must be node itself (ip netns exec and taskset exec their command)
  * @returns {import('child_process').ChildProcess & { stop: (timeoutMs?: number) => Promise<number|null> }}
  */
-function startNode (script, args = [], { env = {}, log = () => {}, name = script } = {}) {
-  const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+function startNode (script, args = [], { env = {}, log = () => {}, name = script, spawnFn = spawn } = {}) {
+  const child = spawnFn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   const forward = (stream) => {
     let rest = ''
     stream.on('data', (chunk) => {

@@ -65,8 +65,48 @@ function withRatios (endpoints, reference) {
 }
 
 /**
- * Markdown table of a benchmark report.
- * @param {{ endpoints: Record<string, object>, baseline?: object, machine: object, parameters: object, date: string }} report
+ * Population standard deviation (σ), e.g. of the runs' throughputs.
+ * @param {number[]} values
+ * @returns {number|null} null for no values
+ */
+function stdev (values) {
+  if (!values.length) return null
+  const mean = values.reduce((a, b) => a + b, 0) / values.length
+  return Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / values.length)
+}
+
+/**
+ * CPU milliseconds spent per 1,000 requests answered.
+ * @param {number|null} cpuMs
+ * @param {number} requests
+ * @returns {number|null} null when either is unknown or no request was answered
+ */
+function costPer1k (cpuMs, requests) {
+  if (cpuMs === null || cpuMs === undefined || !(requests > 0)) return null
+  return round(cpuMs / (requests / 1000), 2)
+}
+
+/**
+ * Attaches the server-side view of a run (from proc-sampler) to its summary: per role, CPU ms,
+ * CPU ms per 1k requests and peak RSS.
+ * @param {{ requests: number }} summary
+ * @param {Record<string, { cpuMs: number|null, peakRssMiB: number|null }>} sampled
+ * @returns {object} summary with `server`
+ */
+function withServerView (summary, sampled) {
+  const server = {}
+  for (const [role, s] of Object.entries(sampled || {})) {
+    server[role] = { cpuMs: s.cpuMs, cpuMsPer1k: costPer1k(s.cpuMs, summary.requests), peakRssMiB: s.peakRssMiB }
+  }
+  return { ...summary, server }
+}
+
+/**
+ * Markdown of a benchmark report: the seed table, the server-side view, one section per
+ * scenario (same table format) and links to the charts.
+ * @param {{ endpoints: Record<string, object>, baseline?: object, machine: object, parameters: object,
+ *   date: string, scenarios?: Record<string, object>, charts?: Record<string, string> }} report
+ *   charts: chart name -> file name relative to the markdown file
  * @returns {string}
  */
 function markdownReport (report) {
@@ -84,19 +124,89 @@ function markdownReport (report) {
   }
   const p = report.parameters
   const m = report.machine
-  return [
+  const out = [
     `# Beacon benchmark — ${report.date}${p.label ? ` (${p.label})` : ''}`,
     '',
-    `Machine: ${m.cores} cores, ${m.cpuModel}, ${m.memoryGiB} GiB, node ${m.node}, HBase ${m.hbaseVersion}; topology: ${m.topology}.`,
-    `Load: autocannon, ${p.connections} connections, ${p.runs} run(s) of ${p.durationSeconds} s after ${p.warmupSeconds} s warm-up, ids 1..${p.idRange} with miss ratio ${p.missRatio}; second-best run reported (seed protocol). Server: ${p.workers} worker(s); baseline: bare node:http with the same process count.`,
-    '',
-    head,
-    rule,
-    ...rows,
-    '',
-    'lost = 2xx responses minus access-log entries found afterwards (file lines for file sinks, HBase rows for HBase sinks).',
+    `Machine: ${m.cores} cores, ${m.cpuModel}, ${m.memoryGiB} GiB, node ${m.node}, HBase ${m.hbaseVersion}; topology: ${m.topology}; netem: ${m.netem}${m.pinning ? `; CPU pinning: ${m.pinning}` : ''}.`,
     ''
-  ].join('\n')
+  ]
+  if (Object.keys(report.endpoints).length) {
+    out.push(
+      '## Seed protocol (closed loop)',
+      '',
+      `Load: autocannon, ${p.connections} connections, ${p.runs} run(s) of ${p.durationSeconds} s after ${p.warmupSeconds} s warm-up, ids 1..${p.idRange} with miss ratio ${p.missRatio}; second-best run reported (seed protocol). Server: ${p.workers} worker(s); baseline: bare node:http with the same process count.`,
+      '',
+      head,
+      rule,
+      ...rows,
+      '',
+      'lost = 2xx responses (all scenarios of this run) minus access-log entries found afterwards (file lines for file sinks, HBase rows for HBase sinks).',
+      '',
+      '### Server-side view (the reported runs)',
+      '',
+      ...serverTable(report.endpoints, report.baseline),
+      ''
+    )
+  }
+  for (const [name, sc] of Object.entries(report.scenarios || {})) {
+    out.push(`## ${sc.title || name}`, '', sc.description || '', '')
+    if (sc.endpoints) {
+      out.push('| endpoint | knee (highest rate with p99 < ' + (sc.limits ? sc.limits.kneeP99Ms : 10) + ' ms) | stopped at | why |', '|---|---:|---:|---|')
+      for (const [ep, r] of Object.entries(sc.endpoints)) {
+        out.push(`| ${ep} | ${r.knee === null ? 'none' : fmt(r.knee) + ' req/s'} | ${r.stoppedAt === null ? 'not reached' : fmt(r.stoppedAt) + ' req/s'} | ${r.stopReason || 'all steps passed'} |`)
+      }
+      out.push('')
+    }
+    if (sc.notes) out.push(...sc.notes, '')
+    out.push(...scenarioTable(sc.rows || {}), '')
+  }
+  const charts = Object.entries(report.charts || {})
+  if (charts.length) {
+    out.push('## Charts', '')
+    for (const [name, file] of charts) out.push(`- [${name}](${file})`, '', `  ![${name}](${file})`, '')
+  }
+  return out.join('\n')
+}
+
+const cell = (v) => (v === null || v === undefined ? '' : typeof v === 'number' ? String(v) : v)
+
+/**
+ * One table format for every scenario: a row per case, with the server-side cost.
+ * @param {Record<string, object>} rows case name -> summary (withServerView)
+ * @returns {string[]} markdown lines
+ */
+function scenarioTable (rows) {
+  const lines = [
+    '| case | generator | conns | offered req/s | req/s | mean ms | σ ms | p50 | p90 | p99 | p99.9 | max | non-2xx | errors | late / unsent | app CPU ms/1k req | HBase CPU ms/1k req | load gen CPU ms/1k req | app peak RSS MiB | HBase peak RSS MiB |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+  ]
+  for (const [name, r] of Object.entries(rows)) {
+    const sv = r.server || {}
+    const lateUnsent = r.late === undefined ? '' : `${r.late} / ${r.unsent}`
+    const offered = r.offeredRate ? fmt(r.offeredRate) : r.generator === 'open-loop' ? 'closed loop' : ''
+    lines.push(`| ${name} | ${cell(r.generator)} | ${cell(r.connections)} | ${offered} | ${r.rps === undefined ? '' : fmt(r.rps)} | ${cell(r.latencyMean ?? r.mean)} | ${cell(r.latencyStdev ?? r.stdev)} | ${cell(r.p50)} | ${cell(r.p90)} | ${cell(r.p99)} | ${cell(r.p999)} | ${cell(r.max)} | ${cell(r.non2xx)} | ${cell(r.errors)} | ${lateUnsent} | ${cell(sv.app?.cpuMsPer1k)} | ${cell(sv.hbase?.cpuMsPer1k)} | ${cell(sv.loadgen?.cpuMsPer1k)} | ${cell(sv.app?.peakRssMiB)} | ${cell(sv.hbase?.peakRssMiB)} |`)
+  }
+  return lines
+}
+
+/**
+ * The server-side view of the seed runs: CPU per 1k requests and peak RSS per role.
+ * @param {Record<string, object>} endpoints
+ * @param {object} [baseline]
+ * @returns {string[]} markdown lines
+ */
+function serverTable (endpoints, baseline) {
+  const lines = [
+    '| endpoint | requests | app CPU ms | app CPU ms/1k req | app peak RSS MiB | HBase CPU ms/1k req | HBase peak RSS MiB | load gen CPU ms/1k req |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|'
+  ]
+  const rows = Object.entries(endpoints)
+  if (baseline) rows.push(['bare node:http (baseline)', baseline])
+  for (const [name, e] of rows) {
+    const sv = e.server || {}
+    lines.push(`| ${name} | ${fmt(e.requests || 0)} | ${cell(sv.app?.cpuMs)} | ${cell(sv.app?.cpuMsPer1k)} | ${cell(sv.app?.peakRssMiB)} | ${cell(sv.hbase?.cpuMsPer1k)} | ${cell(sv.hbase?.peakRssMiB)} | ${cell(sv.loadgen?.cpuMsPer1k)} |`)
+  }
+  return lines
 }
 
 function round (n, digits) {
@@ -108,4 +218,4 @@ function fmt (n) {
   return Math.round(n).toLocaleString('en-US')
 }
 
-module.exports = { SEED, secondBest, summarizeRun, withRatios, markdownReport }
+module.exports = { SEED, secondBest, summarizeRun, withRatios, markdownReport, stdev, costPer1k, withServerView, scenarioTable, serverTable, round, fmt }

@@ -1,0 +1,43 @@
+'use strict'
+
+/**
+ * The report's charts, from a finished report object: throughput vs the seed, latency
+ * percentiles per endpoint, and the rate-sweep latency curves.
+ */
+
+const { barChart, lineChart } = require('./svg')
+const { SEED } = require('./report')
+
+/**
+ * @param {{ endpoints: Record<string, object>, baseline?: object, scenarios?: { sweep?: object } }} report
+ * @returns {Record<string, string>} chart name ('throughput', 'latency', 'sweep') -> SVG; absent
+ *   when there is nothing to draw
+ */
+function buildCharts (report) {
+  const charts = {}
+  const names = Object.keys(report.endpoints || {})
+  if (names.length) {
+    const groups = names.map((name) => ({ label: name, values: [report.endpoints[name].rps, SEED[name] ? SEED[name].rps : null] }))
+    if (report.baseline) groups.push({ label: 'bare node:http', values: [report.baseline.rps, null] })
+    charts.throughput = barChart({ title: 'Throughput per endpoint: this run vs the seed (second-best of the runs)', yLabel: 'req/s', series: ['this run', 'seed (3 × 4 vCPU VMs)'], groups })
+    const pct = ['p50', 'p90', 'p99', 'p999']
+    charts.latency = barChart({
+      title: 'Latency percentiles per endpoint (closed loop, 100 connections)',
+      yLabel: 'ms',
+      series: ['p50', 'p90', 'p99', 'p99.9'],
+      groups: names.map((name) => ({ label: name, values: pct.map((p) => report.endpoints[name][p]) }))
+    })
+  }
+  const sweep = report.scenarios && report.scenarios.sweep
+  if (sweep && Object.keys(sweep.endpoints || {}).length) {
+    const series = []
+    for (const [name, s] of Object.entries(sweep.endpoints)) {
+      series.push({ name: `${name} p50`, points: s.steps.map((st) => [st.offeredRate, st.p50]) })
+      series.push({ name: `${name} p99`, points: s.steps.map((st) => [st.offeredRate, st.p99]) })
+    }
+    charts.sweep = lineChart({ title: 'Open-loop rate sweep: latency vs offered rate (measured from due time)', xLabel: 'offered rate (req/s)', yLabel: 'latency ms (log)', logY: true, series })
+  }
+  return charts
+}
+
+module.exports = { buildCharts }

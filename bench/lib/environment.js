@@ -1,0 +1,215 @@
+'use strict'
+
+/**
+ * Where a benchmark runs: the three roles of the seed (HBase, app server, load generator) on the
+ * netns topology of infra/topology (HBase in beacon_hbase, the server and the baseline in
+ * beacon_app, every load job and the delay proxy in beacon_mon), or all on loopback.
+ *
+ * Everything this module starts it also stops (close()): the server, the baseline, delay
+ * proxies, load workers, and the netns HBase instance if it was not already running. The shared
+ * loopback HBase is brought up if needed and always left running (others use it).
+ */
+
+const fs = require('node:fs')
+const path = require('node:path')
+const { spawn } = require('node:child_process')
+const hbase = require('../../infra/hbase')
+const { startNode, waitForHttp, firstJsonLine } = require('./processes')
+const { createSampler } = require('./proc-sampler')
+
+const ROOT = path.join(__dirname, '..', '..')
+const LOAD_WORKER = path.join(__dirname, 'load-worker.js')
+const DELAY_PROXY = path.join(ROOT, 'infra', 'topology', 'delay-proxy.js')
+const HBASE_CLI = path.join(ROOT, 'infra', 'hbase', 'cli.js')
+const NETNS_HBASE_STATE = path.join(ROOT, '.state', 'hbase-netns')
+
+/**
+ * Decides the topology: 'netns' needs root and iproute2 (and fails without), 'loopback' never
+ * touches namespaces, 'auto' uses namespaces when available and says why not otherwise.
+ * @param {'auto'|'netns'|'loopback'} wanted
+ * @param {{ log: (line: string) => void }} io
+ * @returns {Promise<{ mode: 'netns'|'loopback', topology: object|null, reason: string|null, netem: object|null }>}
+ */
+async function chooseTopology (wanted, { log }) {
+  if (wanted === 'loopback') return { mode: 'loopback', topology: null, reason: 'loopback requested (--topology loopback)', netem: null }
+  const topology = require('../../infra/topology')
+  const { available, reason } = await topology.available()
+  if (!available) {
+    if (wanted === 'netns') throw new Error(`bench: --topology netns, but network namespaces are unavailable: ${reason}`)
+    log(`bench: network namespaces unavailable (${reason}); falling back to loopback`)
+    return { mode: 'loopback', topology: null, reason, netem: null }
+  }
+  const r = await topology.up({ log })
+  return { mode: 'netns', topology, reason: null, netem: r.netem }
+}
+
+/**
+ * @param {{ topology: 'auto'|'netns'|'loopback', workers: number, port: number, env: Record<string, string>,
+ *   keepHBase?: boolean, log: (line: string) => void }} options
+ *   env: extra environment of the server (state dir, access-log table, config file...)
+ */
+async function createEnvironment (options) {
+  const { log } = options
+  const choice = await chooseTopology(options.topology, { log })
+  const netns = choice.mode === 'netns'
+  const t = choice.topology
+  const address = (host) => (netns ? t.hostAddress(host) : '127.0.0.1')
+  const pinOf = (host) => (netns ? t.pin(host) : process.env[`BEACON_PIN_${host.toUpperCase()}`] || null)
+  // In loopback mode the BEACON_PIN_* variables still pin each role, like topology.exec does.
+  const spawnOn = (host) => (command, args, spawnOptions) => {
+    if (netns) return t.exec(host, command, args, spawnOptions)
+    const pin = pinOf(host)
+    return pin ? spawn('taskset', ['-c', pin, command, ...args], spawnOptions) : spawn(command, args, spawnOptions)
+  }
+  const owned = new Set()
+
+  // HBase.
+  let hbaseOptions
+  let startedHBase = false
+  if (netns) {
+    hbaseOptions = hbase.resolveOptions({ host: address('hbase'), stateDir: NETNS_HBASE_STATE })
+    // The netns has no route out, so Maven cannot resolve anything there: reuse the loopback
+    // instance's resolved classpath (absolute paths into ~/.m2) when this state dir has none.
+    const shared = hbase.resolveOptions()
+    if (!fs.existsSync(hbaseOptions.classpathFile) && fs.existsSync(shared.classpathFile)) {
+      fs.mkdirSync(hbaseOptions.stateDir, { recursive: true })
+      fs.copyFileSync(shared.classpathFile, hbaseOptions.classpathFile)
+    }
+    const before = await hbase.status(hbaseOptions)
+    log(`bench: HBase in ${t.options.hosts.hbase.netns} (${hbaseOptions.host}), state ${path.relative(ROOT, hbaseOptions.stateDir)}${before.running ? `, already running (pid ${before.pid})` : ', starting'}`)
+    const child = spawnOn('hbase')(process.execPath, [HBASE_CLI, 'up'], {
+      env: { ...process.env, BEACON_HBASE_HOST: hbaseOptions.host, BEACON_HBASE_STATE_DIR: hbaseOptions.stateDir },
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    const output = []
+    for (const stream of [child.stdout, child.stderr]) stream.on('data', (c) => output.push(String(c)))
+    const code = await new Promise((resolve) => child.on('exit', resolve))
+    if (code !== 0) throw new Error(`bench: HBase did not come up in the hbase namespace:\n${output.join('')}`)
+    startedHBase = !before.running
+  } else {
+    hbaseOptions = hbase.resolveOptions()
+    await hbase.up(hbaseOptions, { log })
+  }
+  const bootstrap = [`${hbaseOptions.host}:${hbaseOptions.rsPort}`, `${hbaseOptions.host}:${hbaseOptions.masterPort}`]
+  const hbasePid = () => (hbase.status(hbaseOptions).then((s) => s.pid))
+  let hbasePidNow = await hbasePid()
+
+  const appHost = address('app')
+  const port = options.port
+  const baselinePort = port + 2
+  const serverEnv = {
+    ...options.env,
+    PORT: String(port),
+    ADMIN_PORT: String(port + 1),
+    HOST: appHost,
+    ADMIN_HOST: appHost,
+    BEACON_WORKERS: String(options.workers),
+    BEACON_HBASE_BOOTSTRAP: bootstrap.join(',')
+  }
+
+  function track (child) {
+    owned.add(child)
+    child.once('exit', () => owned.delete(child))
+    return child
+  }
+
+  /**
+   * Starts the server cluster on the app host and waits until `probePath` answers 200.
+   * @param {string} probePath
+   */
+  async function startServer (probePath) {
+    const server = track(startNode(path.join(ROOT, 'server.js'), [], { env: serverEnv, log, name: 'beacon', spawnFn: spawnOn('app') }))
+    await waitForHttp(`http://${appHost}:${port}${probePath}`, { child: server })
+    return server
+  }
+
+  async function startBaseline () {
+    const baseline = track(startNode(path.join(ROOT, 'bench', 'baseline-server.js'), [String(baselinePort), String(options.workers), appHost], { log, name: 'baseline', spawnFn: spawnOn('app') }))
+    await waitForHttp(`http://${appHost}:${baselinePort}/`, { child: baseline })
+    return baseline
+  }
+
+  /**
+   * Runs one load job on the mon host while sampling the server side.
+   * @param {object} job load-worker job without host/port
+   * @param {{ target: { host: string, port: number }, serverPid: number }} where
+   * @returns {Promise<object>} the worker's summary plus `sampled` (per role CPU and RSS)
+   */
+  async function load (job, { target, serverPid }) {
+    const child = track(spawnOn('mon')(process.execPath, [LOAD_WORKER, JSON.stringify({ ...job, host: target.host, port: target.port })], { stdio: ['ignore', 'pipe', 'pipe'] }))
+    let stderr = ''
+    child.stderr.on('data', (c) => { stderr += c })
+    const sampler = createSampler({ app: () => [serverPid], hbase: () => [hbasePidNow], loadgen: () => [child.pid] })
+    sampler.start()
+    const timeoutMs = (job.durationMs || 0) + (job.timeoutMs || 10000) + 120000
+    try {
+      const summary = await firstJsonLine(child, timeoutMs, `load worker (${job.generator} ${job.paths.endpoint})`)
+      return { ...summary, sampled: sampler.stop() }
+    } catch (err) {
+      sampler.stop()
+      child.kill('SIGKILL')
+      throw new Error(`${err.message}${stderr ? `; stderr: ${stderr.trim()}` : ''}`)
+    }
+  }
+
+  /**
+   * A delay proxy on the mon host in front of `target`: the cross-zone link (mon → app).
+   * @returns {Promise<{ host: string, port: number, stop: () => Promise<void> }>}
+   */
+  async function startDelayProxy (target, listenPort, delayMs) {
+    const child = track(spawnOn('mon')(process.execPath, [DELAY_PROXY, '--listen', `${address('mon')}:${listenPort}`, '--target', `${target.host}:${target.port}`, '--delay-ms', String(delayMs)], { stdio: ['ignore', 'pipe', 'pipe'] }))
+    const { listening } = await firstJsonLine(child, 10000, 'delay proxy')
+    return {
+      host: listening.host,
+      port: listening.port,
+      stop: () => new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve()
+        child.once('exit', () => resolve())
+        child.kill('SIGTERM')
+        setTimeout(() => child.kill('SIGKILL'), 5000).unref()
+      })
+    }
+  }
+
+  /** Stops everything this environment started (the netns HBase only if it started it). */
+  async function close () {
+    for (const child of [...owned]) {
+      if (child.stop) await child.stop()
+      else child.kill('SIGKILL')
+    }
+    if (netns && startedHBase && !options.keepHBase) {
+      log('bench: stopping the HBase it started in the hbase namespace')
+      const child = spawnOn('hbase')(process.execPath, [HBASE_CLI, 'down'], {
+        env: { ...process.env, BEACON_HBASE_HOST: hbaseOptions.host, BEACON_HBASE_STATE_DIR: hbaseOptions.stateDir },
+        stdio: 'ignore'
+      })
+      await new Promise((resolve) => child.on('exit', resolve))
+    }
+  }
+
+  const pins = ['app', 'mon', 'hbase'].map((h) => [h, pinOf(h)]).filter(([, p]) => p)
+  return {
+    mode: choice.mode,
+    describe: () => ({
+      topology: netns
+        ? `netns (HBase in ${t.options.hosts.hbase.netns} ${address('hbase')}, server in ${t.options.hosts.app.netns} ${appHost}, load generator in ${t.options.hosts.mon.netns} ${address('mon')}; one machine's cores shared)`
+        : `loopback (single host: load generator, server and HBase share the cores${choice.reason ? `; ${choice.reason}` : ''})`,
+      netem: choice.netem ? (choice.netem.available ? 'available' : `unavailable (${choice.netem.reason}); cross-zone uses the userspace delay proxy`) : 'not applicable on loopback; cross-zone uses the userspace delay proxy',
+      pinning: pins.length ? pins.map(([h, p]) => `${h}=${p}`).join(', ') : null
+    }),
+    hbaseOptions,
+    bootstrap,
+    address,
+    port,
+    baselinePort,
+    serverEnv,
+    startServer,
+    startBaseline,
+    startDelayProxy,
+    load,
+    refreshHBasePid: async () => { hbasePidNow = await hbasePid() },
+    close
+  }
+}
+
+module.exports = { createEnvironment }

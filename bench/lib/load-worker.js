@@ -1,0 +1,65 @@
+'use strict'
+
+/**
+ * One load job in its own process, so that the load generator can run on the `mon` host (inside
+ * its network namespace, pinned there) while the orchestrator stays in the root namespace:
+ *
+ *   node bench/lib/load-worker.js '<job JSON>'
+ *
+ * Prints one JSON line with the run's summary (same fields for both generators) and exits.
+ * Job: { generator: 'autocannon'|'open-loop', host, port, paths: PathSpec, connections,
+ *   durationMs | amount (autocannon only), rate (open-loop; 0 = closed loop), keepAlive, timeoutMs,
+ *   precise (open-loop: false = timers only) }
+ */
+
+const autocannon = require('autocannon')
+const { runOpenLoop } = require('./open-loop')
+const { createPathPicker } = require('./paths')
+const { summarizeRun } = require('./report')
+
+/**
+ * @param {object} job see the file comment
+ * @returns {Promise<object>} summary: rps, latencyMean, latencyStdev, p50 … p999, requests, ok,
+ *   non2xx, errors, sent (+ open-loop's offeredRate, late, unsent, max, tags)
+ */
+async function runJob (job) {
+  const next = createPathPicker(job.paths)
+  if (job.generator === 'open-loop') {
+    const { tags, errorCodes, ...rest } = await runOpenLoop({
+      host: job.host,
+      port: job.port,
+      rate: job.rate,
+      durationMs: job.durationMs,
+      connections: job.connections,
+      keepAlive: job.keepAlive !== false,
+      timeoutMs: job.timeoutMs || 10000,
+      precise: job.precise !== false,
+      next
+    })
+    return { generator: job.precise === false ? 'open-loop/timer' : 'open-loop', ...rest, errorCodes, tags }
+  }
+  if (job.generator === 'autocannon') {
+    const limit = job.amount ? { amount: job.amount } : { duration: job.durationMs / 1000 }
+    const result = await autocannon({
+      url: `http://${job.host}:${job.port}`,
+      connections: job.connections,
+      pipelining: 1,
+      timeout: (job.timeoutMs || 10000) / 1000,
+      ...limit,
+      requests: [{ setupRequest: (req) => ({ ...req, path: next().path }) }]
+    })
+    return { generator: 'autocannon', ...summarizeRun(result), sent: result.requests.sent }
+  }
+  throw new TypeError(`load-worker: unknown generator ${JSON.stringify(job.generator)}`)
+}
+
+if (require.main === module) {
+  runJob(JSON.parse(process.argv[2])).then((summary) => {
+    process.stdout.write(JSON.stringify(summary) + '\n')
+  }, (err) => {
+    process.stderr.write(`load-worker: ${err.stack || err.message}\n`)
+    process.exitCode = 1
+  })
+}
+
+module.exports = { runJob }

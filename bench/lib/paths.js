@@ -1,0 +1,59 @@
+'use strict'
+
+/**
+ * Request paths for the load generators, built from a plain (JSON) spec so that a load worker in
+ * another process or network namespace can rebuild the same picker from its job.
+ */
+
+const DEFAULT_CALLBACK = 'EXAMPLE.process'
+
+/**
+ * @typedef {{ endpoint: string, kind?: 'random'|'sweep'|'mixed', callback?: string,
+ *   idRange?: number, missRatio?: number, passes?: number,
+ *   mix?: { hit: number, miss: number, absent: number }, hitRange?: number,
+ *   missFrom?: number, missTo?: number }} PathSpec
+ *   random: ids from 1..idRange, absent ids at missRatio (the seed protocol);
+ *   sweep: every id of 1..idRange in order, each `passes` times in a row (cache warm-up);
+ *   mixed: tagged `hit` (1..hitRange, warmed), `miss` (missFrom..missTo in order, each once:
+ *   present in HBase, never asked for, so a cache miss) and `absent` (never in HBase)
+ */
+
+/**
+ * @param {PathSpec} spec
+ * @param {() => number} [random] injectable for tests
+ * @returns {() => { path: string, tag?: string }}
+ */
+function createPathPicker (spec, random = Math.random) {
+  const { endpoint, kind = 'random', callback = DEFAULT_CALLBACK, idRange = 10000 } = spec
+  if (!/^[A-Za-z0-9_-]+$/.test(endpoint || '')) throw new TypeError(`paths: bad endpoint ${JSON.stringify(endpoint)}`)
+  const url = (id) => `/api/${endpoint}.js?id=${id}&callback=${callback}`
+  const absentId = () => `absent${Math.floor(random() * 1e9)}`
+  if (kind === 'random') {
+    const missRatio = spec.missRatio || 0
+    return () => ({ path: url(random() < missRatio ? absentId() : String(1 + Math.floor(random() * idRange))) })
+  }
+  if (kind === 'sweep') {
+    // Each id several times in a row so that every worker's cache sees it, whichever
+    // connection (and so worker) carries it.
+    const passes = spec.passes || 1
+    let k = 0
+    return () => ({ path: url(String(1 + (Math.floor(k++ / passes) % idRange))) })
+  }
+  if (kind === 'mixed') {
+    const { hit, miss } = spec.mix
+    const hitRange = spec.hitRange
+    const missFrom = spec.missFrom
+    const span = spec.missTo - missFrom + 1
+    if (!(hitRange >= 1) || !(span >= 1)) throw new RangeError('paths: mixed needs hitRange >= 1 and missFrom <= missTo')
+    let m = 0
+    return () => {
+      const r = random()
+      if (r < hit) return { path: url(String(1 + Math.floor(random() * hitRange))), tag: 'hit' }
+      if (r < hit + miss) return { path: url(String(missFrom + (m++ % span))), tag: 'miss' }
+      return { path: url(absentId()), tag: 'absent' }
+    }
+  }
+  throw new TypeError(`paths: unknown kind ${JSON.stringify(kind)}`)
+}
+
+module.exports = { createPathPicker }

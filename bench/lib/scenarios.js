@@ -1,0 +1,194 @@
+'use strict'
+
+/**
+ * The named scenarios of `npm run bench`. Each takes the run's context and returns its section
+ * of the report: `{ title, description, rows }` (rows: case -> summary with the server-side
+ * view), in one table format; the seed scenario fills `endpoints` and `baseline` instead.
+ *
+ * ctx: { env (environment.js), params (options.js), names (endpoints), settings, server (the
+ * cluster's ChildProcess), ledger (endpoint, summary) — counts 2xx/sent for the completeness
+ * check, log }
+ */
+
+const { secondBest, withServerView, stdev, round } = require('./report')
+const { runSweep, LIMITS } = require('./sweep')
+
+const SCENARIOS = ['seed', 'sweep', 'vus', 'cross-zone', 'connections', 'mixed']
+/** An endpoint declared by the bench only (BEACON_CONFIG_FILE) so the mixed scenario starts cold. */
+const MIXED_ENDPOINT = 'bench_mixed'
+
+function random (ctx, endpoint) {
+  return { endpoint, kind: 'random', idRange: ctx.params.idRange, missRatio: ctx.params.missRatio }
+}
+
+/**
+ * Whether an open-loop job polls for sub-millisecond send times. Polling keeps one core busy
+ * whenever the next request is due within ~1.5 ms (from ~1,000 req/s on: all the time); on a
+ * 2-core machine that core is taken from the server. So by default only low rates poll, and
+ * higher ones use timers (send times within ~1 ms, which adds at most ~1 ms to a latency, little
+ * against the sweep's 10 ms knee). --precise makes every run poll.
+ */
+function precise (ctx, rate) {
+  return ctx.params.precise || (rate > 0 && rate <= ctx.params.preciseMaxRate)
+}
+
+/** One load job against the server (or `where`), ledgered, with its server-side view. */
+async function run (ctx, job, where = {}) {
+  if (job.generator === 'open-loop') job = { precise: precise(ctx, job.rate), ...job }
+  const target = where.target || { host: ctx.env.address('app'), port: ctx.env.port }
+  const r = await ctx.env.load(job, { target, serverPid: (where.server || ctx.server).pid })
+  if (!where.noLedger) ctx.ledger(job.paths.endpoint, r)
+  const { sampled, ...summary } = r
+  return withServerView({ ...summary, connections: job.connections }, sampled)
+}
+
+/** Warm-up, then N closed-loop runs; the second-best is reported (the seed protocol). */
+async function measureSeed (ctx, name, endpoint, where = {}) {
+  const p = ctx.params
+  const job = (extra) => ({ generator: 'autocannon', connections: p.connections, paths: random(ctx, endpoint), ...extra })
+  ctx.log(`${name}: warm-up ${p.warmupSeconds} s${where.sweep ? ` + a sweep of ${where.sweep} requests over all ids` : ''}`)
+  await run(ctx, job({ durationMs: p.warmupSeconds * 1000 }), where)
+  if (where.sweep) await run(ctx, job({ amount: where.sweep, paths: { endpoint, kind: 'sweep', idRange: p.idRange, passes: p.workers * 3 } }), where)
+  const runs = []
+  for (let i = 0; i < p.runs; i++) {
+    const r = await run(ctx, job({ durationMs: p.durationSeconds * 1000 }), where)
+    ctx.log(`${name}: run ${i + 1}/${p.runs}: ${r.rps} req/s, mean ${r.latencyMean} ms, p99 ${r.p99} ms, non2xx ${r.non2xx}, errors ${r.errors}, app CPU ${r.server.app?.cpuMsPer1k} ms/1k req`)
+    runs.push(r)
+  }
+  return { ...secondBest(runs), runsRps: runs.map((r) => r.rps), runsRpsStdev: round(stdev(runs.map((r) => r.rps)), 2) }
+}
+
+async function seed (ctx) {
+  const p = ctx.params
+  const baselineServer = await ctx.env.startBaseline()
+  let baseline
+  try {
+    // Same path generator as the endpoints, so the load generator does the same work.
+    baseline = await measureSeed(ctx, 'baseline', 'sample1', { target: { host: ctx.env.address('app'), port: ctx.env.baselinePort }, server: baselineServer, noLedger: true })
+  } finally {
+    await baselineServer.stop()
+  }
+  const endpoints = {}
+  for (const name of ctx.names) {
+    const cached = ctx.settings.endpoints[name].cache.type !== 'off'
+    endpoints[name] = await measureSeed(ctx, name, name, { sweep: cached ? p.idRange * p.workers * 3 : 0 })
+  }
+  return { endpoints, baseline }
+}
+
+async function sweep (ctx) {
+  const p = ctx.params
+  const endpoints = {}
+  const rows = {}
+  for (const name of p.sweepEndpoints.filter((n) => ctx.names.includes(n))) {
+    const result = await runSweep(p.sweepRates, async (rate) => {
+      const r = await run(ctx, { generator: 'open-loop', rate, connections: p.sweepConnections, durationMs: p.sweepStepSeconds * 1000, paths: random(ctx, name) })
+      ctx.log(`sweep ${name} @ ${rate} req/s: achieved ${r.rps}, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, late ${r.late}, unsent ${r.unsent}`)
+      return r
+    })
+    endpoints[name] = result
+    for (const step of result.steps) rows[`${name} @ ${step.offeredRate.toLocaleString('en-US')} req/s`] = step
+  }
+  return {
+    title: 'Rate sweep (open loop)',
+    description: `Constant arrival rate, evenly spaced over ${p.sweepConnections} keep-alive connections, ${p.sweepStepSeconds} s per step, ids as in the seed runs; latency from each request's due time (wrk2-style), so queueing shows. Steps rise until errors, p99 > ${LIMITS.stopP99Ms} ms or the achieved rate falls below ${LIMITS.minAchieved} × offered.`,
+    limits: LIMITS,
+    endpoints,
+    rows
+  }
+}
+
+/** k6-style virtual users: N clients each sending 1 req/s, i.e. N connections at N req/s. */
+async function vuRows (ctx, endpoints, counts, where = {}, suffix = '') {
+  const rows = {}
+  for (const name of endpoints) {
+    for (const vus of counts) {
+      const r = await run(ctx, { generator: 'open-loop', rate: vus, connections: vus, durationMs: ctx.params.vuSeconds * 1000, paths: random(ctx, name) }, where)
+      ctx.log(`${name} ${vus} VUs${suffix}: p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}`)
+      rows[`${name} ${vus} VUs${suffix}`] = r
+    }
+  }
+  return rows
+}
+
+async function vus (ctx) {
+  const p = ctx.params
+  return {
+    title: 'Virtual users',
+    description: `${p.vuCounts.join(' and ')} clients, each on its own keep-alive connection sending one request per second (think time = 1 s minus the response time), ${p.vuSeconds} s: latency at a realistic concurrency rather than peak throughput. Open-loop generator, arrivals evenly spread over the second.`,
+    rows: await vuRows(ctx, p.scenarioEndpoints.filter((n) => ctx.names.includes(n)), p.vuCounts)
+  }
+}
+
+async function crossZone (ctx) {
+  const p = ctx.params
+  const endpoints = p.crossZoneEndpoints.filter((n) => ctx.names.includes(n))
+  const proxy = await ctx.env.startDelayProxy({ host: ctx.env.address('app'), port: ctx.env.port }, ctx.env.port + 3, p.crossZoneDelayMs)
+  let direct, via
+  try {
+    direct = await vuRows(ctx, endpoints, p.vuCounts, {}, ' direct')
+    via = await vuRows(ctx, endpoints, p.vuCounts, { target: { host: proxy.host, port: proxy.port } }, ` via ${p.crossZoneDelayMs} ms link`)
+  } finally {
+    await proxy.stop()
+  }
+  const notes = []
+  for (const name of endpoints) {
+    for (const n of p.vuCounts) {
+      const d = direct[`${name} ${n} VUs direct`]
+      const v = via[`${name} ${n} VUs via ${p.crossZoneDelayMs} ms link`]
+      notes.push(`- ${name}, ${n} VUs: the link adds ${round(v.p50 - d.p50, 3)} ms at p50 and ${round(v.p99 - d.p99, 3)} ms at p99 (one round trip = ${2 * p.crossZoneDelayMs} ms); the rest is the server's own latency.`)
+    }
+  }
+  return {
+    title: 'Cross-zone',
+    description: `The virtual-user runs again, direct and through a link that delays each direction by ${p.crossZoneDelayMs} ms (infra/topology/delay-proxy.js on the mon host, in front of the app; tc netem is not available on this kernel), so the network hop's cost is separated from the server's.`,
+    notes,
+    rows: { ...direct, ...via }
+  }
+}
+
+async function connections (ctx) {
+  const p = ctx.params
+  const rows = {}
+  for (const name of p.connectionEndpoints.filter((n) => ctx.names.includes(n))) {
+    for (const c of p.connectionCounts) {
+      rows[`${name} ${c} keep-alive`] = await run(ctx, { generator: 'open-loop', rate: 0, connections: c, durationMs: p.connectionSeconds * 1000, paths: random(ctx, name) })
+    }
+    for (const c of p.noKeepAliveCounts) {
+      rows[`${name} ${c} connection per request`] = await run(ctx, { generator: 'open-loop', rate: 0, connections: c, keepAlive: false, durationMs: p.connectionSeconds * 1000, paths: random(ctx, name) })
+    }
+    ctx.log(`connections ${name}: ${Object.entries(rows).filter(([k]) => k.startsWith(name)).map(([k, r]) => `${k.slice(name.length + 1)} ${r.rps}`).join(', ')}`)
+  }
+  return {
+    title: 'Connection scaling',
+    description: `Closed loop (each connection sends its next request when the answer is in), ${p.connectionSeconds} s per case: keep-alive connections from ${p.connectionCounts[0]} to ${p.connectionCounts[p.connectionCounts.length - 1]}, then a new TCP connection for every request (\`Connection: close\`; connect time included in latency).`,
+    rows
+  }
+}
+
+async function mixed (ctx) {
+  const p = ctx.params
+  const hitRange = Math.floor(p.idRange / 2)
+  const endpoint = MIXED_ENDPOINT
+  // Warm only 1..hitRange; ids hitRange+1..idRange exist in HBase but were never asked for.
+  await run(ctx, { generator: 'autocannon', connections: p.connections, amount: hitRange * p.workers * 3, paths: { endpoint, kind: 'sweep', idRange: hitRange, passes: p.workers * 3 } })
+  const mix = p.mix
+  const r = await run(ctx, {
+    generator: 'open-loop',
+    rate: p.mixedRate,
+    connections: p.connections,
+    durationMs: p.mixedSeconds * 1000,
+    paths: { endpoint, kind: 'mixed', mix, hitRange, missFrom: hitRange + 1, missTo: p.idRange }
+  })
+  const { tags, ...overall } = r
+  const rows = { [`all (${mix.hit} / ${mix.miss} / ${mix.absent})`]: overall }
+  for (const [tag, t] of Object.entries(tags || {})) rows[tag] = { generator: 'open-loop', requests: t.count, ...t }
+  const misses = tags && tags.miss ? tags.miss.count : 0
+  return {
+    title: 'Mixed ids',
+    description: `Open loop at ${p.mixedRate.toLocaleString('en-US')} req/s for ${p.mixedSeconds} s on \`${endpoint}\` (declared for the bench like sample3: HBase config, LRU cache, no log; its cache starts cold): hits are ids 1..${hitRange} (warmed just before), misses ids ${hitRange + 1}..${p.idRange} (in HBase, never asked for: each asked once${misses > p.idRange - hitRange ? `, but ${misses} misses wrapped around the ${p.idRange - hitRange} ids, so some were hits` : ''}), absent ids are not in HBase (negative-cached per id, each id new). Per-kind rows have latency only.`,
+    rows
+  }
+}
+
+module.exports = { SCENARIOS, MIXED_ENDPOINT, seed, sweep, vus, 'cross-zone': crossZone, connections, mixed }
