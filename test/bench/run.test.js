@@ -1,0 +1,59 @@
+'use strict'
+
+// One tiny real run of `npm run bench` end to end: real HBase, the server cluster, the baseline,
+// load workers in their own processes; a few seconds per endpoint plus one short sweep step.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { execFile } = require('node:child_process')
+
+const ROOT = path.join(__dirname, '..', '..')
+// 4700 (public), 4701 (admin), 4702 (baseline): kept clear of the other tests' ports.
+const PORT = 4700
+
+test('bench/run.js --quick writes the JSON contract, the markdown and the charts; nothing lost', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-bench-'))
+  const out = path.join(dir, 'quick.json')
+  const args = ['bench/run.js', '--quick', '--topology', 'loopback', '--endpoints', 'sample1,sample4,sample5', '--scenario', 'seed,sweep',
+    '--duration', '2', '--warmup', '1', '--hbase-warmup', '1', '--id-range', '500', '--sweep-rates', '300', '--sweep-step', '1',
+    '--port', String(PORT), '--out', out]
+  const stdout = await new Promise((resolve, reject) => {
+    execFile(process.execPath, args, { cwd: ROOT, timeout: 100000, maxBuffer: 16 * 2 ** 20 }, (err, so, se) => (err ? reject(new Error(`${err.message}\n${se}`)) : resolve(so)))
+  })
+  const report = JSON.parse(fs.readFileSync(out, 'utf8'))
+  for (const name of ['sample1', 'sample4', 'sample5']) {
+    const e = report.endpoints[name]
+    for (const key of ['rps', 'latencyMean', 'latencyStdev', 'p50', 'p99', 'non2xx', 'errors', 'ratio']) expect(typeof e[key]).toBe('number')
+    expect(e.rps).toBeGreaterThan(0)
+    expect(e.errors).toBe(0)
+    expect(e.non2xx).toBe(0)
+    expect(e.server.app.cpuMsPer1k).toBeGreaterThan(0)
+  }
+  expect(report.endpoints.sample1.ratio).toBe(1)
+  // Logged endpoints: every 2xx of the run left one access-log entry (file lines, HBase rows).
+  expect(report.endpoints.sample4.lost).toBe(0)
+  expect(report.endpoints.sample5.lost).toBe(0)
+  expect(report.endpoints.sample1.lost).toBeUndefined()
+  expect(report.baseline.rps).toBeGreaterThan(0)
+  expect(report.machine).toMatchObject({ cores: os.cpus().length, node: process.version })
+  expect(report.machine.topology).toMatch(/^loopback/)
+
+  const sweep = report.scenarios.sweep
+  expect(Object.keys(sweep.endpoints)).toEqual(['sample1', 'sample4', 'sample5'])
+  const step = sweep.endpoints.sample1.steps[0]
+  expect(step.offeredRate).toBe(300)
+  expect(step.sent).toBe(300)
+  expect(step.requests + step.errors + step.unsent).toBe(300)
+  expect(step.p50).toBeLessThanOrEqual(step.p99)
+
+  const md = fs.readFileSync(path.join(dir, 'quick.md'), 'utf8')
+  expect(stdout).toContain(md.split('\n')[0])
+  expect(md).toMatch(/\| sample5 \| [\d,]+ \|/)
+  for (const chart of ['throughput', 'latency', 'sweep']) {
+    expect(report.charts[chart]).toBe(`quick-${chart}.svg`)
+    expect(fs.readFileSync(path.join(dir, report.charts[chart]), 'utf8')).toMatch(/^<svg[\s\S]*<\/svg>\n$/)
+    expect(md).toContain(`](quick-${chart}.svg)`)
+  }
+  fs.rmSync(dir, { recursive: true, force: true })
+}, 120000)
