@@ -4,7 +4,9 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { formatRecord, holdWriter, FILE_PATTERN } = require('./journal')
 
-const DEFAULTS = Object.freeze({ segmentLines: 50000, pid: process.pid })
+// Short-lived segments: a segment is deleted once all its entries are written, so the replay
+// after a crash rewrites about one segment age of entries, not all that were already in HBase.
+const DEFAULTS = Object.freeze({ segmentLines: 20000, segmentMaxAgeMs: 1000, pid: process.pid })
 
 /**
  * The write-ahead log of an HBase sink in durable mode: every accepted entry is written to a
@@ -24,6 +26,7 @@ const DEFAULTS = Object.freeze({ segmentLines: 50000, pid: process.pid })
  * @param {string} options.dir absolute; the sink's journal directory
  * @param {string} options.writerId [A-Za-z0-9_-]{1,64}
  * @param {number} [options.segmentLines] entries per file before a new one is started
+ * @param {number} [options.segmentMaxAgeMs] age of a file after which a new one is started
  */
 function createWal (options) {
   const opts = { ...DEFAULTS, ...options }
@@ -40,7 +43,7 @@ function createWal (options) {
   function open () {
     const file = path.join(opts.dir, `j-${opts.pid}-${opts.writerId}-${Date.now()}${String(fileSeq++).padStart(6, '0')}.ndjson`)
     if (!FILE_PATTERN.test(path.basename(file))) throw new Error(`wal: bad file name ${file}`)
-    const segment = { path: file, fd: fs.openSync(file, 'a'), lines: 0, pending: 0, sealed: false }
+    const segment = { path: file, fd: fs.openSync(file, 'a'), lines: 0, pending: 0, sealed: false, openedAt: Date.now() }
     segments.add(segment)
     return segment
   }
@@ -68,6 +71,10 @@ function createWal (options) {
    */
   function append (key, value) {
     if (closed) throw new Error('wal: closed')
+    if (active !== null && Date.now() - active.openedAt >= opts.segmentMaxAgeMs) {
+      seal(active)
+      active = null
+    }
     if (active === null) active = open()
     const segment = active
     try {

@@ -1,0 +1,81 @@
+'use strict'
+
+// The write-ahead log of a durable HBase sink, on real files.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { createWal } = require('../../logging/wal')
+const { createJournal, journalFiles, readRecords } = require('../../logging/journal')
+
+const dirs = []
+function tempDir () {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-wal-'))
+  dirs.push(dir)
+  return dir
+}
+const settle = () => new Promise((resolve) => setTimeout(resolve, 50)) // unlink is async
+
+afterAll(() => {
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
+})
+
+test('each append is on disk when it returns, in the journal\'s record format', async () => {
+  const dir = tempDir()
+  const wal = createWal({ dir, writerId: 'w1-wal' })
+  wal.append('00k1', '{"a":1}')
+  wal.append('01k2', '{"a":2}')
+  const [file] = journalFiles(dir)
+  expect(path.basename(file)).toMatch(new RegExp(`^j-${process.pid}-w1-wal-\\d+\\.ndjson$`))
+  expect((await readRecords(file)).records).toEqual([{ key: '00k1', value: '{"a":1}' }, { key: '01k2', value: '{"a":2}' }])
+  expect(wal.stats()).toMatchObject({ walAppended: 2, walPending: 2, walFiles: 1 })
+  wal.close()
+  expect(journalFiles(dir)).toHaveLength(1) // kept: its entries were never marked done
+})
+
+test('a segment goes away once it is sealed (by size or age) and all its entries are done', async () => {
+  const dir = tempDir()
+  const wal = createWal({ dir, writerId: 'w2-wal', segmentLines: 3, segmentMaxAgeMs: 60000 })
+  const first = [1, 2, 3].map((i) => wal.append(`k${i}`, '{}')) // the third seals it
+  const fourth = wal.append('k4', '{}')
+  expect(journalFiles(dir)).toHaveLength(2)
+  for (const s of first.slice(0, 2)) wal.done(s)
+  await settle()
+  expect(journalFiles(dir)).toHaveLength(2) // one entry of the sealed segment is still pending
+  wal.done(first[2])
+  await settle()
+  expect(journalFiles(dir)).toHaveLength(1)
+  wal.done(fourth)
+  await settle()
+  expect(journalFiles(dir)).toHaveLength(1) // the active segment stays until sealed
+  wal.close({ discard: true })
+  await settle()
+  expect(journalFiles(dir)).toHaveLength(0)
+})
+
+test('segments older than segmentMaxAgeMs are sealed on the next append', async () => {
+  const dir = tempDir()
+  const wal = createWal({ dir, writerId: 'w3-wal', segmentMaxAgeMs: 30 })
+  wal.done(wal.append('a', '{}'))
+  await new Promise((resolve) => setTimeout(resolve, 40))
+  wal.append('b', '{}') // seals the first (all done: deleted) and opens a new one
+  await settle()
+  const files = journalFiles(dir)
+  expect(files).toHaveLength(1)
+  expect((await readRecords(files[0])).records.map((r) => r.key)).toEqual(['b'])
+  wal.close()
+})
+
+test('a live writer\'s log is never claimed by a journal of the same process; a closed one is', async () => {
+  const dir = tempDir()
+  const wal = createWal({ dir, writerId: 'w4-wal' })
+  wal.append('x', '{}')
+  const heir = createJournal({ dir, writerId: 'heir' })
+  expect(await heir.claimOrphans()).toEqual([])
+  wal.close()
+  const claimed = await heir.claimOrphans()
+  expect(claimed).toHaveLength(1)
+  expect(claimed[0]).toMatchObject({ lines: 1 })
+  expect(claimed[0].from).toMatch(/-w4-wal-/)
+  await heir.close()
+})
