@@ -61,6 +61,37 @@ test('metrics expose request, cache, HBase and access-log families after real tr
   expect(text).toMatch(/^beacon_access_log_queue_depth\{sink="hbase"\} 0$/m)
 })
 
+test('every beacon_ metric family carries samples after real traffic, with the values that traffic implies', async () => {
+  const client = testClient()
+  try {
+    await client.put(CONFIG_TABLE, `${ID}bad`, { c: { json: '[1,2]' } }) // not an object: the default is served
+    expect((await request(`${app.url}/api/sample2.js?id=${ID}bad&callback=cb`)).body).toContain('"default":true')
+    await expect(app.client.get(CONFIG_TABLE, 'x', { families: ['nofamily'] })).rejects.toMatchObject({ code: 'HBASE_NO_SUCH_FAMILY' })
+    for (let i = 0; i < 3; i++) await request(`${app.url}/api/sample4.js?id=${i + 1}&callback=cb`)
+    await Promise.all([app.sinks.get('file').flush(), app.sinks.get('hbase').flush()])
+    const text = (await request(`${app.adminUrl}/metrics`)).body
+    const families = [...text.matchAll(/^# TYPE (beacon_\S+) (\S+)$/gm)].map((m) => m[1])
+    expect(families.length).toBeGreaterThanOrEqual(11)
+    const value = (sample) => {
+      const line = text.split('\n').find((l) => l.startsWith(sample + ' '))
+      return line === undefined ? undefined : Number(line.slice(sample.length + 1))
+    }
+    for (const family of families) {
+      expect([family, text.split('\n').some((l) => l.startsWith(family) && !l.startsWith('#'))]).toEqual([family, true])
+    }
+    expect(value('beacon_config_invalid_total')).toBe(1)
+    expect(value('beacon_hbase_rpc_errors_total{method="Get",code="HBASE_NO_SUCH_FAMILY"}')).toBe(1)
+    expect(value('beacon_http_requests_total{endpoint="sample4",status="200"}')).toBe(3)
+    expect(value('beacon_access_log_entries_total{sink="file",state="written"}')).toBe(3)
+    expect(value('beacon_access_log_pending{sink="hbase"}')).toBe(0)
+    expect(value('beacon_access_log_journal_pending{sink="hbase"}')).toBe(0)
+    expect(value('beacon_access_log_oldest_pending_seconds{sink="hbase"}')).toBe(0)
+  } finally {
+    await client.delete(CONFIG_TABLE, `${ID}bad`).catch(() => {})
+    await client.close()
+  }
+})
+
 test('unauthenticated or wrongly authenticated admin calls get 401 and change nothing', async () => {
   const before = await request(`${app.url}/api/sample3.js?id=42&callback=cb`)
   for (const token of [null, 'wrong-token', `${TOKEN}x`]) {
