@@ -22,7 +22,7 @@ function buildCharts (report) {
     charts.throughput = barChart({ title: 'Throughput per endpoint: this run vs the seed (second-best of the runs)', yLabel: 'req/s', series: ['this run', 'seed (3 × 4 vCPU VMs)'], groups })
     const pct = ['p50', 'p90', 'p99', 'p999']
     charts.latency = barChart({
-      title: 'Latency percentiles per endpoint (closed loop, 100 connections)',
+      title: `Latency percentiles per endpoint (seed protocol, closed loop${report.parameters ? `, ${report.parameters.connections} connections` : ''})`,
       yLabel: 'ms',
       series: ['p50', 'p90', 'p99', 'p99.9'],
       groups: names.map((name) => ({ label: name, values: pct.map((p) => report.endpoints[name][p]) }))

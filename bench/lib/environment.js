@@ -40,7 +40,7 @@ async function chooseTopology (wanted, { log }) {
     return { mode: 'loopback', topology: null, reason, netem: null }
   }
   const r = await topology.up({ log })
-  return { mode: 'netns', topology, reason: null, netem: r.netem }
+  return { mode: 'netns', topology, namespaces: r.namespaces, reason: null, netem: r.netem }
 }
 
 /**
@@ -63,6 +63,28 @@ async function createEnvironment (options) {
   }
   const owned = new Set()
 
+  function track (child) {
+    owned.add(child)
+    child.once('exit', () => owned.delete(child))
+    return child
+  }
+
+  /** infra/topology/delay-proxy.js on `host`, from `listen` to `target`, `delayMs` each way. */
+  async function startRelay (host, listen, target, delayMs = 0) {
+    const args = [DELAY_PROXY, '--listen', `${listen.host}:${listen.port}`, '--target', `${target.host}:${target.port}`, '--delay-ms', String(delayMs), ...(delayMs ? [] : ['--no-handshake'])]
+    const child = track(spawnOn(host)(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] }))
+    const { listening } = await firstJsonLine(child, 10000, `delay proxy on ${host}`)
+    return {
+      host: listening.host,
+      port: listening.port,
+      stop: () => new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve()
+        child.once('exit', () => resolve())
+        child.kill('SIGTERM')
+        setTimeout(() => child.kill('SIGKILL'), 5000).unref()
+      })
+    }
+  }
   // HBase.
   let hbaseOptions
   let startedHBase = false
@@ -76,7 +98,11 @@ async function createEnvironment (options) {
       fs.copyFileSync(shared.classpathFile, hbaseOptions.classpathFile)
     }
     const before = await hbase.status(hbaseOptions)
-    log(`bench: HBase in ${t.options.hosts.hbase.netns} (${hbaseOptions.host}), state ${path.relative(ROOT, hbaseOptions.stateDir)}${before.running ? `, already running (pid ${before.pid})` : ', starting'}`)
+    log(`bench: HBase in ${choice.namespaces.hbase} (${hbaseOptions.host}), state ${path.relative(ROOT, hbaseOptions.stateDir)}${before.running ? `, already running (pid ${before.pid})` : ', starting'}`)
+    // HBase's standalone ZooKeeper binds to the host address only, but its startup check polls
+    // localhost:<zkPort> and gives up after 30 s. Until infra/hbase binds both, a plain TCP relay
+    // (the delay proxy at 0 ms) from 127.0.0.1 to that address in the namespace answers the check.
+    const relay = before.running ? null : await startRelay('hbase', { host: '127.0.0.1', port: hbaseOptions.zkPort }, { host: hbaseOptions.host, port: hbaseOptions.zkPort })
     const child = spawnOn('hbase')(process.execPath, [HBASE_CLI, 'up'], {
       env: { ...process.env, BEACON_HBASE_HOST: hbaseOptions.host, BEACON_HBASE_STATE_DIR: hbaseOptions.stateDir },
       stdio: ['ignore', 'pipe', 'pipe']
@@ -84,6 +110,7 @@ async function createEnvironment (options) {
     const output = []
     for (const stream of [child.stdout, child.stderr]) stream.on('data', (c) => output.push(String(c)))
     const code = await new Promise((resolve) => child.on('exit', resolve))
+    if (relay) await relay.stop()
     if (code !== 0) throw new Error(`bench: HBase did not come up in the hbase namespace:\n${output.join('')}`)
     startedHBase = !before.running
   } else {
@@ -105,12 +132,6 @@ async function createEnvironment (options) {
     ADMIN_HOST: appHost,
     BEACON_WORKERS: String(options.workers),
     BEACON_HBASE_BOOTSTRAP: bootstrap.join(',')
-  }
-
-  function track (child) {
-    owned.add(child)
-    child.once('exit', () => owned.delete(child))
-    return child
   }
 
   /**
@@ -156,19 +177,8 @@ async function createEnvironment (options) {
    * A delay proxy on the mon host in front of `target`: the cross-zone link (mon → app).
    * @returns {Promise<{ host: string, port: number, stop: () => Promise<void> }>}
    */
-  async function startDelayProxy (target, listenPort, delayMs) {
-    const child = track(spawnOn('mon')(process.execPath, [DELAY_PROXY, '--listen', `${address('mon')}:${listenPort}`, '--target', `${target.host}:${target.port}`, '--delay-ms', String(delayMs)], { stdio: ['ignore', 'pipe', 'pipe'] }))
-    const { listening } = await firstJsonLine(child, 10000, 'delay proxy')
-    return {
-      host: listening.host,
-      port: listening.port,
-      stop: () => new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve()
-        child.once('exit', () => resolve())
-        child.kill('SIGTERM')
-        setTimeout(() => child.kill('SIGKILL'), 5000).unref()
-      })
-    }
+  function startDelayProxy (target, listenPort, delayMs) {
+    return startRelay('mon', { host: address('mon'), port: listenPort }, target, delayMs)
   }
 
   /** Stops everything this environment started (the netns HBase only if it started it). */
@@ -192,7 +202,7 @@ async function createEnvironment (options) {
     mode: choice.mode,
     describe: () => ({
       topology: netns
-        ? `netns (HBase in ${t.options.hosts.hbase.netns} ${address('hbase')}, server in ${t.options.hosts.app.netns} ${appHost}, load generator in ${t.options.hosts.mon.netns} ${address('mon')}; one machine's cores shared)`
+        ? `netns (HBase in ${choice.namespaces.hbase} ${address('hbase')}, server in ${choice.namespaces.app} ${appHost}, load generator in ${choice.namespaces.mon} ${address('mon')}; one machine's cores shared)`
         : `loopback (single host: load generator, server and HBase share the cores${choice.reason ? `; ${choice.reason}` : ''})`,
       netem: choice.netem ? (choice.netem.available ? 'available' : `unavailable (${choice.netem.reason}); cross-zone uses the userspace delay proxy`) : 'not applicable on loopback; cross-zone uses the userspace delay proxy',
       pinning: pins.length ? pins.map(([h, p]) => `${h}=${p}`).join(', ') : null

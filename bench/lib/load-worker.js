@@ -34,9 +34,12 @@ async function runJob (job) {
       keepAlive: job.keepAlive !== false,
       timeoutMs: job.timeoutMs || 10000,
       precise: job.precise !== false,
+      // Timers fire up to ~1.5 ms after their time: only a lag beyond that is the schedule slipping.
+      lateMs: job.precise === false ? 2 : 1,
       next
     })
-    return { generator: job.precise === false ? 'open-loop/timer' : 'open-loop', ...rest, errorCodes, tags }
+    const generator = job.rate === 0 ? 'closed-loop' : job.precise === false ? 'open-loop/timer' : 'open-loop'
+    return { generator, ...rest, errorCodes, tags }
   }
   if (job.generator === 'autocannon') {
     const limit = job.amount ? { amount: job.amount } : { duration: job.durationMs / 1000 }

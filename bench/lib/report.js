@@ -183,7 +183,7 @@ function scenarioTable (rows) {
   for (const [name, r] of Object.entries(rows)) {
     const sv = r.server || {}
     const lateUnsent = r.late === undefined ? '' : `${r.late} / ${r.unsent}`
-    const offered = r.offeredRate ? fmt(r.offeredRate) : r.generator === 'open-loop' ? 'closed loop' : ''
+    const offered = r.offeredRate ? fmt(r.offeredRate) : r.offeredRate === 0 ? 'closed loop' : ''
     lines.push(`| ${name} | ${cell(r.generator)} | ${cell(r.connections)} | ${offered} | ${r.rps === undefined ? '' : fmt(r.rps)} | ${cell(r.latencyMean ?? r.mean)} | ${cell(r.latencyStdev ?? r.stdev)} | ${cell(r.p50)} | ${cell(r.p90)} | ${cell(r.p99)} | ${cell(r.p999)} | ${cell(r.max)} | ${cell(r.non2xx)} | ${cell(r.errors)} | ${lateUnsent} | ${cell(sv.app?.cpuMsPer1k)} | ${cell(sv.hbase?.cpuMsPer1k)} | ${cell(sv.loadgen?.cpuMsPer1k)} | ${cell(sv.app?.peakRssMiB)} | ${cell(sv.hbase?.peakRssMiB)} |`)
   }
   return lines

@@ -34,7 +34,7 @@ function precise (ctx, rate) {
 
 /** One load job against the server (or `where`), ledgered, with its server-side view. */
 async function run (ctx, job, where = {}) {
-  if (job.generator === 'open-loop') job = { precise: precise(ctx, job.rate), ...job }
+  if (job.generator === 'open-loop' && job.rate > 0) job = { precise: precise(ctx, job.rate), ...job }
   const target = where.target || { host: ctx.env.address('app'), port: ctx.env.port }
   const r = await ctx.env.load(job, { target, serverPid: (where.server || ctx.server).pid })
   if (!where.noLedger) ctx.ledger(job.paths.endpoint, r)
@@ -182,7 +182,7 @@ async function mixed (ctx) {
   })
   const { tags, ...overall } = r
   const rows = { [`all (${mix.hit} / ${mix.miss} / ${mix.absent})`]: overall }
-  for (const [tag, t] of Object.entries(tags || {})) rows[tag] = { generator: 'open-loop', requests: t.count, ...t }
+  for (const [tag, t] of Object.entries(tags || {})) rows[`${tag} (of all)`] = { requests: t.count, ...t }
   const misses = tags && tags.miss ? tags.miss.count : 0
   return {
     title: 'Mixed ids',
