@@ -94,7 +94,7 @@ async function runOpenLoop (options) {
       c.buf = ''
       c.closeAfter = false
       socket.setEncoding('latin1')
-      socket.on('data', (chunk) => onData(c, chunk))
+      socket.on('data', (chunk) => { if (c.socket === socket) onData(c, chunk) })
       socket.once('connect', resolve)
       socket.on('error', (err) => {
         reject(err)
@@ -187,7 +187,17 @@ async function runOpenLoop (options) {
     if (!o.keepAlive || serverCloses) {
       const socket = c.socket
       c.socket = null
-      if (socket) socket.destroy()
+      // Let the server close first (it does after `Connection: close`): the side that closes
+      // first keeps the TIME_WAIT, and on the client that would use up the ephemeral ports
+      // within a minute of connection-per-request load.
+      if (socket) {
+        const timer = setTimeout(() => socket.destroy(), 1000)
+        socket.once('end', () => {
+          clearTimeout(timer)
+          socket.destroy()
+        })
+        socket.resume()
+      }
     }
     pump(c)
   }
