@@ -31,11 +31,17 @@ function buildCharts (report) {
   const sweep = report.scenarios && report.scenarios.sweep
   if (sweep && Object.keys(sweep.endpoints || {}).length) {
     const series = []
-    for (const [name, s] of Object.entries(sweep.endpoints)) {
-      series.push({ name: `${name} p50`, points: s.steps.map((st) => [st.offeredRate, st.p50]) })
-      series.push({ name: `${name} p99`, points: s.steps.map((st) => [st.offeredRate, st.p99]) })
-    }
-    charts.sweep = lineChart({ title: 'Open-loop rate sweep: latency vs offered rate (measured from due time)', xLabel: 'offered rate (req/s)', yLabel: 'latency ms (log)', logY: true, series })
+    Object.entries(sweep.endpoints).forEach(([name, s], i) => {
+      // One colour per endpoint: p99 solid, p50 dashed.
+      series.push({ name: `${name} p50 (dashed)`, color: i, dashed: true, points: s.steps.map((st) => [st.offeredRate, st.p50]) })
+      series.push({ name: `${name} p99`, color: i, points: s.steps.map((st) => [st.offeredRate, st.p99]) })
+    })
+    const limits = sweep.limits || {}
+    const refLines = [
+      ...(limits.kneeP99Ms ? [{ y: limits.kneeP99Ms, label: `knee: p99 < ${limits.kneeP99Ms} ms` }] : []),
+      ...(limits.stopP99Ms ? [{ y: limits.stopP99Ms, label: `stop: p99 > ${limits.stopP99Ms} ms` }] : [])
+    ]
+    charts.sweep = lineChart({ title: 'Open-loop rate sweep: latency vs offered rate (measured from due time)', xLabel: 'offered rate (req/s)', yLabel: 'latency ms (log)', logY: true, series, refLines })
   }
   return charts
 }

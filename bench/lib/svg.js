@@ -39,7 +39,7 @@ function logTicks (min, max) {
   return ticks
 }
 
-function frame (title, body, legend) {
+function frame (title, body, legend, colors = legend.map((_, i) => COLORS[i % COLORS.length])) {
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="sans-serif" font-size="12">`,
     `<rect x="0" y="0" width="${WIDTH}" height="${HEIGHT}" fill="#ffffff"/>`,
@@ -48,7 +48,7 @@ function frame (title, body, legend) {
     ...legend.map((name, i) => {
       const y = MARGIN.top + 8 + i * 18
       const x = WIDTH - MARGIN.right + 16
-      return `<rect class="legend" x="${x}" y="${y - 9}" width="12" height="12" fill="${COLORS[i % COLORS.length]}"/><text x="${x + 18}" y="${y + 1}">${esc(name)}</text>`
+      return `<rect class="legend" x="${x}" y="${y - 9}" width="12" height="12" fill="${colors[i]}"/><text x="${x + 18}" y="${y + 1}">${esc(name)}</text>`
     }),
     '</svg>',
     ''
@@ -99,10 +99,13 @@ function barChart ({ title, yLabel, series, groups }) {
 /**
  * Line chart with points; y may be logarithmic (latency curves span 0.1 ms to seconds).
  * @param {{ title: string, xLabel: string, yLabel: string, logY?: boolean,
- *   series: Array<{ name: string, points: Array<[number, number]> }> }} chart
+ *   series: Array<{ name: string, points: Array<[number, number]>, color?: number, dashed?: boolean }>,
+ *   refLines?: Array<{ y: number, label: string }> }} chart
+ *   color: palette index (default: the series' position), so related series can share a colour;
+ *   refLines: horizontal reference lines (e.g. the knee's p99 limit)
  * @returns {string} SVG document
  */
-function lineChart ({ title, xLabel, yLabel, logY = false, series }) {
+function lineChart ({ title, xLabel, yLabel, logY = false, series, refLines = [] }) {
   const pts = series.flatMap((s) => s.points).filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y) && (!logY || y > 0))
   const xTicks = linearTicks(Math.max(1, ...pts.map(([x]) => x)))
   const xMax = xTicks[xTicks.length - 1]
@@ -118,13 +121,20 @@ function lineChart ({ title, xLabel, yLabel, logY = false, series }) {
   body.push(`<line x1="${MARGIN.left}" y1="${HEIGHT - MARGIN.bottom}" x2="${WIDTH - MARGIN.right}" y2="${HEIGHT - MARGIN.bottom}" stroke="#333"/>`)
   for (const t of xTicks) body.push(`<text x="${num(toX(t))}" y="${HEIGHT - MARGIN.bottom + 18}" text-anchor="middle">${esc(t.toLocaleString('en-US'))}</text>`)
   body.push(`<text x="${MARGIN.left + plotW / 2}" y="${HEIGHT - 16}" text-anchor="middle">${esc(xLabel)}</text>`)
+  for (const r of refLines) {
+    if (!(r.y >= (logY ? yTicks[0] : 0) && r.y <= yTicks[yTicks.length - 1])) continue
+    const y = num(toY(r.y))
+    body.push(`<line class="ref" x1="${MARGIN.left}" y1="${y}" x2="${WIDTH - MARGIN.right}" y2="${y}" stroke="#888" stroke-dasharray="2 3"/>`)
+    body.push(`<text x="${WIDTH - MARGIN.right - 4}" y="${num(toY(r.y) - 4)}" text-anchor="end" fill="#666">${esc(r.label)}</text>`)
+  }
+  const colorOf = (s, si) => COLORS[(s.color ?? si) % COLORS.length]
   series.forEach((s, si) => {
-    const color = COLORS[si % COLORS.length]
+    const color = colorOf(s, si)
     const valid = s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y) && (!logY || y > 0))
-    if (valid.length > 1) body.push(`<polyline class="line" fill="none" stroke="${color}" stroke-width="2" points="${valid.map(([x, y]) => `${num(toX(x))},${num(toY(y))}`).join(' ')}"/>`)
+    if (valid.length > 1) body.push(`<polyline class="line" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''} points="${valid.map(([x, y]) => `${num(toX(x))},${num(toY(y))}`).join(' ')}"/>`)
     for (const [x, y] of valid) body.push(`<circle class="point" cx="${num(toX(x))}" cy="${num(toY(y))}" r="3.5" fill="${color}"><title>${esc(`${s.name}: ${y} at ${x.toLocaleString('en-US')}`)}</title></circle>`)
   })
-  return frame(title, body, series.map((s) => s.name))
+  return frame(title, body, series.map((s) => s.name), series.map(colorOf))
 }
 
 module.exports = { barChart, lineChart, linearTicks, esc }
