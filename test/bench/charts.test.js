@@ -63,7 +63,7 @@ describe('svg charts', () => {
   test('buildCharts: throughput vs the seed per endpoint (+ baseline), percentiles per endpoint, sweep p50/p99 per endpoint', () => {
     const e = (rps) => ({ rps, p50: 1, p90: 2, p99: 3, p999: 4 })
     const steps = [{ offeredRate: 1000, p50: 0.3, p99: 1 }, { offeredRate: 2000, p50: 0.5, p99: 20 }]
-    const charts = buildCharts({ endpoints: { sample1: e(14000), sample5: e(9000) }, baseline: e(16000), scenarios: { sweep: { endpoints: { sample1: { steps }, sample5: { steps } } } } })
+    const charts = buildCharts({ endpoints: { sample1: e(14000), sample5: e(9000) }, baseline: e(16000), scenarios: { sweep: { limits: { kneeP99Ms: 10, stopP99Ms: 100 }, endpoints: { sample1: { steps }, sample5: { steps } } } } })
     expect(Object.keys(charts).sort()).toEqual(['latency', 'sweep', 'throughput'])
     for (const svg of Object.values(charts)) assertWellFormed(svg)
     // sample1 and sample5 have a run and a seed bar, the baseline only a run bar.
@@ -71,6 +71,10 @@ describe('svg charts', () => {
     expect(charts.throughput).toContain(`sample5 seed (3 × 4 vCPU VMs): ${SEED.sample5.rps.toLocaleString('en-US')}`)
     expect(count(charts.latency, 'bar')).toBe(8)
     expect(count(charts.sweep, 'point')).toBe(8)
+    // p50 dashed and p99 solid per endpoint; the knee and stop limits as reference lines.
+    expect((charts.sweep.match(/stroke-dasharray="6 4"/g) || []).length).toBe(2)
+    expect(count(charts.sweep, 'ref')).toBe(2)
+    expect(charts.sweep).toContain('knee: p99 &lt; 10 ms')
     expect(buildCharts({ endpoints: {} })).toEqual({})
   })
 })
