@@ -12,7 +12,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { spawn } = require('node:child_process')
+const { spawn, execFile } = require('node:child_process')
 const hbase = require('../../infra/hbase')
 const { startNode, waitForHttp, firstJsonLine } = require('./processes')
 const { createSampler } = require('./proc-sampler')
@@ -181,6 +181,33 @@ async function createEnvironment (options) {
     return startRelay('mon', { host: address('mon'), port: listenPort }, target, delayMs)
   }
 
+  /**
+   * The cross-zone link mon <-> app: netem on both ends of mon's veth when the kernel has it
+   * (every packet between mon and the other hosts is delayed, each direction once), else the
+   * delay proxy on mon in front of the app.
+   * @returns {Promise<{ method: string, target: { host: string, port: number }, stop: () => Promise<void> }>}
+   */
+  async function startCrossZoneLink (delayMs, listenPort) {
+    const appTarget = { host: appHost, port }
+    if (netns && choice.netem && choice.netem.available) {
+      const o = t.resolveOptions()
+      const ends = [[['ip', 'netns', 'exec', o.hosts.mon.netns, 'tc'], o.innerIfname], [['tc'], o.hosts.mon.veth]]
+      const tc = (prefix, args) => new Promise((resolve, reject) => {
+        execFile(prefix[0], [...prefix.slice(1), ...args], (err, so, se) => (err ? reject(new Error(`${prefix.join(' ')} ${args.join(' ')}: ${se || err.message}`)) : resolve()))
+      })
+      for (const [prefix, dev] of ends) await tc(prefix, ['qdisc', 'add', 'dev', dev, 'root', 'netem', 'delay', `${delayMs}ms`])
+      return {
+        method: `tc netem delay ${delayMs} ms on both ends of the mon link`,
+        target: appTarget,
+        stop: async () => {
+          for (const [prefix, dev] of ends) await tc(prefix, ['qdisc', 'del', 'dev', dev, 'root']).catch(() => {})
+        }
+      }
+    }
+    const proxy = await startDelayProxy(appTarget, listenPort, delayMs)
+    return { method: `infra/topology/delay-proxy.js on the mon host in front of the app, ${delayMs} ms each way${netns ? '' : ' (loopback)'}; tc netem ${netns ? 'is not available on this kernel' : 'needs the netns topology'}`, target: { host: proxy.host, port: proxy.port }, stop: proxy.stop }
+  }
+
   /** Stops everything this environment started (the netns HBase only if it started it). */
   async function close () {
     for (const child of [...owned]) {
@@ -216,6 +243,7 @@ async function createEnvironment (options) {
     startServer,
     startBaseline,
     startDelayProxy,
+    startCrossZoneLink,
     load,
     refreshHBasePid: async () => { hbasePidNow = await hbasePid() },
     close
