@@ -15,8 +15,10 @@ const PORT = 4700
 test('bench/run.js --quick writes the JSON contract, the markdown and the charts; nothing lost', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-bench-'))
   const out = path.join(dir, 'quick.json')
-  const args = ['bench/run.js', '--quick', '--topology', 'loopback', '--endpoints', 'sample1,sample4,sample5', '--scenario', 'seed,sweep',
+  const args = ['bench/run.js', '--quick', '--topology', 'loopback', '--endpoints', 'sample1,sample4,sample5',
     '--duration', '2', '--warmup', '1', '--hbase-warmup', '1', '--id-range', '500', '--sweep-rates', '300', '--sweep-step', '1',
+    '--vus', '20', '--vu-duration', '1', '--scenario-endpoints', 'sample5', '--cross-zone-endpoints', 'sample1', '--conn-endpoints', 'sample1',
+    '--conn-counts', '2', '--no-keepalive-counts', '2', '--conn-duration', '1', '--mixed-rate', '200', '--mixed-duration', '1',
     '--port', String(PORT), '--out', out]
   const stdout = await new Promise((resolve, reject) => {
     execFile(process.execPath, args, { cwd: ROOT, timeout: 100000, maxBuffer: 16 * 2 ** 20 }, (err, so, se) => (err ? reject(new Error(`${err.message}\n${se}`)) : resolve(so)))
@@ -46,6 +48,22 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
   expect(step.sent).toBe(300)
   expect(step.requests + step.errors + step.unsent).toBe(300)
   expect(step.p50).toBeLessThanOrEqual(step.p99)
+
+  // Every other scenario: its rows in the common format, with the server-side view.
+  const rows = (name) => report.scenarios[name].rows
+  expect(Object.keys(rows('vus'))).toEqual(['sample5 20 VUs'])
+  expect(Object.keys(rows('cross-zone'))).toEqual(['sample1 20 VUs direct', 'sample1 20 VUs via 3.5 ms link'])
+  // The link costs at least one round trip (2 × 3.5 ms) more than the direct path.
+  expect(rows('cross-zone')['sample1 20 VUs via 3.5 ms link'].p50 - rows('cross-zone')['sample1 20 VUs direct'].p50).toBeGreaterThan(6)
+  expect(Object.keys(rows('connections'))).toEqual(['sample1 2 keep-alive', 'sample1 2 connection per request'])
+  expect(Object.keys(rows('mixed'))).toEqual(expect.arrayContaining(['all (0.8 / 0.1 / 0.1)', 'hit (of all)']))
+  for (const name of ['vus', 'cross-zone', 'connections', 'mixed']) {
+    for (const [key, r] of Object.entries(rows(name))) {
+      expect(r.errors ?? 0).toBe(0)
+      expect(r.non2xx).toBe(0)
+      if (!key.includes('(of all)')) expect(r.server.app.cpuMs).not.toBeNull()
+    }
+  }
 
   const md = fs.readFileSync(path.join(dir, 'quick.md'), 'utf8')
   expect(stdout).toContain(md.split('\n')[0])
