@@ -1,5 +1,7 @@
 'use strict'
 
+const { startPoller } = require('./poller')
+
 // One reserved row (ids are [A-Za-z0-9_-], never '!') with a cell per recently changed id. The
 // cell's timestamp is set by the RegionServer, so hosts compare HBase's clock, not their own.
 const CHANGES_ROW = '!changes'
@@ -65,8 +67,6 @@ function createChangeFeed ({ client, table, family, timeoutMs, retainMs = 10 * 6
  */
 function watchChangeFeed ({ feed, invalidate, intervalMs, logger }) {
   let watermark = null
-  let timer = null
-  let stopped = false
   let failing = false
 
   async function poll () {
@@ -82,20 +82,7 @@ function watchChangeFeed ({ feed, invalidate, intervalMs, logger }) {
     }
   }
 
-  function schedule () {
-    if (stopped) return
-    timer = setTimeout(() => poll().then(schedule), intervalMs)
-    timer.unref()
-  }
-
-  const ready = poll().then(schedule)
-  return {
-    ready,
-    stop () {
-      stopped = true
-      if (timer) clearTimeout(timer)
-    }
-  }
+  return startPoller(poll, intervalMs)
 }
 
 module.exports = { createChangeFeed, watchChangeFeed, CHANGES_ROW }

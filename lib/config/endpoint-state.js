@@ -1,6 +1,7 @@
 'use strict'
 
 const { findCell } = require('../hbase')
+const { startPoller } = require('./poller')
 
 // Ids are [A-Za-z0-9_-]: a row starting with '!' can never be an id's config, and it sorts
 // before every id, so a scan of ids can start past these rows.
@@ -68,8 +69,6 @@ function createEndpointStateStore ({ client, table, family, qualifier, timeoutMs
  *   the first read is done (or failed); never rejects
  */
 function watchEndpointStates ({ store, names, apply, intervalMs, logger }) {
-  let timer = null
-  let stopped = false
   let failing = false
 
   async function refresh () {
@@ -85,21 +84,7 @@ function watchEndpointStates ({ store, names, apply, intervalMs, logger }) {
     }
   }
 
-  function schedule () {
-    if (stopped) return
-    timer = setTimeout(() => refresh().then(schedule), intervalMs)
-    timer.unref()
-  }
-
-  const ready = refresh().then(schedule)
-  return {
-    ready,
-    refresh,
-    stop () {
-      stopped = true
-      if (timer) clearTimeout(timer)
-    }
-  }
+  return { ...startPoller(refresh, intervalMs), refresh }
 }
 
 module.exports = { createEndpointStateStore, watchEndpointStates, ROW_PREFIX, FIRST_ID_ROW }

@@ -60,6 +60,15 @@ function workerPids (primaryPid) {
   }
 }
 
+/** After 2 s of load, SIGKILLs one of the two workers; returns its pid. */
+async function killOneWorkerUnderLoad (server) {
+  await new Promise((resolve) => setTimeout(resolve, 2000))
+  const before = workerPids(server.pid)
+  expect(before).toHaveLength(2)
+  process.kill(before[0], 'SIGKILL')
+  return before[0]
+}
+
 /** Closed-loop load on sample4 (file log) and sample5 (HBase log); answers recorded. */
 function startLoad () {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 16 })
@@ -93,17 +102,13 @@ test('worker SIGKILL is replaced; primary SIGTERM drains, flushes, and loses not
   const server = await startServer()
   try {
     const load = startLoad()
-    await new Promise((resolve) => setTimeout(resolve, 2000))
-
     // 1. SIGKILL one worker: the primary forks a replacement, service continues.
-    const before = workerPids(server.pid)
-    expect(before).toHaveLength(2)
-    process.kill(before[0], 'SIGKILL')
+    const killed = await killOneWorkerUnderLoad(server)
     const okBefore = load.answers.sample5.ok + load.answers.sample4.ok
     await new Promise((resolve) => setTimeout(resolve, 3000))
     const after = workerPids(server.pid)
     expect(after).toHaveLength(2)
-    expect(after).not.toContain(before[0])
+    expect(after).not.toContain(killed)
     expect(load.answers.sample5.ok + load.answers.sample4.ok).toBeGreaterThan(okBefore + 100)
 
     // 2. SIGTERM the primary under load: it drains and exits 0 within its deadline.
@@ -164,10 +169,7 @@ test('durable mode: a worker SIGKILLed under load loses no answered entry; its r
   const server = await startServerProcess({ port: PORT, stateDir: durableDir, env: { BEACON_ACCESS_LOG_TABLE: durableTable, BEACON_ACCESS_LOG_DURABLE: '1' } })
   try {
     const load = startLoad()
-    await new Promise((resolve) => setTimeout(resolve, 2000))
-    const before = workerPids(server.pid)
-    expect(before).toHaveLength(2)
-    process.kill(before[0], 'SIGKILL')
+    const killed = await killOneWorkerUnderLoad(server)
     // The replacement claims the dead worker's files when its sink starts.
     let claimedFromWal = NaN
     const deadline = Date.now() + 30000
@@ -176,7 +178,7 @@ test('durable mode: a worker SIGKILLed under load loses no answered entry; its r
       claimedFromWal = await scrape('beacon_access_log_entries_total', 'sink="hbase",state="claimedFromWal"').catch(() => NaN)
     }
     expect(claimedFromWal).toBeGreaterThan(0)
-    expect(workerPids(server.pid)).not.toContain(before[0])
+    expect(workerPids(server.pid)).not.toContain(killed)
 
     const exited = new Promise((resolve) => server.once('exit', (code) => resolve(code)))
     server.kill('SIGTERM')

@@ -145,56 +145,19 @@ test('HBase unreachable: everything spills to the journal; a restarted writer on
   expect(await client.count(table)).toBe(n)
 })
 
-test('a worker killed with SIGKILL leaves its journal; the next writer claims and replays it', async () => {
-  const table = await logTable('hsink_crash')
-  const journalDir = tempDir()
-  const n = 1500
-  // The child spills to the journal (its HBase is unreachable), makes it durable, then is killed.
-  const script = `
-    const { createHBaseClient } = require(${JSON.stringify(path.resolve(__dirname, '../../lib/hbase'))})
-    const { createHBaseSink } = require(${JSON.stringify(path.resolve(__dirname, '../../logging/hbase-sink'))})
-    const client = createHBaseClient({ bootstrap: [${JSON.stringify(deadClient.options.bootstrap[0])}], rpcTimeout: 200, operationTimeout: 400, connectTimeout: 200 })
-    const sink = createHBaseSink({ client, table: ${JSON.stringify(table)}, journalDir: ${JSON.stringify(journalDir)}, writerId: 'victim', flushIntervalMs: 10 })
-    for (let i = 0; i < ${n}; i++) sink.write({ ts: Date.now(), endpoint: 'sample5', id: String(i), status: 200, ms: 1, ip: null, ua: null, ref: null })
-    sink.flush().then(() => { process.stdout.write(JSON.stringify(sink.stats()) + '\\n'); setInterval(() => {}, 1000) })
-  `
-  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
-  const stats = await new Promise((resolve, reject) => {
-    let out = ''
-    child.stdout.on('data', (d) => {
-      out += d
-      if (out.includes('\n')) resolve(JSON.parse(out))
-    })
-    child.on('exit', (code) => reject(new Error(`child exited early (${code})`)))
-  })
-  expect(stats).toMatchObject({ accepted: n, journalPending: n })
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGKILL')
-  await exited
-  const left = journalFiles(journalDir).map((f) => path.basename(f))
-  expect(left.length).toBeGreaterThan(0)
-  for (const name of left) expect(name).toMatch(new RegExp(`^j-${child.pid}-victim-\\d+\\.ndjson$`))
-
-  const heir = sink({ client, table, journalDir, writerId: 'heir2' })
-  expect(await heir.replay()).toBe(true)
-  expect(heir.stats()).toMatchObject({ claimed: n, written: n, journalPending: 0 })
-  expect(await client.count(table)).toBe(n)
-  expect(journalFiles(journalDir)).toHaveLength(0)
-})
-
 /**
- * Runs a child process that writes n entries to a sink on the live HBase but holds them in
- * memory (a long flush interval), reports its stats, and is then SIGKILLed.
+ * Runs a child process that writes n entries to a sink, reports its stats (after a flush with
+ * `flushFirst`, else at once: entries still in memory), and is then SIGKILLed.
  */
-async function killedWriter ({ table, journalDir, n, durable }) {
+async function killedWriter ({ table, journalDir, n, clientOptions = { bootstrap: client.options.bootstrap }, sinkOptions = {}, flushFirst = false }) {
   const script = `
     const { createHBaseClient } = require(${JSON.stringify(path.resolve(__dirname, '../../lib/hbase'))})
     const { createHBaseSink } = require(${JSON.stringify(path.resolve(__dirname, '../../logging/hbase-sink'))})
-    const client = createHBaseClient({ bootstrap: ${JSON.stringify(client.options.bootstrap)} })
-    const sink = createHBaseSink({ client, table: ${JSON.stringify(table)}, journalDir: ${JSON.stringify(journalDir)}, writerId: 'victim', flushIntervalMs: 600000, batchSize: 100000, durable: ${durable} })
+    const client = createHBaseClient(${JSON.stringify(clientOptions)})
+    const sink = createHBaseSink({ client, table: ${JSON.stringify(table)}, journalDir: ${JSON.stringify(journalDir)}, writerId: 'victim', ...${JSON.stringify(sinkOptions)} })
     for (let i = 0; i < ${n}; i++) sink.write({ ts: Date.now(), endpoint: 'sample5', id: String(i), status: 200, ms: 1, ip: null, ua: null, ref: null })
-    process.stdout.write(JSON.stringify(sink.stats()) + '\\n')
-    setInterval(() => {}, 1000)
+    const report = () => { process.stdout.write(JSON.stringify(sink.stats()) + '\\n'); setInterval(() => {}, 1000) }
+    ${flushFirst ? 'sink.flush().then(report)' : 'report()'}
   `
   const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
   const stats = await new Promise((resolve, reject) => {
@@ -211,11 +174,36 @@ async function killedWriter ({ table, journalDir, n, durable }) {
   return { stats, pid: child.pid }
 }
 
+test('a worker killed with SIGKILL leaves its journal; the next writer claims and replays it', async () => {
+  const table = await logTable('hsink_crash')
+  const journalDir = tempDir()
+  const n = 1500
+  // The child spills to the journal (its HBase is unreachable), makes it durable, then is killed.
+  const { stats, pid } = await killedWriter({
+    table,
+    journalDir,
+    n,
+    clientOptions: { bootstrap: deadClient.options.bootstrap, rpcTimeout: 200, operationTimeout: 400, connectTimeout: 200 },
+    sinkOptions: { flushIntervalMs: 10 },
+    flushFirst: true
+  })
+  expect(stats).toMatchObject({ accepted: n, journalPending: n })
+  const left = journalFiles(journalDir).map((f) => path.basename(f))
+  expect(left.length).toBeGreaterThan(0)
+  for (const name of left) expect(name).toMatch(new RegExp(`^j-${pid}-victim-\\d+\\.ndjson$`))
+
+  const heir = sink({ client, table, journalDir, writerId: 'heir2' })
+  expect(await heir.replay()).toBe(true)
+  expect(heir.stats()).toMatchObject({ claimed: n, written: n, journalPending: 0 })
+  expect(await client.count(table)).toBe(n)
+  expect(journalFiles(journalDir)).toHaveLength(0)
+})
+
 test('durable mode: entries a killed writer still held in memory are replayed from its write-ahead log', async () => {
   const table = await logTable('hsink_wal')
   const journalDir = tempDir()
   const n = 3000
-  const { stats, pid } = await killedWriter({ table, journalDir, n, durable: true })
+  const { stats, pid } = await killedWriter({ table, journalDir, n, sinkOptions: { flushIntervalMs: 600000, batchSize: 100000, durable: true } })
   expect(stats).toMatchObject({ accepted: n, written: 0, pending: n, durable: true, walAppended: n, walPending: n, walFailures: 0 })
   const left = journalFiles(journalDir).map((f) => path.basename(f))
   expect(left.length).toBeGreaterThan(0)
@@ -232,7 +220,7 @@ test('default mode: the same kill loses what was in memory, and nothing is there
   const table = await logTable('hsink_nowal')
   const journalDir = tempDir()
   const n = 3000
-  const { stats } = await killedWriter({ table, journalDir, n, durable: false })
+  const { stats } = await killedWriter({ table, journalDir, n, sinkOptions: { flushIntervalMs: 600000, batchSize: 100000 } })
   expect(stats).toMatchObject({ accepted: n, written: 0, pending: n, durable: false })
   expect(stats.walAppended).toBeUndefined()
   expect(journalFiles(journalDir)).toHaveLength(0)
