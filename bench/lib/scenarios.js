@@ -47,7 +47,7 @@ async function measureSeed (ctx, name, endpoint, where = {}) {
   const p = ctx.params
   const job = (extra) => ({ generator: 'autocannon', connections: p.connections, paths: random(ctx, endpoint), ...extra })
   ctx.log(`${name}: warm-up ${p.warmupSeconds} s${where.sweep ? ` + a sweep of ${where.sweep} requests over all ids` : ''}`)
-  await run(ctx, job({ durationMs: p.warmupSeconds * 1000 }), where)
+  if (p.warmupSeconds > 0) await run(ctx, job({ durationMs: p.warmupSeconds * 1000 }), where)
   if (where.sweep) await run(ctx, job({ amount: where.sweep, paths: { endpoint, kind: 'sweep', idRange: p.idRange, passes: p.workers * 3 } }), where)
   const runs = []
   for (let i = 0; i < p.runs; i++) {
