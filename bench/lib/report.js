@@ -141,6 +141,7 @@ function markdownReport (report) {
       ...rows,
       '',
       'lost = 2xx responses (all scenarios of this run) minus access-log entries found afterwards (file lines for file sinks, HBase rows for HBase sinks).',
+      ...(report.endpoints.sample5_durable ? ['sample5_durable = sample5 with its HBase access log in durable mode (BEACON_ACCESS_LOG_DURABLE: a synchronous write-ahead log before each answer, so a killed worker loses nothing it answered); its gap to sample5 is the price of that guarantee.'] : []),
       '',
       '### Server-side view (the reported runs)',
       '',

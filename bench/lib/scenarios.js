@@ -16,6 +16,9 @@ const { runSweep, LIMITS } = require('./sweep')
 const SCENARIOS = ['seed', 'sweep', 'vus', 'cross-zone', 'connections', 'mixed']
 /** An endpoint declared by the bench only (BEACON_CONFIG_FILE) so the mixed scenario starts cold. */
 const MIXED_ENDPOINT = 'bench_mixed'
+/** sample5 with its HBase access log in durable mode (declared by the bench), and its sink. */
+const DURABLE_ENDPOINT = 'sample5_durable'
+const DURABLE_SINK = 'hbase_durable'
 
 function random (ctx, endpoint) {
   return { endpoint, kind: 'random', idRange: ctx.params.idRange, missRatio: ctx.params.missRatio }
@@ -192,4 +195,4 @@ async function mixed (ctx) {
   }
 }
 
-module.exports = { SCENARIOS, MIXED_ENDPOINT, seed, sweep, vus, 'cross-zone': crossZone, connections, mixed }
+module.exports = { SCENARIOS, MIXED_ENDPOINT, DURABLE_ENDPOINT, DURABLE_SINK, seed, sweep, vus, 'cross-zone': crossZone, connections, mixed }
