@@ -49,15 +49,22 @@ afterAll(async () => {
   await hbase.wipe(options)
 })
 
-/** Closed-loop load on three endpoints until `stop()`; every answer recorded. */
+// Loads still running when a test ends (it failed half-way) are stopped here.
+const loads = new Set()
+afterEach(async () => {
+  for (const load of loads) await load.stop()
+})
+
+/** Closed-loop load on three endpoints until `stop()` (or 3 min); every answer recorded. */
 function startLoad () {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 12 })
   const results = { sample2: [], sample3: [], sample5: [] }
   const state = { running: true }
+  const stopBy = Date.now() + 180000
   let n = 0
   const loops = Array.from({ length: 12 }, async (_, worker) => {
     const endpoint = ['sample2', 'sample3', 'sample5'][worker % 3]
-    while (state.running) {
+    while (state.running && Date.now() < stopBy) {
       const id = 1 + (n++ % IDS)
       const started = Date.now()
       try {
@@ -68,14 +75,17 @@ function startLoad () {
       }
     }
   })
-  return {
+  const load = {
     results,
     async stop () {
+      loads.delete(load)
       state.running = false
       await Promise.all(loops)
       agent.destroy()
     }
   }
+  loads.add(load)
+  return load
 }
 
 async function until (what, predicate, boundMs) {
@@ -236,6 +246,9 @@ test('log pipeline saturated while HBase is stuck: spill and shed policies apply
   })
   const apps = { spill: await start('spill'), shed: await start('shed') }
   const counter = createHBaseClient({ bootstrap })
+  const state = { running: true, stopped: null }
+  let loops = []
+  let watch = null
   try {
     for (const which of Object.values(apps)) {
       for (let id = 1; id <= IDS; id++) expect((await request(`${which.url}/api/sample5.js?id=${id}&callback=cb`)).status).toBe(200)
@@ -245,8 +258,7 @@ test('log pipeline saturated while HBase is stuck: spill and shed policies apply
     const agent = new http.Agent({ keepAlive: true, maxSockets: 16 })
     const answers = { spill: [], shed: [] }
     const readyz = { spill: [], shed: [] }
-    const state = { running: true }
-    const loops = Array.from({ length: 16 }, async (_, i) => {
+    loops = Array.from({ length: 16 }, async (_, i) => {
       const which = i % 2 ? 'shed' : 'spill'
       for (let n = i; state.running; n += 16) {
         const at = Date.now()
@@ -255,7 +267,7 @@ test('log pipeline saturated while HBase is stuck: spill and shed policies apply
       }
     })
     const maxHeld = { spill: 0, shed: 0 }
-    const watch = setInterval(async () => {
+    watch = setInterval(async () => {
       for (const which of ['spill', 'shed']) {
         maxHeld[which] = Math.max(maxHeld[which], apps[which].sinks.get('hbase').stats().pending)
         const res = await request(`${apps[which].adminUrl}/readyz`).catch(() => null)
@@ -263,9 +275,11 @@ test('log pipeline saturated while HBase is stuck: spill and shed policies apply
       }
     }, 50)
     await new Promise((resolve) => setTimeout(resolve, 500))
+    state.stopped = pid
     process.kill(pid, 'SIGSTOP') // our own HBase instance
     await new Promise((resolve) => setTimeout(resolve, STUCK_MS))
     process.kill(pid, 'SIGCONT')
+    state.stopped = null
     const shedSink = apps.shed.sinks.get('hbase')
     await until('the shed sink unsaturated', () => shedSink.stats().pending < MAX_QUEUE, 30000)
     await new Promise((resolve) => setTimeout(resolve, 500))
@@ -311,6 +325,10 @@ test('log pipeline saturated while HBase is stuck: spill and shed policies apply
     const shedRows = await expectRows('shed', ok('shed') - shedStats.shed)
     console.log(`overload: stuck ${STUCK_MS} ms, maxQueue ${MAX_QUEUE}. spill: ${ok('spill')} x 200, ${spillStats.spilled} spilled, ${spillRows} rows, readyz 503 ${saturated('spill').length}/${readyz.spill.length} polls; shed: ${ok('shed')} x 200, ${shedStats.shed} shed (counted in /metrics), ${shedRows} rows, readyz 503 ${saturated('shed').length}/${readyz.shed.length} polls; held in memory at most ${maxHeld.spill}/${maxHeld.shed}`)
   } finally {
+    if (state.stopped) process.kill(state.stopped, 'SIGCONT')
+    state.running = false
+    clearInterval(watch)
+    await Promise.allSettled(loops)
     await counter.close()
     for (const which of Object.values(apps)) await which.close()
   }

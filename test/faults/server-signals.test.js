@@ -18,6 +18,7 @@ const { startServerProcess } = require('../support/server-process')
 const { testClient, uniqueTable } = require('../support/hbase')
 const { accessLogSplitKeys } = require('../../lib/tables')
 const { countLines } = require('../../logging/file-sink')
+const { journalFiles } = require('../../logging/journal')
 const { request } = require('../support/beacon')
 
 jest.setTimeout(5 * 60 * 1000)
@@ -60,24 +61,37 @@ function workerPids (primaryPid) {
   }
 }
 
-/** After 2 s of load, SIGKILLs one of the two workers; returns its pid. */
-async function killOneWorkerUnderLoad (server) {
+/**
+ * After 2 s of load, SIGKILLs one of the two workers; returns its pid. The primary may hand all
+ * keep-alive connections to one worker: `pick` chooses among the worker pids (default: the
+ * first).
+ */
+async function killOneWorkerUnderLoad (server, pick = (pids) => pids[0]) {
   await new Promise((resolve) => setTimeout(resolve, 2000))
   const before = workerPids(server.pid)
   expect(before).toHaveLength(2)
-  process.kill(before[0], 'SIGKILL')
-  return before[0]
+  const victim = pick(before)
+  process.kill(victim, 'SIGKILL')
+  return victim
 }
 
-/** Closed-loop load on sample4 (file log) and sample5 (HBase log); answers recorded. */
+// Loads still running when a test ends (it failed half-way) are stopped, so that they never
+// send requests to whatever listens on the port next.
+const loads = new Set()
+afterEach(async () => {
+  for (const load of loads) await load.stop()
+})
+
+/** Closed-loop load on sample4 (file log) and sample5 (HBase log); answers recorded. Stops by itself after 2 min. */
 function startLoad () {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 16 })
   const answers = { sample4: { ok: 0, other: 0, errors: 0 }, sample5: { ok: 0, other: 0, errors: 0 } }
   const state = { running: true }
+  const stopBy = Date.now() + 120000
   let n = 0
   const loops = Array.from({ length: 16 }, async (_, i) => {
     const endpoint = i % 2 ? 'sample5' : 'sample4'
-    while (state.running) {
+    while (state.running && Date.now() < stopBy) {
       const id = 1 + (n++ % 500)
       try {
         const res = await request(`http://127.0.0.1:${PORT}/api/${endpoint}.js?id=${id}&callback=cb`, { agent })
@@ -88,14 +102,17 @@ function startLoad () {
       }
     }
   })
-  return {
+  const load = {
     answers,
     async stop () {
+      loads.delete(load)
       state.running = false
       await Promise.all(loops)
       agent.destroy()
     }
   }
+  loads.add(load)
+  return load
 }
 
 test('worker SIGKILL is replaced; primary SIGTERM drains, flushes, and loses nothing it answered', async () => {
@@ -169,7 +186,11 @@ test('durable mode: a worker SIGKILLed under load loses no answered entry; its r
   const server = await startServerProcess({ port: PORT, stateDir: durableDir, env: { BEACON_ACCESS_LOG_TABLE: durableTable, BEACON_ACCESS_LOG_DURABLE: '1' } })
   try {
     const load = startLoad()
-    const killed = await killOneWorkerUnderLoad(server)
+    // Kill a worker that is serving sample5: it has a write-ahead log file.
+    const killed = await killOneWorkerUnderLoad(server, (pids) => {
+      const busy = journalFiles(path.join(durableDir, 'journal')).map((f) => Number(/^j-(\d+)-.*-wal-/.exec(path.basename(f))?.[1])).filter(Boolean)
+      return pids.find((pid) => busy.includes(pid)) ?? pids[0]
+    })
     // The replacement claims the dead worker's files when its sink starts.
     let claimedFromWal = NaN
     const deadline = Date.now() + 30000
