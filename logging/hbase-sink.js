@@ -593,9 +593,9 @@ function createHBaseSink (options) {
         const outcome = await Promise.race([journal.close(), journalDeadline])
         if (outcome === 'timeout') throw new Error('journal close timed out')
         // Every entry is in HBase or in the closed journal: the write-ahead log is redundant.
-        if (wal) wal.close({ discard: !walUnsafe })
+        if (wal) await wal.close({ discard: !walUnsafe })
       } catch (err) {
-        if (wal) wal.close() // kept: the next sink to start replays it
+        if (wal) await wal.close() // kept: the next sink to start replays it
         lastError = err.code || err.message
         if (logger) logger.error({ err, journalPending }, 'HBase access log: journal could not be closed cleanly; entries may be lost')
       } finally {

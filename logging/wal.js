@@ -39,6 +39,7 @@ function createWal (options) {
   let appended = 0
   let errors = 0
   let closed = false
+  const unlinking = new Set() // deletions of done segments still in progress
 
   function open () {
     const file = path.join(opts.dir, `j-${opts.pid}-${opts.writerId}-${Date.now()}${String(fileSeq++).padStart(6, '0')}.ndjson`)
@@ -57,9 +58,19 @@ function createWal (options) {
     if (segment.pending === 0) drop(segment)
   }
 
-  function drop (segment) {
+  function drop (segment, sync = false) {
     segments.delete(segment)
-    fs.unlink(segment.path, () => {}) // gone already is fine
+    if (!sync) {
+      const unlink = fs.promises.unlink(segment.path).catch(() => {}) // gone already is fine
+      unlinking.add(unlink)
+      unlink.then(() => unlinking.delete(unlink))
+      return
+    }
+    try {
+      fs.unlinkSync(segment.path)
+    } catch (err) {
+      if (err.code !== 'ENOENT') throw err
+    }
   }
 
   /**
@@ -107,10 +118,12 @@ function createWal (options) {
 
   /**
    * Closes the files. With `discard`, deletes them (every entry is safe elsewhere); without,
-   * leaves them for the next sink's orphan claim.
+   * leaves them for the next sink's orphan claim. Once it resolves, what is left on disk is
+   * exactly what a replay needs.
    * @param {{ discard?: boolean }} [opts]
+   * @returns {Promise<void>}
    */
-  function close ({ discard = false } = {}) {
+  async function close ({ discard = false } = {}) {
     if (closed) return
     closed = true
     for (const segment of [...segments]) {
@@ -119,10 +132,12 @@ function createWal (options) {
         segment.fd = null
       }
       segment.sealed = true
-      if (discard || segment.pending === 0) drop(segment)
+      // Synchronously: once close() returns, what is left on disk is exactly what needs a replay.
+      if (discard || segment.pending === 0) drop(segment, true)
     }
     active = null
     release()
+    await Promise.all(unlinking)
   }
 
   function stats () {

@@ -29,7 +29,7 @@ test('each append is on disk when it returns, in the journal\'s record format', 
   expect(path.basename(file)).toMatch(new RegExp(`^j-${process.pid}-w1-wal-\\d+\\.ndjson$`))
   expect((await readRecords(file)).records).toEqual([{ key: '00k1', value: '{"a":1}' }, { key: '01k2', value: '{"a":2}' }])
   expect(wal.stats()).toMatchObject({ walAppended: 2, walPending: 2, walFiles: 1 })
-  wal.close()
+  await wal.close()
   expect(journalFiles(dir)).toHaveLength(1) // kept: its entries were never marked done
 })
 
@@ -48,7 +48,7 @@ test('a segment goes away once it is sealed (by size or age) and all its entries
   wal.done(fourth)
   await settle()
   expect(journalFiles(dir)).toHaveLength(1) // the active segment stays until sealed
-  wal.close({ discard: true })
+  await wal.close({ discard: true })
   await settle()
   expect(journalFiles(dir)).toHaveLength(0)
 })
@@ -63,7 +63,7 @@ test('segments older than segmentMaxAgeMs are sealed on the next append', async 
   const files = journalFiles(dir)
   expect(files).toHaveLength(1)
   expect((await readRecords(files[0])).records.map((r) => r.key)).toEqual(['b'])
-  wal.close()
+  await wal.close()
 })
 
 test('a live writer\'s log is never claimed by a journal of the same process; a closed one is', async () => {
@@ -72,7 +72,7 @@ test('a live writer\'s log is never claimed by a journal of the same process; a 
   wal.append('x', '{}')
   const heir = createJournal({ dir, writerId: 'heir' })
   expect(await heir.claimOrphans()).toEqual([])
-  wal.close()
+  await wal.close()
   const claimed = await heir.claimOrphans()
   expect(claimed).toHaveLength(1)
   expect(claimed[0]).toMatchObject({ lines: 1 })
