@@ -51,20 +51,15 @@ function createDataPlane ({ endpoints, limits, maxUrlLength, fallback, onRespons
   }
 
   function finish (endpoint, req, res, started, status, id, headers, body) {
-    if (endpoint.logBeforeAnswer) {
-      // Durable mode: the entry is in the write-ahead log before the client has its answer, so
-      // an answered request survives a crash of this process. ms stops before the write.
-      log(endpoint, req, status, id, performance.now() - started)
-      res.writeHead(status, headers)
-      res.end(req.method === 'HEAD' ? undefined : body)
-      if (onResponse) onResponse(endpoint.name, status, (performance.now() - started) / 1000)
-      return
-    }
+    // Durable mode: the entry is in the write-ahead log before the client has its answer, so
+    // an answered request survives a crash of this process (its ms stops before the write).
+    const early = endpoint.logBeforeAnswer
+    if (early) log(endpoint, req, status, id, performance.now() - started)
     res.writeHead(status, headers)
     res.end(req.method === 'HEAD' ? undefined : body)
     const ms = performance.now() - started
     if (onResponse) onResponse(endpoint.name, status, ms / 1000)
-    if (endpoint.sinks.length) log(endpoint, req, status, id, ms)
+    if (!early && endpoint.sinks.length) log(endpoint, req, status, id, ms)
   }
 
   function log (endpoint, req, status, id, ms) {

@@ -2,7 +2,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { formatRecord, holdWriter, FILE_PATTERN } = require('./journal')
+const { formatRecord, holdWriter } = require('./journal')
 
 // Short-lived segments: a segment is deleted once all its entries are written, so the replay
 // after a crash rewrites about one segment age of entries, not all that were already in HBase.
@@ -43,7 +43,6 @@ function createWal (options) {
 
   function open () {
     const file = path.join(opts.dir, `j-${opts.pid}-${opts.writerId}-${Date.now()}${String(fileSeq++).padStart(6, '0')}.ndjson`)
-    if (!FILE_PATTERN.test(path.basename(file))) throw new Error(`wal: bad file name ${file}`)
     const segment = { path: file, fd: fs.openSync(file, 'a'), lines: 0, pending: 0, sealed: false, openedAt: Date.now() }
     segments.add(segment)
     return segment

@@ -10,10 +10,10 @@
 // Runs on its own HBase instance so the shared one is never disturbed.
 
 const path = require('node:path')
-const http = require('node:http')
 const hbase = require('../../infra/hbase')
 const { startBeacon, request } = require('../support/beacon')
 const { createHBaseClient } = require('../../lib/hbase')
+const { startLoops, stopRunningLoads } = require('../support/load')
 
 jest.setTimeout(10 * 60 * 1000)
 
@@ -49,22 +49,17 @@ afterAll(async () => {
   await hbase.wipe(options)
 })
 
-// Loads still running when a test ends (it failed half-way) are stopped here.
-const loads = new Set()
-afterEach(async () => {
-  for (const load of loads) await load.stop()
-})
+afterEach(stopRunningLoads)
 
 /** Closed-loop load on three endpoints until `stop()` (or 3 min); every answer recorded. */
 function startLoad () {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 12 })
   const results = { sample2: [], sample3: [], sample5: [] }
-  const state = { running: true }
-  const stopBy = Date.now() + 180000
   let n = 0
-  const loops = Array.from({ length: 12 }, async (_, worker) => {
-    const endpoint = ['sample2', 'sample3', 'sample5'][worker % 3]
-    while (state.running && Date.now() < stopBy) {
+  const load = startLoops({
+    loops: 12,
+    maxMs: 180000,
+    async step (i, agent) {
+      const endpoint = ['sample2', 'sample3', 'sample5'][i % 3]
       const id = 1 + (n++ % IDS)
       const started = Date.now()
       try {
@@ -75,17 +70,7 @@ function startLoad () {
       }
     }
   })
-  const load = {
-    results,
-    async stop () {
-      loads.delete(load)
-      state.running = false
-      await Promise.all(loops)
-      agent.destroy()
-    }
-  }
-  loads.add(load)
-  return load
+  return { results, stop: load.stop }
 }
 
 async function until (what, predicate, boundMs) {
@@ -246,8 +231,8 @@ test('log pipeline saturated while HBase is stuck: spill and shed policies apply
   })
   const apps = { spill: await start('spill'), shed: await start('shed') }
   const counter = createHBaseClient({ bootstrap })
-  const state = { running: true, stopped: null }
-  let loops = []
+  const state = { stopped: null }
+  let load = null
   let watch = null
   try {
     for (const which of Object.values(apps)) {
@@ -255,12 +240,16 @@ test('log pipeline saturated while HBase is stuck: spill and shed policies apply
       await which.sinks.get('hbase').flush()
     }
     const pid = Number(require('node:fs').readFileSync(options.pidFile, 'utf8'))
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 16 })
     const answers = { spill: [], shed: [] }
     const readyz = { spill: [], shed: [] }
-    loops = Array.from({ length: 16 }, async (_, i) => {
-      const which = i % 2 ? 'shed' : 'spill'
-      for (let n = i; state.running; n += 16) {
+    const next = Array.from({ length: 16 }, (_, i) => i) // each loop's next id index
+    load = startLoops({
+      loops: 16,
+      maxMs: 60000,
+      async step (i, agent) {
+        const which = i % 2 ? 'shed' : 'spill'
+        const n = next[i]
+        next[i] += 16
         const at = Date.now()
         const res = await request(`${apps[which].url}/api/sample5.js?id=${1 + (n % IDS)}&callback=cb`, { agent })
         answers[which].push({ status: res.status, ms: Date.now() - at })
@@ -283,10 +272,8 @@ test('log pipeline saturated while HBase is stuck: spill and shed policies apply
     const shedSink = apps.shed.sinks.get('hbase')
     await until('the shed sink unsaturated', () => shedSink.stats().pending < MAX_QUEUE, 30000)
     await new Promise((resolve) => setTimeout(resolve, 500))
-    state.running = false
-    await Promise.all(loops)
+    await load.stop()
     clearInterval(watch)
-    agent.destroy()
 
     for (const which of ['spill', 'shed']) {
       // The policy is about the log, never the answer.
@@ -326,9 +313,8 @@ test('log pipeline saturated while HBase is stuck: spill and shed policies apply
     console.log(`overload: stuck ${STUCK_MS} ms, maxQueue ${MAX_QUEUE}. spill: ${ok('spill')} x 200, ${spillStats.spilled} spilled, ${spillRows} rows, readyz 503 ${saturated('spill').length}/${readyz.spill.length} polls; shed: ${ok('shed')} x 200, ${shedStats.shed} shed (counted in /metrics), ${shedRows} rows, readyz 503 ${saturated('shed').length}/${readyz.shed.length} polls; held in memory at most ${maxHeld.spill}/${maxHeld.shed}`)
   } finally {
     if (state.stopped) process.kill(state.stopped, 'SIGCONT')
-    state.running = false
     clearInterval(watch)
-    await Promise.allSettled(loops)
+    if (load) await load.stop().catch(() => {})
     await counter.close()
     for (const which of Object.values(apps)) await which.close()
   }

@@ -12,7 +12,6 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const http = require('node:http')
 const { execFileSync } = require('node:child_process')
 const { startServerProcess } = require('../support/server-process')
 const { testClient, uniqueTable } = require('../support/hbase')
@@ -20,6 +19,7 @@ const { accessLogSplitKeys } = require('../../lib/tables')
 const { countLines } = require('../../logging/file-sink')
 const { journalFiles } = require('../../logging/journal')
 const { request } = require('../support/beacon')
+const { startLoops, stopRunningLoads } = require('../support/load')
 
 jest.setTimeout(5 * 60 * 1000)
 
@@ -75,23 +75,17 @@ async function killOneWorkerUnderLoad (server, pick = (pids) => pids[0]) {
   return victim
 }
 
-// Loads still running when a test ends (it failed half-way) are stopped, so that they never
-// send requests to whatever listens on the port next.
-const loads = new Set()
-afterEach(async () => {
-  for (const load of loads) await load.stop()
-})
+afterEach(stopRunningLoads)
 
 /** Closed-loop load on sample4 (file log) and sample5 (HBase log); answers recorded. Stops by itself after 2 min. */
 function startLoad () {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 16 })
   const answers = { sample4: { ok: 0, other: 0, errors: 0 }, sample5: { ok: 0, other: 0, errors: 0 } }
-  const state = { running: true }
-  const stopBy = Date.now() + 120000
   let n = 0
-  const loops = Array.from({ length: 16 }, async (_, i) => {
-    const endpoint = i % 2 ? 'sample5' : 'sample4'
-    while (state.running && Date.now() < stopBy) {
+  const load = startLoops({
+    loops: 16,
+    maxMs: 120000,
+    async step (i, agent) {
+      const endpoint = i % 2 ? 'sample5' : 'sample4'
       const id = 1 + (n++ % 500)
       try {
         const res = await request(`http://127.0.0.1:${PORT}/api/${endpoint}.js?id=${id}&callback=cb`, { agent })
@@ -102,17 +96,7 @@ function startLoad () {
       }
     }
   })
-  const load = {
-    answers,
-    async stop () {
-      loads.delete(load)
-      state.running = false
-      await Promise.all(loops)
-      agent.destroy()
-    }
-  }
-  loads.add(load)
-  return load
+  return { answers, stop: load.stop }
 }
 
 test('worker SIGKILL is replaced; primary SIGTERM drains, flushes, and loses nothing it answered', async () => {
