@@ -12,15 +12,11 @@ const os = require('node:os')
 const crypto = require('node:crypto')
 const { loadSettings, describeEndpoints } = require('./config')
 const { createLogger } = require('./logging/logger')
+const { killAfterMs } = require('./api/shutdown-budget')
+const { servePrimary, workerLink } = require('./api/cluster-ipc')
 
 const RESTART_WINDOW_MS = 60000
 const MAX_RESTARTS_PER_WINDOW = 10
-
-/** Endpoints that log to a sink, and so which sinks a worker must create. */
-function usedSinks (settings) {
-  const names = new Set(Object.values(settings.endpoints).flatMap((e) => e.accessLog))
-  return Object.fromEntries(Object.entries(settings.logSinks).filter(([name]) => names.has(name)))
-}
 
 async function ensureEmbeddedHBase (settings, logger) {
   const infra = require('./infra/hbase')
@@ -79,12 +75,14 @@ async function runPrimary (settings, logger) {
     const workers = Object.values(cluster.workers)
     const exited = workers.map((w) => new Promise((resolve) => w.once('exit', resolve)))
     for (const w of workers) w.send({ cmd: 'shutdown' })
+    // A worker keeps to settings.shutdownTimeoutMs by itself (api/shutdown-budget.js); this is
+    // for one that hangs.
     const killTimer = setTimeout(() => {
       for (const w of Object.values(cluster.workers)) {
         logger.error({ worker: w.tag }, 'worker did not stop in time; killing it')
         w.process.kill('SIGKILL')
       }
-    }, settings.shutdownTimeoutMs + 5000)
+    }, killAfterMs(settings.shutdownTimeoutMs))
     await Promise.all(exited)
     clearTimeout(killTimer)
     logger.info('all workers stopped')
@@ -92,21 +90,8 @@ async function runPrimary (settings, logger) {
     process.exit(exitCode)
   }
 
-  // The admin port is served by every worker; these give it a cluster-wide view: /metrics
-  // aggregates all workers (prom-client over IPC) and admin changes reach every worker at once.
-  const { AggregatorRegistry } = require('prom-client')
-  const aggregator = new AggregatorRegistry()
-  cluster.on('message', (worker, msg) => {
-    if (!msg || typeof msg !== 'object') return
-    if (msg.type === 'beacon:metrics-req') {
-      aggregator.clusterMetrics().then(
-        (text) => worker.isConnected() && worker.send({ type: 'beacon:metrics-res', id: msg.id, text }),
-        (err) => worker.isConnected() && worker.send({ type: 'beacon:metrics-res', id: msg.id, error: err.message })
-      )
-    } else if (msg.type === 'beacon:broadcast') {
-      for (const w of Object.values(cluster.workers)) if (w.isConnected()) w.send({ type: 'beacon:change', change: msg.change })
-    }
-  })
+  // Every worker serves the admin port; this gives it a host-wide view (metrics, admin changes).
+  servePrimary(cluster)
 
   process.on('SIGTERM', () => shutdown('SIGTERM'))
   process.on('SIGINT', () => shutdown('SIGINT'))
@@ -114,62 +99,18 @@ async function runPrimary (settings, logger) {
 }
 
 async function runWorker (settings, logger) {
-  const { createHBaseClient } = require('./lib/hbase')
-  const { createSinks } = require('./logging')
-  const { createBeacon } = require('./lib/beacon')
-  const { createMetrics } = require('./lib/metrics')
-  const metrics = createMetrics()
+  const { createBeacon } = require('./api')
+  const { createMetrics } = require('./api/metrics')
   const tag = process.env.BEACON_WORKER_TAG || `w${cluster.worker.id}`
-  const bootstrap = (process.env.BEACON_HBASE_BOOTSTRAP || '').split(',').filter(Boolean)
-  const client = createHBaseClient({
-    bootstrap: bootstrap.length ? bootstrap : settings.hbase.bootstrap,
-    rpcTimeout: settings.hbase.rpcTimeoutMs,
-    operationTimeout: settings.hbase.operationTimeoutMs,
-    onRpc: metrics.hooks.onRpc
-  })
-  const sinks = createSinks(usedSinks(settings), {
-    client,
-    stateDir: settings.stateDir,
-    writerId: `${process.env.BEACON_INSTANCE || 'x'}${tag}p${process.pid}`,
-    workerTag: tag,
-    logger
-  })
-  // Answer the primary's requests for this worker's metrics (prom-client's cluster protocol).
-  const { AggregatorRegistry } = require('prom-client')
-  new AggregatorRegistry() // eslint-disable-line no-new -- registers the worker-side IPC listener
-  AggregatorRegistry.setRegistries([metrics.register])
-  const pendingMetrics = new Map()
-  let nextMetricsId = 1
-  const clusterMetrics = () => new Promise((resolve, reject) => {
-    const id = nextMetricsId++
-    const timer = setTimeout(() => {
-      pendingMetrics.delete(id)
-      reject(new Error('the cluster primary did not answer the metrics request'))
-    }, 5000)
-    pendingMetrics.set(id, { resolve, reject, timer })
-    process.send({ type: 'beacon:metrics-req', id })
-  })
-  const beacon = createBeacon({
-    settings,
-    client,
-    sinks,
+  const metrics = createMetrics()
+  const beacon = createBeacon(settings, {
     logger,
     metrics,
-    metricsText: clusterMetrics,
-    broadcast: (change) => process.send({ type: 'beacon:broadcast', change })
+    cluster: workerLink(metrics.register),
+    workerTag: tag,
+    writerId: `${process.env.BEACON_INSTANCE || 'x'}${tag}p${process.pid}`
   })
-  process.on('message', (msg) => {
-    if (!msg || typeof msg !== 'object') return
-    if (msg.type === 'beacon:change') beacon.applyChange(msg.change)
-    if (msg.type === 'beacon:metrics-res' && pendingMetrics.has(msg.id)) {
-      const { resolve, reject, timer } = pendingMetrics.get(msg.id)
-      pendingMetrics.delete(msg.id)
-      clearTimeout(timer)
-      if (msg.error) reject(new Error(msg.error))
-      else resolve(msg.text)
-    }
-  })
-  await beacon.listen({ port: settings.port, host: settings.host, adminPort: settings.adminPort, adminHost: settings.adminHost })
+  await beacon.listen()
 
   let stopping = false
   async function stop (reason) {

@@ -1,16 +1,20 @@
 'use strict'
 
 const express = require('express')
+const { ERRORS } = require('../lib/errors')
+const { sendError } = require('./error-body')
 
 /**
- * Express app for the admin/control plane (ADMIN_PORT): health and readiness for load
- * balancers. Never listens by itself.
+ * Express app for the control plane (ADMIN_PORT): liveness and readiness for load balancers,
+ * then whatever `routes` mounts (metrics, dashboard, the toggle admin API). Never listens by
+ * itself.
  * @param {object} options
  * @param {() => Promise<{ ready: boolean, checks: object }>} options.readiness
- * @param {(app: import('express').Express) => void} [options.routes] more admin routes (metrics, dashboard, admin API)
+ * @param {(app: import('express').Express) => void} options.routes
+ * @param {{ error: Function }} options.logger
  * @returns {import('express').Express}
  */
-function createAdminApp ({ readiness, routes }) {
+function createAdminApp ({ readiness, routes, logger }) {
   const app = express()
   app.disable('x-powered-by')
   app.set('etag', false)
@@ -25,13 +29,17 @@ function createAdminApp ({ readiness, routes }) {
       next(err)
     }
   })
-  if (routes) routes(app)
-  app.use((req, res) => res.status(404).json({ error: { status: 404, code: 'NOT_FOUND', message: 'no such admin path' } }))
+  routes(app)
+  app.use((req, res) => sendError(res, NOT_FOUND))
   app.use((err, req, res, next) => {
-    const status = err.status >= 400 && err.status < 500 ? err.status : 500
-    res.status(status).json({ error: { status, code: err.code || (status === 500 ? 'INTERNAL' : 'BAD_REQUEST'), message: status === 500 ? 'internal error' : err.message } })
+    if (err.status >= 400 && err.status < 500) return sendError(res, BAD_REQUEST)
+    logger.error({ err }, 'admin app error')
+    sendError(res, err)
   })
   return app
 }
+
+const NOT_FOUND = Object.freeze(new ERRORS.NOT_FOUND())
+const BAD_REQUEST = Object.freeze(new ERRORS.BAD_REQUEST())
 
 module.exports = { createAdminApp }

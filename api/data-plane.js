@@ -1,7 +1,7 @@
 'use strict'
 
-const { parseBeaconQuery } = require('../lib/query')
-const { renderBody, renderError, contentType } = require('../lib/jsonp')
+const { parseBeaconQuery } = require('./query')
+const { renderBody, renderError, contentType } = require('./jsonp')
 const { ERRORS } = require('../lib/errors')
 const { accessEntry } = require('../logging/access-entry')
 

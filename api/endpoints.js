@@ -1,41 +1,34 @@
 'use strict'
 
-const { createFixedSource } = require('../lib/config/fixed-source')
-const { createHBaseSource } = require('../lib/config/hbase-source')
-const { createConfigCache } = require('../lib/config/cache')
-const { callbackAllowlist } = require('../lib/jsonp')
+const { createFixedSource } = require('../lib/toggles/fixed-source')
+const { createHBaseSource } = require('../lib/toggles/hbase-source')
+const { createConfigCache } = require('../lib/toggles/cache')
+const { callbackAllowlist } = require('./jsonp')
+const { ERRORS } = require('../lib/errors')
 
 /**
- * Builds the declared endpoints from settings: each gets its config source (fixed | hbase),
- * optionally an LRU cache in front, and its access-log sinks.
+ * Builds the declared endpoints from settings, the one place where an endpoint's declaration
+ * (config/defaults.js, the settings file) becomes its parts: its config source (fixed | hbase,
+ * through the toggle store), optionally an LRU cache in front, and its access-log sinks.
  *
  * @param {object} options
  * @param {object} options.settings validated settings (config/load.js)
- * @param {import('../lib/hbase').HBaseClient} [options.client] required if any endpoint reads HBase
- * @param {Map<string, { write: Function }>} options.sinks named access-log sinks
+ * @param {ReturnType<typeof import('../lib/toggles/store').createToggleStore>} options.store
+ * @param {Map<string, { write: Function, durable?: boolean }>} options.sinks named access-log sinks (logging/)
  * @param {() => number} [options.now] clock for the caches
  * @param {(endpoint: string, outcome: string) => void} [options.onCacheOutcome]
  * @param {(id: string, reason: string) => void} [options.onInvalidConfig]
  * @returns {Map<string, { name: string, path: string, enabled: boolean, cacheControl: string,
  *   lookup: Function, sinks: object[], cache: object|null, source: object }>} keyed by path
  */
-function buildEndpoints ({ settings, client, sinks, now, onCacheOutcome, onInvalidConfig }) {
+function buildEndpoints ({ settings, store, sinks, now, onCacheOutcome, onInvalidConfig }) {
   const endpoints = new Map()
   for (const [name, spec] of Object.entries(settings.endpoints)) {
     let source
     if (spec.source === 'fixed') {
       source = createFixedSource({ value: spec.value })
     } else {
-      if (!client) throw new Error(`endpoint ${name} reads HBase but no HBase client was given`)
-      source = createHBaseSource({
-        client,
-        table: settings.hbase.configTable,
-        family: settings.hbase.configFamily,
-        qualifier: settings.hbase.configQualifier,
-        defaultConfig: spec.defaultConfig,
-        timeoutMs: settings.hbase.operationTimeoutMs,
-        onInvalid: onInvalidConfig
-      })
+      source = createHBaseSource({ store, defaultConfig: spec.defaultConfig, onInvalid: onInvalidConfig })
     }
     let cache = null
     if (spec.cache.type === 'lru') {
@@ -52,7 +45,7 @@ function buildEndpoints ({ settings, client, sinks, now, onCacheOutcome, onInval
     }
     const endpointSinks = spec.accessLog.map((sinkName) => {
       const sink = sinks.get(sinkName)
-      if (!sink) throw new Error(`endpoint ${name} logs to sink "${sinkName}", which was not created`)
+      if (!sink) throw new ERRORS.INVALID_OPTION(`endpoint ${name} logs to sink "${sinkName}", which was not created`)
       return sink
     })
     const path = `/api/${name}.js`
@@ -72,4 +65,15 @@ function buildEndpoints ({ settings, client, sinks, now, onCacheOutcome, onInval
   return endpoints
 }
 
-module.exports = { buildEndpoints }
+/**
+ * The sink settings some endpoint logs to: a process builds only those (a declared sink no
+ * endpoint uses opens no file and no journal).
+ * @param {object} settings validated settings
+ * @returns {Record<string, object>} sink name → its settings
+ */
+function sinkSettingsInUse (settings) {
+  const names = new Set(Object.values(settings.endpoints).flatMap((e) => e.accessLog))
+  return Object.fromEntries(Object.entries(settings.logSinks).filter(([name]) => names.has(name)))
+}
+
+module.exports = { buildEndpoints, sinkSettingsInUse }

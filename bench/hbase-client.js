@@ -13,7 +13,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { parseArgs } = require('node:util')
 const { createHBaseClient } = require('../lib/hbase')
-const { accessLogSplitKeys, bucketPrefix, DEFAULT_LOG_BUCKETS } = require('../lib/tables')
+const { accessLogSplitKeys, bucketPrefix, DEFAULT_LOG_BUCKETS } = require('../logging/access-log-layout')
 const { describeMachine, percentile, timestampForFile } = require('./lib/machine')
 
 const { values: args } = parseArgs({

@@ -18,7 +18,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { createHBaseClient } = require('../lib/hbase')
-const { accessLogSplitKeys } = require('../lib/tables')
+const { accessLogSplitKeys } = require('../logging/access-log-layout')
 const { loadSettings } = require('../config')
 const { countLines } = require('../logging/file-sink')
 const { describeMachine, timestampForFile } = require('./lib/machine')

@@ -8,7 +8,9 @@
  * error can say exactly what is wrong.
  */
 
-const NAME_PATTERN = '^[A-Za-z0-9_-]{1,64}$'
+const { safeNamePattern } = require('../lib/names')
+
+const NAME_PATTERN = safeNamePattern(64) // endpoint and sink names
 const TABLE_PATTERN = '^([A-Za-z0-9_-]+:)?[A-Za-z0-9_][A-Za-z0-9_.-]*$'
 
 const int = (minimum, maximum) => (maximum === undefined ? { type: 'integer', minimum } : { type: 'integer', minimum, maximum })

@@ -1,10 +1,15 @@
 'use strict'
 
 /**
- * The one table of coded errors. Messages are fixed text: an error that reaches a client never
- * carries client input (not the id, the callback, the path), so a response body can never
- * reflect an attacker's string. Only startup errors (CONFIG_INVALID) take a detail, written by
- * the operator's own config.
+ * The one table of coded errors: everything beacon answers (data plane, public and admin HTTP)
+ * and every error it raises at start (settings, options). api/error-body.js renders them.
+ *
+ * Messages are fixed text: an error that reaches a public client never carries client input
+ * (not the id, the callback, the path), so a response body can never reflect an attacker's
+ * string. A detail is appended only where the reader is the operator: settings and options at
+ * start, and the token-guarded admin API (which names the offending key of a body it rejects).
+ * The HBase client library (lib/hbase) keeps its own codes; README lists both tables and a test
+ * holds it to them.
  */
 
 /**
@@ -62,8 +67,21 @@ const ERRORS = Object.freeze({
   // disabled endpoint will not come back by retrying. The distinct code still tells it apart
   // from a mistyped path.
   ENDPOINT_DISABLED: createError('ENDPOINT_DISABLED', 'this endpoint is disabled', 404),
+  // The admin API (token-guarded; ADMIN_PORT).
+  UNAUTHORIZED: createError('UNAUTHORIZED', 'a valid bearer token is required', 401),
+  ADMIN_DISABLED: createError('ADMIN_DISABLED', 'the admin API is off: set BEACON_ADMIN_TOKEN to enable it', 404),
+  BAD_BODY: createError('BAD_BODY', 'the body must be valid JSON', 400),
+  BODY_TOO_LARGE: createError('BODY_TOO_LARGE', 'the body is too large', 413),
+  BAD_CONFIG: createError('BAD_CONFIG', 'the toggles are not valid', 400),
+  CONFIG_NOT_FOUND: createError('CONFIG_NOT_FOUND', 'no config stored for this id', 404),
+  STORE_UNAVAILABLE: createError('STORE_UNAVAILABLE', 'the config store is unavailable; retry shortly', 503),
   CONFIG_UNAVAILABLE: createError('CONFIG_UNAVAILABLE', 'the configuration store is unavailable; retry shortly', 503),
+  // Internal: the config source fails reads fast while the store keeps failing (answered as
+  // CONFIG_UNAVAILABLE when nothing is cached).
+  CIRCUIT_OPEN: createError('CIRCUIT_OPEN', 'config reads fail fast for a moment: the store failed repeatedly and is being probed', 503),
   CONFIG_INVALID: createError('CONFIG_INVALID', 'invalid settings', 500),
+  // A module was built with options it cannot work with: a bug in the caller, caught at start.
+  INVALID_OPTION: createError('INVALID_OPTION', 'invalid option', 500),
   INTERNAL: createError('INTERNAL', 'internal error', 500)
 })
 

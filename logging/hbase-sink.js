@@ -1,6 +1,6 @@
 'use strict'
 
-const { ACCESS_LOG_FAMILY, ACCESS_LOG_QUALIFIER, bucketPrefix } = require('../lib/tables')
+const { ACCESS_LOG_FAMILY, ACCESS_LOG_QUALIFIER, bucketPrefix } = require('./access-log-layout')
 const { serializeEntry } = require('./access-entry')
 const { createJournal, formatRecord, readRecords, FILE_PATTERN } = require('./journal')
 const { createWal } = require('./wal')

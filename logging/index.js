@@ -3,13 +3,16 @@
 const path = require('node:path')
 const { createFileSink } = require('./file-sink')
 const { createHBaseSink } = require('./hbase-sink')
+const { ERRORS } = require('../lib/errors')
 
 /**
- * Builds the access-log sinks of one process from `settings.logSinks`.
+ * Builds the access-log sinks of one process from their settings (the root factory passes the
+ * ones some endpoint logs to).
  *
  * Every sink has the same contract: `write(entry)` is synchronous, never throws and does no
  * I/O on the caller's stack; `flush()` resolves once everything written so far is durable in
- * the sink; `close()` is idempotent, flushes and releases; `stats()` returns counters.
+ * the sink; `close({ timeoutMs })` is idempotent, flushes within the time given and releases;
+ * `stats()` returns counters.
  *
  * @param {Record<string, object>} sinkSettings name → `{ type: 'file', path, rotateSize,
  *   rotateFrequency, keepFiles }` or `{ type: 'hbase', table, buckets, batchSize,
@@ -22,7 +25,7 @@ const { createHBaseSink } = require('./hbase-sink')
  * @param {string} [context.workerTag] cluster worker tag, part of file sink names ("w1")
  * @param {import('pino').Logger} [context.logger]
  * @param {{ now(): number }} [context.clock]
- * @returns {Map<string, object> & { closeAll(): Promise<void>, flushAll(): Promise<void> }}
+ * @returns {Map<string, any> & { closeAll(opts?: { timeoutMs?: number }): Promise<void> }}
  */
 function createSinks (sinkSettings = {}, { client, stateDir, writerId, workerTag, logger, clock } = {}) {
   const sinks = new Map()
@@ -41,7 +44,7 @@ function createSinks (sinkSettings = {}, { client, stateDir, writerId, workerTag
           logger: sinkLogger
         }))
       } else if (spec.type === 'hbase') {
-        if (!client) throw new Error(`access-log sink "${name}" writes to HBase but no client was given`)
+        if (!client) throw new ERRORS.INVALID_OPTION(`access-log sink "${name}" writes to HBase but no client was given`)
         const { type, journalDir, ...rest } = spec
         sinks.set(name, createHBaseSink({
           ...rest,
@@ -53,7 +56,7 @@ function createSinks (sinkSettings = {}, { client, stateDir, writerId, workerTag
           ...(clock ? { clock } : {})
         }))
       } else {
-        throw new Error(`access-log sink "${name}" has unknown type "${spec.type}"`)
+        throw new ERRORS.INVALID_OPTION(`access-log sink "${name}" has unknown type "${spec.type}"`)
       }
     }
   } catch (err) {
@@ -61,15 +64,24 @@ function createSinks (sinkSettings = {}, { client, stateDir, writerId, workerTag
     throw err
   }
 
-  /** Closes every sink (each flushes first); never rejects. */
-  sinks.closeAll = async function closeAll () {
-    await Promise.all([...sinks.values()].map((s) => s.close().catch(() => {})))
-  }
-  /** Flushes every sink. */
-  sinks.flushAll = async function flushAll () {
-    await Promise.all([...sinks.values()].map((s) => s.flush()))
+  /**
+   * Closes every sink at once, each within `timeoutMs` (each flushes first); never rejects.
+   * An HBase sink keeps to the time itself (it journals what it could not write in time, so it
+   * is awaited to the end); a file sink that has not closed by then is left behind.
+   */
+  sinks.closeAll = async function closeAll ({ timeoutMs } = {}) {
+    await Promise.all([...sinks.values()].map((s) => {
+      const closed = s.close({ timeoutMs }).catch(() => {})
+      return s.type === 'hbase' ? closed : withTimeout(closed, timeoutMs)
+    }))
   }
   return sinks
+}
+
+function withTimeout (promise, ms) {
+  if (!(ms >= 0)) return promise
+  let timer
+  return Promise.race([promise, new Promise((resolve) => { timer = setTimeout(resolve, ms) })]).finally(() => clearTimeout(timer))
 }
 
 module.exports = { createSinks }

@@ -8,7 +8,9 @@ const { writeConfig } = require('./site-config')
 const { ensureToolCompiled, runTool } = require('./tool')
 const { sampleConfig } = require('./sample-data')
 const server = require('./server-process')
-const tables = require('../../lib/tables')
+const { ACCESS_LOG_FAMILY, accessLogSplitKeys } = require('../../logging/access-log-layout')
+const { DEFAULTS: SETTINGS } = require('../../config/defaults')
+const { encodeToggles } = require('../../lib/toggles/store')
 
 const noop = () => {}
 const WATCH_MS = 500
@@ -57,13 +59,13 @@ async function setupTables (opts, { log = noop, classpath, signal } = {}) {
     'setup',
     '--timeout-ms', String(opts.startTimeoutMs),
     '--config-table', opts.configTable,
-    '--config-family', tables.CONFIG_FAMILY,
-    '--config-qualifier', tables.CONFIG_QUALIFIER,
+    '--config-family', SETTINGS.hbase.configFamily,
+    '--config-qualifier', SETTINGS.hbase.configQualifier,
     '--seed-check-row', String(opts.seedCount),
     '--probe-row', '1',
     '--log-table', opts.accessLogTable,
-    '--log-family', tables.ACCESS_LOG_FAMILY,
-    ...tables.accessLogSplitKeys(opts.accessLogBuckets, opts.accessLogRegions).flatMap((key) => ['--split', key])
+    '--log-family', ACCESS_LOG_FAMILY,
+    ...accessLogSplitKeys(opts.accessLogBuckets, opts.accessLogRegions).flatMap((key) => ['--split', key])
   ]
   const summary = await runTool(opts, classpath, args, { stdinLines: seedLines(opts.seedCount), signal })
   if (summary.probe === null) throw new Error(`hbase: row 1 of ${opts.configTable} is missing after setup`)
@@ -71,7 +73,7 @@ async function setupTables (opts, { log = noop, classpath, signal } = {}) {
 }
 
 function * seedLines (count) {
-  for (let id = 1; id <= count; id++) yield `${id}\t${JSON.stringify(sampleConfig(id))}`
+  for (let id = 1; id <= count; id++) yield `${id}\t${encodeToggles(sampleConfig(id))}`
 }
 
 /**

@@ -6,7 +6,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { startBeacon, request } = require('../support/beacon')
 const { sampleConfig } = require('../../infra/hbase/sample-data')
-const { serializeConfig } = require('../../lib/jsonp')
+const { serializeConfig } = require('../../lib/toggles/script-json')
 const { countLines } = require('../../logging/file-sink')
 
 const FIXED = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'config', 'fixed', 'sample1.json'), 'utf8'))

@@ -9,7 +9,7 @@ const net = require('node:net')
 const v8 = require('node:v8')
 const vm = require('node:vm')
 const { startBeacon, request } = require('../support/beacon')
-const { renderError } = require('../../lib/jsonp')
+const { renderError } = require('../../api/jsonp')
 const { ERRORS } = require('../../lib/errors')
 
 const CORPUS_SIZE = 10000

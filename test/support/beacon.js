@@ -5,12 +5,11 @@ const os = require('node:os')
 const path = require('node:path')
 const http = require('node:http')
 const { loadSettings } = require('../../config')
-const { createSinks } = require('../../logging')
 const { createLogger } = require('../../logging/logger')
-const { createBeacon } = require('../../lib/beacon')
-const { createMetrics } = require('../../lib/metrics')
+const { createBeacon } = require('../../api')
+const { createMetrics } = require('../../api/metrics')
 const { PassThrough } = require('node:stream')
-const { accessLogSplitKeys } = require('../../lib/tables')
+const { accessLogSplitKeys } = require('../../logging/access-log-layout')
 const { testClient, uniqueTable } = require('./hbase')
 
 /**
@@ -51,14 +50,15 @@ async function startBeacon ({ overrides = {}, clientOptions = {}, env = {}, now,
     for (const line of chunk.toString().split('\n')) if (line) logLines.push(JSON.parse(line))
   })
   const logger = createLogger({ level: 'info', destination: logStream })
-  const sinks = createSinks(settings.logSinks, { client, stateDir: settings.stateDir, writerId: `t${process.pid}`, workerTag: 'w1', logger })
-  const beacon = createBeacon({ settings, client, sinks, logger, now, metrics })
-  const { port, adminPort } = await beacon.listen({ port: 0, host: '127.0.0.1', adminPort: 0, adminHost: '127.0.0.1' })
+  // Built through the same root factory as production; only the client (to count RPCs), the
+  // metrics registry and the clock are the test's own.
+  const beacon = createBeacon(settings, { client, logger, now, metrics, writerId: `t${process.pid}`, workerTag: 'w1' })
+  const { port, adminPort } = await beacon.listen()
   let closed = false
   return {
     settings,
     client,
-    sinks,
+    sinks: beacon.sinks,
     beacon,
     rpcs,
     metrics,

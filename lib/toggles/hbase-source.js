@@ -1,14 +1,16 @@
 'use strict'
 
 const { configEntry, contentVersion } = require('./entry')
-const { findCell, HBaseError } = require('../hbase')
 const { createCircuitBreaker } = require('./breaker')
+const { ERRORS } = require('../errors')
 
 const MAX_IDS_PER_MULTI_GET = 500
 const DEFAULT_MAX_IN_FLIGHT = 2
+// Shared: it carries no request data, and an open circuit fails every read the same way.
+const CIRCUIT_OPEN = Object.freeze(Object.assign(new ERRORS.CIRCUIT_OPEN(), { retryable: true }))
 
 /**
- * Config source reading one JSON cell per id from HBase. Lookups made in the same turn of the
+ * Config source reading toggles from HBase through the toggle store (lib/toggles/store.js). Lookups made in the same turn of the
  * event loop are coalesced into one multi-get (one RPC per RegionServer) instead of one RPC
  * each, and an id asked for twice in that turn is read once. At most `maxInFlight` reads are
  * out at a time: under load, ids queue while they are, so batches grow with the load (fewer,
@@ -19,40 +21,29 @@ const DEFAULT_MAX_IN_FLIGHT = 2
  * default is served. Store errors reject (the cache layer decides whether stale data can serve).
  *
  * @param {object} options
- * @param {import('../hbase').HBaseClient} options.client
- * @param {string} options.table
- * @param {string} options.family
- * @param {string} options.qualifier
+ * @param {ReturnType<typeof import('./store').createToggleStore>} options.store
  * @param {object} options.defaultConfig value for absent ids
- * @param {number} [options.timeoutMs] deadline for one lookup, retries included
  * @param {(id: string, reason: string) => void} [options.onInvalid]
  * @param {number} [options.maxInFlight] concurrent store reads (default 2)
  * @param {ReturnType<typeof createCircuitBreaker>} [options.breaker] fails reads fast while the
  *   store keeps failing (default: opens after 3 failed reads in a row, for 1 s)
  * @param {(event: { ids: number, rpcs: number }) => void} [options.onBatch]
- * @returns {{ kind: 'hbase', lookup: (id: string) => Promise<import('./entry').ConfigEntry>, close: () => Promise<void> }}
+ * @returns {{ defaultEntry: import('./entry').ConfigEntry, breaker: ReturnType<typeof createCircuitBreaker>,
+ *   lookup: (id: string) => Promise<import('./entry').ConfigEntry> }}
  */
-function createHBaseSource ({ client, table, family, qualifier, defaultConfig, timeoutMs, onInvalid, onBatch, maxInFlight = DEFAULT_MAX_IN_FLIGHT, breaker = createCircuitBreaker() }) {
+function createHBaseSource ({ store, defaultConfig, onInvalid, onBatch, maxInFlight = DEFAULT_MAX_IN_FLIGHT, breaker = createCircuitBreaker() }) {
   const defaultEntry = configEntry(defaultConfig, contentVersion('d', defaultConfig), false)
-  const column = [`${family}:${qualifier}`]
   let queue = new Map() // id → [{ resolve, reject }]
   let scheduled = false
   let inFlight = 0
 
-  function toEntry (id, row) {
-    const cell = findCell(row, family, qualifier)
-    if (!cell) return defaultEntry
-    let value
-    try {
-      value = JSON.parse(cell.value.toString('utf8'))
-    } catch {
-      value = undefined
-    }
-    if (!value || typeof value !== 'object' || Array.isArray(value)) {
-      if (onInvalid) onInvalid(id, 'stored config is not a JSON object')
+  function toEntry (id, stored) {
+    if (!stored) return defaultEntry
+    if ('invalid' in stored) {
+      if (onInvalid) onInvalid(id, stored.invalid)
       return defaultEntry
     }
-    return configEntry(value, 'h' + cell.timestamp.toString(36), true)
+    return configEntry(stored.toggles, stored.version, true)
   }
 
   function settle (waiters, id, result) {
@@ -91,15 +82,14 @@ function createHBaseSource ({ client, table, family, qualifier, defaultConfig, t
     for (let from = 0; from < ids.length; from += MAX_IDS_PER_MULTI_GET) {
       const chunk = ids.slice(from, from + MAX_IDS_PER_MULTI_GET)
       if (!breaker.allow()) {
-        const open = new HBaseError('HBASE_CIRCUIT_OPEN', 'config reads are failing fast: the store failed repeatedly and is being probed', { retryable: true })
-        for (const id of chunk) settle(batch.get(id), id, open)
+        for (const id of chunk) settle(batch.get(id), id, CIRCUIT_OPEN)
         continue
       }
       rpcs++
       inFlight++
       if (chunk.length === 1) {
         const id = chunk[0]
-        client.get(table, id, { columns: column, timeout: timeoutMs })
+        store.read(id)
           .then((row) => {
             breaker.success()
             settle(batch.get(id), id, row)
@@ -109,7 +99,7 @@ function createHBaseSource ({ client, table, family, qualifier, defaultConfig, t
           })
           .finally(done)
       } else {
-        client.multiGet(table, chunk, { columns: column, timeout: timeoutMs })
+        store.readMany(chunk)
           .then((rows) => {
             if (rows.some((row) => row instanceof Error && row.retryable)) breaker.failure()
             else breaker.success()
@@ -122,7 +112,6 @@ function createHBaseSource ({ client, table, family, qualifier, defaultConfig, t
   }
 
   return {
-    kind: 'hbase',
     defaultEntry,
     breaker,
     lookup (id) {
@@ -132,8 +121,7 @@ function createHBaseSource ({ client, table, family, qualifier, defaultConfig, t
         else queue.set(id, [{ resolve, reject }])
         if (!scheduled) schedule()
       })
-    },
-    close: async () => {}
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 'use strict'
 
-const { ERRORS } = require('./errors')
+const { ERRORS } = require('../lib/errors')
+const { NAME_RE, NAME_CHAR_CODES } = require('../lib/names')
 
 // Parse errors carry no request data, so one frozen instance each is shared by every request:
 // a flood of bad requests must not pay for a stack trace per request.
@@ -23,7 +24,6 @@ const RESERVED_WORDS = Object.freeze([
   'undefined', 'NaN', 'Infinity'
 ])
 
-const ID_RE = /^[A-Za-z0-9_-]+$/
 // One regex for the whole rule (segments, dots, no reserved word as a segment): about 3x faster
 // than splitting into segments and looking each up in a Set. Segments are separated by '.', which
 // no segment may contain, so it cannot backtrack badly.
@@ -35,10 +35,10 @@ const PLUS_RE = /\+/g
 // three times longer: anything longer is rejected before it is decoded or matched.
 const MAX_ENCODING_GROWTH = 3
 
-// Characters of a valid id, by char code: lets the common case (a plain id, nothing to decode)
-// be checked in place before anything is sliced or matched.
-const ID_CHARS = new Uint8Array(128)
-for (const ch of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-') ID_CHARS[ch.charCodeAt(0)] = 1
+// Ids are safe names (lib/names.js). The char-code table lets the common case (a plain id,
+// nothing to decode) be checked in place before anything is sliced or matched.
+const ID_CHARS = NAME_CHAR_CODES
+const ID_RE = NAME_RE
 
 // The longest key worth decoding: `callback` written entirely as %XX escapes.
 const MAX_ENCODED_KEY = 'callback'.length * MAX_ENCODING_GROWTH

@@ -1,8 +1,9 @@
 'use strict'
 
 const vm = require('node:vm')
-const { serializeConfig, renderBody, renderError, contentType, callbackAllowlist } = require('../../lib/jsonp')
-const { parseBeaconQuery } = require('../../lib/query')
+const { renderBody, renderError, contentType, callbackAllowlist } = require('../../api/jsonp')
+const { serializeConfig } = require('../../lib/toggles/script-json')
+const { parseBeaconQuery } = require('../../api/query')
 const { ERRORS, createError } = require('../../lib/errors')
 
 const LIMITS = { maxIdLength: 64, maxCallbackLength: 128 }
@@ -204,8 +205,17 @@ describe('lib/errors', () => {
       METHOD_NOT_ALLOWED: 405,
       NOT_FOUND: 404,
       ENDPOINT_DISABLED: 404,
+      UNAUTHORIZED: 401,
+      ADMIN_DISABLED: 404,
+      BAD_BODY: 400,
+      BODY_TOO_LARGE: 413,
+      BAD_CONFIG: 400,
+      CONFIG_NOT_FOUND: 404,
+      STORE_UNAVAILABLE: 503,
       CONFIG_UNAVAILABLE: 503,
+      CIRCUIT_OPEN: 503,
       CONFIG_INVALID: 500,
+      INVALID_OPTION: 500,
       INTERNAL: 500
     })
     expect(ERRORS.BAD_CALLBACK.message).toBe('callback must be a JavaScript identifier path like EXAMPLE.process')

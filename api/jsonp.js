@@ -1,45 +1,15 @@
 'use strict'
 
-const { ERRORS } = require('./errors')
 const { isCallbackPath } = require('./query')
+const { errorBody, coded } = require('./error-body')
 
 const JS_TYPE = 'application/javascript; charset=utf-8'
 const JSON_TYPE = 'application/json; charset=utf-8'
 
-// Inside a <script>, `</script>` and `<!--` end or change the element whatever the JS says, and
-// before ES2019 U+2028/U+2029 ended a string literal. Escaped, they are the same JSON value.
-const UNSAFE_RE = /[<>&\u2028\u2029]/g
-const UNSAFE_ESCAPES = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' }
-
 // Contract checks for values that parseBeaconQuery has already validated: a caller that skipped
 // it gets a TypeError instead of writing attacker text into a script. Characters only, so cheap.
-const SAFE_ID_RE = /^[A-Za-z0-9_-]+$/
+const { NAME_RE: SAFE_ID_RE } = require('../lib/names')
 const SAFE_CALLBACK_RE = /^[A-Za-z0-9_$.]+$/
-
-/**
- * JSON text that is safe to embed in a script: `<`, `>`, `&`, U+2028 and U+2029 are written as
- * \u escapes, and `__proto__` keys are left out. Call it once per config version, not per
- * request.
- * @param {unknown} value a JSON-serializable value (configs are objects)
- * @returns {string}
- */
-function serializeConfig (value) {
-  let json = JSON.stringify(value)
-  if (json === undefined) throw new TypeError('serializeConfig: value is not JSON-serializable')
-  // JSON.parse makes "__proto__" an own key, but the same text run as a script literal sets the
-  // object's prototype instead: the page would see something other than the data. Rare, so only
-  // then is the value serialized again, without those keys.
-  if (json.includes('"__proto__"')) json = JSON.stringify(value, withoutProtoKeys)
-  return json.replace(UNSAFE_RE, escapeUnsafe)
-}
-
-function withoutProtoKeys (key, value) {
-  return key === '__proto__' ? undefined : value
-}
-
-function escapeUnsafe (ch) {
-  return UNSAFE_ESCAPES[ch]
-}
 
 /**
  * The response body for a served config.
@@ -69,22 +39,6 @@ function wrap (callback, payload) {
   return '/**/ typeof ' + callback + " === 'function' && " + callback + '(' + payload + ');'
 }
 
-function errorObjectJson (ErrorClass) {
-  return '{"error":{"status":' + ErrorClass.statusCode + ',"code":"' + ErrorClass.code +
-    '","message":' + serializeConfig(ErrorClass.message) + '}}'
-}
-
-// Error bodies depend on the code only, so they are built once here from the table.
-const ERROR_BODIES = new Map()
-for (const ErrorClass of Object.values(ERRORS)) {
-  const json = errorObjectJson(ErrorClass)
-  ERROR_BODIES.set(ErrorClass.code, {
-    json,
-    script: "/**/ typeof console === 'object' && console.error(" +
-      serializeConfig('beacon: ' + ErrorClass.code + ': ' + ErrorClass.message) + ');'
-  })
-}
-
 /**
  * The response body for an error. Only the code and the fixed text from lib/errors.js are
  * written, never the error's own message or any request data; an error without a known code is
@@ -100,17 +54,11 @@ for (const ErrorClass of Object.values(ERRORS)) {
  * @returns {string}
  */
 function renderError (err, { callback, scriptContext } = {}) {
-  const code = err && ERROR_BODIES.has(err.code) ? err.code : 'INTERNAL'
-  const bodies = ERROR_BODIES.get(code)
-  if (!scriptContext) return bodies.json
-  if (callback && code === 'CONFIG_UNAVAILABLE' && isCallbackPath(callback)) return wrap(callback, bodies.json)
-  return bodies.script
+  if (!scriptContext) return errorBody(err)
+  if (callback && coded(err).code === 'CONFIG_UNAVAILABLE' && isCallbackPath(callback)) return wrap(callback, errorBody(err))
+  return errorBody(err, { script: true })
 }
 
-/**
- * @param {boolean} scriptContext whether the body is JavaScript (a callback param was sent)
- * @returns {string} the Content-Type header value
- */
 /**
  * A callback allowlist as a predicate. A JSONP endpoint runs whatever function name the page
  * passes; listing the names the site's own pages use stops a hostile page from making our
@@ -125,8 +73,12 @@ function callbackAllowlist (list) {
   return (callback) => exact.has(callback) || prefixes.some((prefix) => callback.startsWith(prefix))
 }
 
+/**
+ * @param {boolean} scriptContext whether the body is JavaScript (a callback param was sent)
+ * @returns {string} the Content-Type header value
+ */
 function contentType (scriptContext) {
   return scriptContext ? JS_TYPE : JSON_TYPE
 }
 
-module.exports = { serializeConfig, renderBody, renderError, contentType, callbackAllowlist }
+module.exports = { renderBody, renderError, contentType, callbackAllowlist }

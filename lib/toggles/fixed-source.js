@@ -6,15 +6,11 @@ const { configEntry, contentVersion } = require('./entry')
  * Config source that gives every id the same value from config/ (sample1). Synchronous, so the
  * data plane answers without a promise.
  * @param {{ value: object }} options
- * @returns {{ kind: 'fixed', lookup: (id: string) => import('./entry').ConfigEntry, close: () => Promise<void> }}
+ * @returns {{ lookup: (id: string) => import('./entry').ConfigEntry }}
  */
 function createFixedSource ({ value }) {
   const entry = configEntry(value, contentVersion('f', value), true)
-  return {
-    kind: 'fixed',
-    lookup: () => entry,
-    close: async () => {}
-  }
+  return { lookup: () => entry }
 }
 
 module.exports = { createFixedSource }

@@ -1,7 +1,7 @@
 'use strict'
 
 const crypto = require('node:crypto')
-const { serializeConfig } = require('../jsonp')
+const { serializeConfig } = require('./script-json')
 
 /**
  * A config entry as the data plane serves it: the toggles serialized once per version into

@@ -2,10 +2,10 @@
 
 const crypto = require('node:crypto')
 const express = require('express')
-const { findCell } = require('../lib/hbase')
-const { FIRST_ID_ROW } = require('../lib/config/endpoint-state')
+const { ERRORS } = require('../lib/errors')
+const { isSafeName } = require('../lib/names')
+const { sendError } = require('./error-body')
 
-const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
 const KEY_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/
 const MAX_BODY_BYTES = 16 * 1024
 const MAX_DEPTH = 4
@@ -59,10 +59,6 @@ function bearerChecker (token) {
   }
 }
 
-function sendError (res, status, code, message) {
-  res.status(status).set('Cache-Control', 'no-store').json({ error: { status, code, message } })
-}
-
 /**
  * The toggle admin API (mounted on the admin port):
  *   GET    /admin/config            list ids (?start=&limit=)
@@ -73,32 +69,31 @@ function sendError (res, status, code, message) {
  *   PUT    /admin/endpoints/:name   { "enabled": boolean } switch an endpoint on or off (stored
  *                                   in HBase: every host follows within its poll interval)
  * All require `Authorization: Bearer <BEACON_ADMIN_TOKEN>`; without a configured token the API
- * is off (404). Every change writes one audit log line and calls `onConfigChange(id)` /
- * `onEndpointChange(name, enabled)` so caches can be invalidated.
+ * is off (404 ADMIN_DISABLED). Every change writes one audit log line; a toggle change calls
+ * `onConfigChange(id)` so that caches everywhere drop the id.
  *
  * @param {object} options
  * @param {string|null} options.token
- * @param {import('../lib/hbase').HBaseClient} options.client
- * @param {{ table: string, family: string, qualifier: string }} options.store
- * @param {object} options.logger pino logger (audit lines)
- * @param {(id: string) => void} [options.onConfigChange]
+ * @param {ReturnType<typeof import('../lib/toggles/store').createToggleStore>} options.store
+ * @param {number} options.maxIdLength ids the data plane serves (settings.limits.maxIdLength)
+ * @param {import('pino').Logger} options.logger audit lines, store failures
+ * @param {(id: string) => void} options.onConfigChange
  * @param {{ has: (name: string) => boolean, list: () => Array<{ name: string, enabled: boolean }>,
- *   set: (name: string, enabled: boolean) => Promise<void>|void }} [options.endpoints]
+ *   set: (name: string, enabled: boolean) => Promise<void> }} options.endpoints
  * @returns {import('express').Router}
  */
-function createConfigAdminRouter ({ token, client, store, logger, onConfigChange, endpoints }) {
+function createToggleAdminRouter ({ token, store, maxIdLength, logger, onConfigChange, endpoints }) {
   const router = express.Router()
   if (!token) {
-    router.use('/admin', (req, res) => sendError(res, 404, 'ADMIN_DISABLED', 'the admin API is off: set BEACON_ADMIN_TOKEN to enable it'))
+    router.use('/admin', (req, res) => sendError(res, ERRORS_ADMIN_DISABLED))
     return router
   }
   const authorized = bearerChecker(token)
-  const column = `${store.family}:${store.qualifier}`
 
   router.use('/admin', (req, res, next) => {
     if (!authorized(req.headers.authorization)) {
       res.set('WWW-Authenticate', 'Bearer realm="beacon-admin"')
-      sendError(res, 401, 'UNAUTHORIZED', 'a valid bearer token is required')
+      sendError(res, new ERRORS.UNAUTHORIZED())
       return
     }
     next()
@@ -107,18 +102,15 @@ function createConfigAdminRouter ({ token, client, store, logger, onConfigChange
 
   const audit = (req, action, details) => logger.info({ audit: true, action, ip: req.socket.remoteAddress, ...details }, `admin ${action}`)
   const checkId = (req, res) => {
-    if (ID_PATTERN.test(req.params.id)) return true
-    sendError(res, 400, 'BAD_ID', 'id must be 1-64 of A-Z a-z 0-9 _ -')
+    if (isSafeName(req.params.id, maxIdLength)) return true
+    sendError(res, new ERRORS.BAD_ID())
     return false
   }
 
   router.get('/admin/config', async (req, res, next) => {
     try {
       const limit = Math.min(MAX_LIST, Math.max(1, Number(req.query.limit) || 100))
-      // Reserved rows (endpoint switches) sort before every id: start past them.
-      const start = typeof req.query.start === 'string' && req.query.start > FIRST_ID_ROW ? req.query.start : FIRST_ID_ROW
-      const ids = []
-      for await (const row of client.scan(store.table, { startRow: start, limit, keysOnly: true, caching: limit })) ids.push(row.row.toString())
+      const ids = await store.listIds({ start: typeof req.query.start === 'string' ? req.query.start : undefined, limit })
       res.set('Cache-Control', 'no-store').json({ ids, next: ids.length === limit ? ids[ids.length - 1] + '\u0000' : null })
     } catch (err) {
       next(err)
@@ -128,10 +120,9 @@ function createConfigAdminRouter ({ token, client, store, logger, onConfigChange
   router.get('/admin/config/:id', async (req, res, next) => {
     if (!checkId(req, res)) return
     try {
-      const row = await client.get(store.table, req.params.id, { columns: [column] })
-      const cell = findCell(row, store.family, store.qualifier)
-      if (!cell) return sendError(res, 404, 'NOT_FOUND', 'no config stored for this id')
-      res.set('Cache-Control', 'no-store').json({ id: req.params.id, version: cell.timestamp, config: JSON.parse(cell.value.toString('utf8')) })
+      const stored = await store.read(req.params.id)
+      if (!stored || 'invalid' in stored) return sendError(res, new ERRORS.CONFIG_NOT_FOUND())
+      res.set('Cache-Control', 'no-store').json({ id: req.params.id, version: stored.timestamp, config: stored.toggles })
     } catch (err) {
       next(err)
     }
@@ -140,12 +131,11 @@ function createConfigAdminRouter ({ token, client, store, logger, onConfigChange
   router.put('/admin/config/:id', async (req, res, next) => {
     if (!checkId(req, res)) return
     const problem = validateToggles(req.body)
-    if (problem) return sendError(res, 400, 'BAD_CONFIG', problem)
+    if (problem) return sendError(res, new ERRORS.BAD_CONFIG(problem), { withDetail: true })
     try {
-      const json = JSON.stringify(req.body)
-      await client.put(store.table, req.params.id, { [store.family]: { [store.qualifier]: json } })
-      if (onConfigChange) onConfigChange(req.params.id)
-      audit(req, 'config.set', { id: req.params.id, bytes: Buffer.byteLength(json) })
+      await store.write(req.params.id, req.body)
+      onConfigChange(req.params.id)
+      audit(req, 'config.set', { id: req.params.id })
       res.set('Cache-Control', 'no-store').json({ id: req.params.id, config: req.body })
     } catch (err) {
       next(err)
@@ -155,8 +145,8 @@ function createConfigAdminRouter ({ token, client, store, logger, onConfigChange
   router.delete('/admin/config/:id', async (req, res, next) => {
     if (!checkId(req, res)) return
     try {
-      await client.delete(store.table, req.params.id)
-      if (onConfigChange) onConfigChange(req.params.id)
+      await store.remove(req.params.id)
+      onConfigChange(req.params.id)
       audit(req, 'config.delete', { id: req.params.id })
       res.status(204).end()
     } catch (err) {
@@ -165,13 +155,13 @@ function createConfigAdminRouter ({ token, client, store, logger, onConfigChange
   })
 
   router.get('/admin/endpoints', (req, res) => {
-    res.set('Cache-Control', 'no-store').json({ endpoints: endpoints ? endpoints.list() : [] })
+    res.set('Cache-Control', 'no-store').json({ endpoints: endpoints.list() })
   })
 
   router.put('/admin/endpoints/:name', async (req, res, next) => {
-    if (!endpoints || !endpoints.has(req.params.name)) return sendError(res, 404, 'NOT_FOUND', 'no such endpoint')
+    if (!endpoints.has(req.params.name)) return sendError(res, new ERRORS.NOT_FOUND())
     if (!req.body || typeof req.body.enabled !== 'boolean' || Object.keys(req.body).length !== 1) {
-      return sendError(res, 400, 'BAD_REQUEST', 'body must be {"enabled": true|false}')
+      return sendError(res, new ERRORS.BAD_REQUEST('body must be {"enabled": true|false}'), { withDetail: true })
     }
     try {
       await endpoints.set(req.params.name, req.body.enabled)
@@ -182,14 +172,16 @@ function createConfigAdminRouter ({ token, client, store, logger, onConfigChange
     }
   })
 
-  // Store errors are 503 (retryable), body-parser errors keep their 4xx.
+  // Body-parser errors keep their 4xx; a failed store call is a retryable 503, logged here once.
   router.use('/admin', (err, req, res, next) => {
-    if (err.type === 'entity.too.large') return sendError(res, 413, 'BODY_TOO_LARGE', `the body exceeds ${MAX_BODY_BYTES} bytes`)
-    if (err.status >= 400 && err.status < 500) return sendError(res, err.status, 'BAD_REQUEST', 'the body must be valid JSON')
+    if (err.type === 'entity.too.large') return sendError(res, new ERRORS.BODY_TOO_LARGE(`it exceeds ${MAX_BODY_BYTES} bytes`), { withDetail: true })
+    if (err.status >= 400 && err.status < 500) return sendError(res, new ERRORS.BAD_BODY())
     logger.warn({ code: err.code, message: err.message }, 'admin API store call failed')
-    sendError(res, 503, 'STORE_UNAVAILABLE', 'the config store is unavailable; retry shortly')
+    sendError(res, new ERRORS.STORE_UNAVAILABLE())
   })
   return router
 }
 
-module.exports = { createConfigAdminRouter, validateToggles, bearerChecker }
+const ERRORS_ADMIN_DISABLED = Object.freeze(new ERRORS.ADMIN_DISABLED())
+
+module.exports = { createToggleAdminRouter, validateToggles, bearerChecker }

@@ -3,8 +3,9 @@
 // The LRU layer over the real HBase source, with a fake clock and counted HBase reads.
 
 const { testClient, uniqueTable } = require('../../support/hbase')
-const { createHBaseSource } = require('../../../lib/config/hbase-source')
-const { createConfigCache } = require('../../../lib/config/cache')
+const { createHBaseSource } = require('../../../lib/toggles/hbase-source')
+const { createToggleStore } = require('../../../lib/toggles/store')
+const { createConfigCache } = require('../../../lib/toggles/cache')
 
 let admin
 let table
@@ -26,7 +27,7 @@ function setup (cacheOptions = {}) {
   const reads = []
   const client = testClient({ onRpc: (e) => { if (e.method === 'Get' || e.method === 'Multi') reads.push(e) } })
   const invalid = []
-  const source = createHBaseSource({ client, table, family: 'c', qualifier: 'json', defaultConfig: { d: true }, onInvalid: (id, reason) => invalid.push(id) })
+  const source = createHBaseSource({ store: createToggleStore({ client, table, family: 'c', qualifier: 'json' }), defaultConfig: { d: true }, onInvalid: (id, reason) => invalid.push(id) })
   const clock = { t: 1000 }
   const outcomes = []
   const cache = createConfigCache({
@@ -129,7 +130,7 @@ test('store unreachable: stale data serves up to maxStale, then the error surfac
 
 test('lookups in one tick share multi-get RPCs; absent and present ids both resolve', async () => {
   const { client, reads } = setup()
-  const source = createHBaseSource({ client, table, family: 'c', qualifier: 'json', defaultConfig: {} })
+  const source = createHBaseSource({ store: createToggleStore({ client, table, family: 'c', qualifier: 'json' }), defaultConfig: {} })
   try {
     reads.length = 0
     const ids = ['a', 'x1', 'x2', 'a', 'x3']

@@ -1,6 +1,6 @@
 'use strict'
 
-const { createCircuitBreaker } = require('../../../lib/config/breaker')
+const { createCircuitBreaker } = require('../../../lib/toggles/breaker')
 
 test('opens after consecutive failures, fails fast, lets one trial through, closes on success', () => {
   const clock = { t: 0 }

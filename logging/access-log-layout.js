@@ -1,19 +1,14 @@
 'use strict'
 
 /**
- * The HBase data layout shared by the server, the setup scripts and the benchmarks.
+ * The access-log table's layout in HBase, owned by the access-log pipeline and read by the
+ * setup scripts and benchmarks.
  *
- * Config table: row key = the id as a decimal string; one JSON cell `c:json` holding the whole
- * toggles object. One cell keeps an update atomic and a read to a single KeyValue; the cell's
- * timestamp is the config version (used for ETags).
- *
- * Access-log table: one row per entry, one JSON cell `l:e`. Row key = 2 hex chars of salt
- * bucket + 13-digit epoch ms + a writer-unique suffix, so writes spread over the pre-split
- * regions instead of hammering the last one, and each bucket stays time-ordered for scans.
+ * One row per entry, one JSON cell `l:e`. Row key = 2 hex chars of salt bucket + 13-digit epoch
+ * ms + a writer-unique suffix, so writes spread over the pre-split regions instead of hammering
+ * the last one, and each bucket stays time-ordered for scans.
  */
 
-const CONFIG_FAMILY = 'c'
-const CONFIG_QUALIFIER = 'json'
 const ACCESS_LOG_FAMILY = 'l'
 const ACCESS_LOG_QUALIFIER = 'e'
 const DEFAULT_LOG_BUCKETS = 16
@@ -25,6 +20,18 @@ const DEFAULT_LOG_REGIONS = 8
  */
 function bucketPrefix (bucket) {
   return (bucket < 16 ? '0' : '') + bucket.toString(16)
+}
+
+/**
+ * The row key of one entry. Fixed when the entry is accepted and kept through journal and
+ * replay, so a repeated write overwrites the same row instead of adding one.
+ * @param {number} bucket salt bucket, 0..255
+ * @param {number} ts entry time, epoch ms (0 <= ts < 1e13)
+ * @param {string} suffix unique among all writers of the table (`<writerId>-<seq>`)
+ * @returns {string}
+ */
+function accessLogRowKey (bucket, ts, suffix) {
+  return bucketPrefix(bucket) + String(ts).padStart(13, '0') + suffix
 }
 
 /**
@@ -42,12 +49,11 @@ function accessLogSplitKeys (buckets = DEFAULT_LOG_BUCKETS, regions = DEFAULT_LO
 }
 
 module.exports = {
-  CONFIG_FAMILY,
-  CONFIG_QUALIFIER,
   ACCESS_LOG_FAMILY,
   ACCESS_LOG_QUALIFIER,
   DEFAULT_LOG_BUCKETS,
   DEFAULT_LOG_REGIONS,
   bucketPrefix,
+  accessLogRowKey,
   accessLogSplitKeys
 }

@@ -88,8 +88,7 @@ function createConfigCache ({ source, max, ttlMs, staleWhileRevalidateMs, maxSta
     /** Drops one id so the next lookup reads the store (admin changes on this process). */
     invalidate: (id) => cache.delete(id),
     clear: () => cache.clear(),
-    stats: () => ({ ...counters, size: cache.size, inflight: inflight.size }),
-    close: async () => { cache.clear() }
+    stats: () => ({ ...counters, size: cache.size, inflight: inflight.size })
   }
 }
 

@@ -6,8 +6,9 @@
 
 const vm = require('node:vm')
 const fc = require('fast-check')
-const { parseBeaconQuery, RESERVED_WORDS } = require('../../lib/query')
-const { serializeConfig, renderBody, renderError } = require('../../lib/jsonp')
+const { parseBeaconQuery, RESERVED_WORDS } = require('../../api/query')
+const { renderBody, renderError } = require('../../api/jsonp')
+const { serializeConfig } = require('../../lib/toggles/script-json')
 const { ERRORS } = require('../../lib/errors')
 
 const RUNS = { numRuns: 2000 }

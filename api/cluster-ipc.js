@@ -1,0 +1,74 @@
+'use strict'
+
+const { AggregatorRegistry } = require('prom-client')
+
+/**
+ * Messages between the cluster primary and its workers, so the admin port (served by every
+ * worker) has a host-wide view: `/metrics` aggregates every worker's registry (prom-client's
+ * cluster protocol), and an admin change reaches every worker of the host at once.
+ *
+ *   worker → primary  { type: 'beacon:metrics-req', id }      primary → worker  { type: 'beacon:metrics-res', id, text | error }
+ *   worker → primary  { type: 'beacon:broadcast', change }    primary → workers { type: 'beacon:change', change }
+ */
+
+const METRICS_TIMEOUT_MS = 5000
+
+/**
+ * The primary's side: answers metrics requests and relays broadcasts.
+ * @param {import('node:cluster').Cluster} cluster
+ */
+function servePrimary (cluster) {
+  const aggregator = new AggregatorRegistry()
+  const send = (worker, msg) => { if (worker.isConnected()) worker.send(msg) }
+  cluster.on('message', (worker, msg) => {
+    if (!msg || typeof msg !== 'object') return
+    if (msg.type === 'beacon:metrics-req') {
+      aggregator.clusterMetrics().then(
+        (text) => send(worker, { type: 'beacon:metrics-res', id: msg.id, text }),
+        (err) => send(worker, { type: 'beacon:metrics-res', id: msg.id, error: err.message })
+      )
+    } else if (msg.type === 'beacon:broadcast') {
+      for (const w of Object.values(cluster.workers)) send(w, { type: 'beacon:change', change: msg.change })
+    }
+  })
+}
+
+/**
+ * A worker's side, as the root factory's `cluster` dependency.
+ * @param {import('prom-client').Registry} register this worker's registry, served to the primary
+ * @returns {{ metricsText: () => Promise<string>, broadcast: (change: object) => void,
+ *   onChange: (apply: (change: object) => void) => void }}
+ */
+function workerLink (register) {
+  new AggregatorRegistry() // eslint-disable-line no-new -- registers the worker-side listener for the primary's requests
+  AggregatorRegistry.setRegistries([register])
+  const pending = new Map()
+  let nextId = 1
+  let applyChange = null
+  process.on('message', (msg) => {
+    if (!msg || typeof msg !== 'object') return
+    if (msg.type === 'beacon:change' && applyChange) applyChange(msg.change)
+    if (msg.type === 'beacon:metrics-res' && pending.has(msg.id)) {
+      const { resolve, reject, timer } = pending.get(msg.id)
+      pending.delete(msg.id)
+      clearTimeout(timer)
+      if (msg.error) reject(new Error(msg.error))
+      else resolve(msg.text)
+    }
+  })
+  return {
+    metricsText: () => new Promise((resolve, reject) => {
+      const id = nextId++
+      const timer = setTimeout(() => {
+        pending.delete(id)
+        reject(new Error('the cluster primary did not answer the metrics request'))
+      }, METRICS_TIMEOUT_MS)
+      pending.set(id, { resolve, reject, timer })
+      process.send({ type: 'beacon:metrics-req', id })
+    }),
+    broadcast: (change) => process.send({ type: 'beacon:broadcast', change }),
+    onChange: (apply) => { applyChange = apply }
+  }
+}
+
+module.exports = { servePrimary, workerLink }

@@ -1,0 +1,180 @@
+'use strict'
+
+const { createHBaseClient } = require('../lib/hbase')
+const { createToggleStore } = require('../lib/toggles/store')
+const { createSinks } = require('../logging')
+const { buildEndpoints, sinkSettingsInUse } = require('./endpoints')
+const { createDataPlane } = require('./data-plane')
+const { createPublicApp } = require('./public-app')
+const { createAdminApp } = require('./admin-app')
+const { createToggleAdminRouter } = require('./admin-toggles')
+const { createDashboardRouter } = require('./dashboard')
+const { createMetrics } = require('./metrics')
+const { createPropagation } = require('./propagation')
+const { createReadiness } = require('./readiness')
+const { createHttpServer, listen } = require('./http-server')
+const { startShutdownBudget } = require('./shutdown-budget')
+
+/**
+ * The root factory: the one place that wires a beacon process, from settings and injected
+ * parts. Production (server.js, one per cluster worker) and tests build it the same way.
+ *
+ * One request, from socket to HBase and back: the public node:http server (http-server.js)
+ * hands it to the data plane (data-plane.js), which finds the endpoint by path, parses the
+ * query (query.js), asks the endpoint's lookup — an LRU cache (lib/toggles/cache.js) in front of
+ * the toggle source (lib/toggles/hbase-source.js → store.js → lib/hbase) — renders the JSONP
+ * body (jsonp.js), answers, and hands one access entry to the endpoint's sinks (logging/),
+ * whose HBase sink batches it into a multi-put (lib/hbase). Every other request on the public
+ * port goes to the express fallback (public-app.js); the admin port serves admin-app.js.
+ *
+ * @param {import('../config/load').Settings} settings validated settings (config/)
+ * @param {object} [deps] parts to use instead of the ones built from settings
+ * @param {import('pino').Logger} deps.logger the app (ops) logger
+ * @param {import('../lib/hbase').HBaseClient} [deps.client] the beacon owns it from here on
+ *   (closes it); default: a client on settings.hbase.bootstrap
+ * @param {ReturnType<typeof createMetrics>} [deps.metrics] default: a fresh registry
+ * @param {Map<string, any> & { closeAll: (opts: { timeoutMs: number }) => Promise<void> }} [deps.sinks]
+ *   default: the sinks the endpoints log to, built from settings.logSinks
+ * @param {string} [deps.writerId] unique among all writers of the access-log table and journal
+ *   dir (default: derived from the pid)
+ * @param {string} [deps.workerTag] cluster worker tag, part of file-log names (default 'w1')
+ * @param {{ metricsText: () => Promise<string>, broadcast: (change: object) => void,
+ *   onChange: (apply: (change: object) => void) => void }} [deps.cluster] the cluster IPC
+ *   (api/cluster-ipc.js); without it a change reaches this process alone
+ * @param {() => number} [deps.now] clock for the caches
+ */
+function createBeacon (settings, deps) {
+  const { logger, now, cluster } = deps
+  const metrics = deps.metrics || createMetrics()
+  const hooks = metrics.hooks
+  const client = deps.client || createHBaseClient({
+    bootstrap: settings.hbase.bootstrap,
+    rpcTimeout: settings.hbase.rpcTimeoutMs,
+    operationTimeout: settings.hbase.operationTimeoutMs,
+    onRpc: hooks.onRpc
+  })
+  const store = createToggleStore({
+    client,
+    table: settings.hbase.configTable,
+    family: settings.hbase.configFamily,
+    qualifier: settings.hbase.configQualifier,
+    timeoutMs: settings.hbase.operationTimeoutMs
+  })
+  const sinks = deps.sinks || createSinks(sinkSettingsInUse(settings), {
+    client,
+    stateDir: settings.stateDir,
+    writerId: deps.writerId || `p${process.pid}`,
+    workerTag: deps.workerTag || 'w1',
+    logger
+  })
+  metrics.watchSinks(sinks)
+
+  const endpoints = buildEndpoints({
+    settings,
+    store,
+    sinks,
+    now,
+    onCacheOutcome: hooks.onCacheOutcome,
+    onInvalidConfig: (id, reason) => {
+      hooks.onInvalidConfig()
+      logger.warn({ id, reason }, 'invalid stored config; serving the default')
+    }
+  })
+  const propagation = createPropagation({ endpoints, store, broadcast: cluster && cluster.broadcast, controlPollMs: settings.hbase.controlPollMs, logger })
+  if (cluster) cluster.onChange(propagation.applyChange)
+
+  const publicServer = createHttpServer(createDataPlane({
+    endpoints,
+    limits: settings.limits,
+    maxUrlLength: settings.http.maxUrlLength,
+    fallback: createPublicApp({ logger }),
+    onResponse: hooks.onResponse,
+    logger
+  }), settings.http)
+
+  let closing = null
+  const readiness = createReadiness({ client, pingTimeoutMs: Math.min(1000, settings.hbase.rpcTimeoutMs), endpoints, sinks, closing: () => closing !== null })
+  const adminServer = createHttpServer(createAdminApp({
+    readiness,
+    logger,
+    routes (app) {
+      app.use(createToggleAdminRouter({
+        token: settings.adminToken,
+        store,
+        maxIdLength: settings.limits.maxIdLength,
+        logger,
+        onConfigChange: propagation.configChanged,
+        endpoints: propagation.endpointSwitches
+      }))
+      app.get('/metrics', async (req, res, next) => {
+        try {
+          res.set('Content-Type', metrics.contentType).send(await (cluster ? cluster.metricsText() : metrics.metrics()))
+        } catch (err) {
+          next(err)
+        }
+      })
+      app.use(createDashboardRouter()) // GET /dashboard: a live page over /metrics and /readyz
+    }
+  }), settings.http)
+
+  return {
+    settings,
+    client,
+    sinks,
+    endpoints,
+    metrics,
+    publicServer,
+    adminServer,
+    readiness,
+    applyChange: propagation.applyChange,
+
+    /**
+     * Reads the stored endpoint switches first (a failed read does not block), then listens.
+     * @param {{ port?: number, host?: string, adminPort?: number, adminHost?: string }} [where]
+     *   default: the settings' ports and hosts
+     * @returns {Promise<{ port: number, adminPort: number }>} the bound ports
+     */
+    async listen ({ port = settings.port, host = settings.host, adminPort = settings.adminPort, adminHost = settings.adminHost } = {}) {
+      await propagation.ready
+      const bound = await listen(publicServer, port, host)
+      const adminBound = await listen(adminServer, adminPort, adminHost)
+      return { port: bound, adminPort: adminBound }
+    },
+
+    /**
+     * Graceful shutdown within one budget (api/shutdown-budget.js): stop accepting → drain
+     * in-flight requests → flush and close the access logs → close HBase. Idempotent.
+     * @param {{ timeoutMs?: number }} [opts] the budget (default settings.shutdownTimeoutMs)
+     * @returns {Promise<{ forced: boolean }>} forced: requests were still running at the drain
+     *   deadline and were cut
+     */
+    close ({ timeoutMs = settings.shutdownTimeoutMs } = {}) {
+      if (closing) return closing
+      closing = (async () => {
+        const budget = startShutdownBudget(timeoutMs)
+        propagation.stop()
+        const drainMs = budget.drainMs()
+        const [drained] = await Promise.all([
+          publicServer.listening ? publicServer.drain(drainMs) : { forced: false },
+          adminServer.listening ? adminServer.drain(Math.min(drainMs, 1000)) : null
+        ])
+        await sinks.closeAll({ timeoutMs: budget.sinksMs() })
+        for (const endpoint of endpoints.values()) if (endpoint.cache) endpoint.cache.clear()
+        await closeClient(client, budget.clientMs())
+        return drained
+      })()
+      return closing
+    }
+  }
+}
+
+/** Lets in-flight HBase calls finish within `ms`, then aborts what is left. */
+async function closeClient (client, ms) {
+  let timer
+  const late = new Promise((resolve) => { timer = setTimeout(resolve, ms, 'late') })
+  const outcome = await Promise.race([client.close(), late])
+  clearTimeout(timer)
+  if (outcome === 'late') await client.destroy()
+}
+
+module.exports = { createBeacon }

@@ -1,0 +1,87 @@
+'use strict'
+
+const { watchEndpointSwitches } = require('../lib/toggles/endpoint-switches')
+const { publishChange, watchChangeFeed } = require('../lib/toggles/change-feed')
+
+/**
+ * How an admin change reaches every process that serves: on this host at once (the cluster
+ * broadcast, or this process alone), on other hosts within `controlPollMs` (they poll the
+ * stored endpoint switches and the config change feed; 0 = no polling).
+ *
+ * @param {object} options
+ * @param {Map<string, { name: string, enabled: boolean, cache: { invalidate: (id: string) => void }|null }>} options.endpoints
+ * @param {ReturnType<typeof import('../lib/toggles/store').createToggleStore>} options.store
+ * @param {((change: Change) => void)|undefined} options.broadcast spreads a change to every
+ *   worker of this host (cluster IPC); default: this process only
+ * @param {number} options.controlPollMs
+ * @param {import('pino').Logger} options.logger
+ *
+ * @typedef {{ cmd: 'invalidate', id: string } | { cmd: 'endpoint', name: string, enabled: boolean }} Change
+ */
+function createPropagation ({ endpoints, store, broadcast, controlPollMs, logger }) {
+  const byName = new Map([...endpoints.values()].map((e) => [e.name, e]))
+
+  /** Drops one id from every endpoint cache of this process. */
+  function invalidate (id) {
+    for (const endpoint of endpoints.values()) if (endpoint.cache) endpoint.cache.invalidate(id)
+  }
+
+  function setEndpointEnabled (name, enabled) {
+    const endpoint = byName.get(name)
+    if (!endpoint) return
+    if (endpoint.enabled !== enabled) logger.info({ endpoint: name, enabled }, enabled ? 'endpoint enabled' : 'endpoint disabled')
+    endpoint.enabled = enabled
+  }
+
+  /** @param {Change} change from this process or relayed by the cluster primary */
+  function applyChange (change) {
+    if (change.cmd === 'invalidate') invalidate(change.id)
+    else if (change.cmd === 'endpoint') setEndpointEnabled(change.name, change.enabled)
+  }
+  const spread = broadcast || applyChange
+
+  const watchers = controlPollMs > 0
+    ? [
+        watchEndpointSwitches({ store, names: [...byName.keys()], apply: setEndpointEnabled, intervalMs: controlPollMs, logger }),
+        watchChangeFeed({ store, invalidate, intervalMs: controlPollMs, logger })
+      ]
+    : []
+
+  return {
+    applyChange,
+    /** Resolves once the first read of the stored switches and feed is done (or failed). */
+    ready: Promise.all(watchers.map((w) => w.ready)),
+    stop () {
+      for (const w of watchers) w.stop()
+    },
+
+    /**
+     * A toggle of `id` changed: caches here drop it now, other hosts within a poll.
+     * @param {string} id
+     */
+    configChanged (id) {
+      spread({ cmd: 'invalidate', id })
+      publishChange(store, id).catch((err) => {
+        logger.warn({ id, code: err.code, message: err.message }, 'config changed, but other hosts could not be told; they see it when their cache entry expires')
+      })
+    },
+
+    /** What the admin API sees of the endpoints. */
+    endpointSwitches: {
+      /** @param {string} name */
+      has: (name) => byName.has(name),
+      list: () => [...byName.values()].map((e) => ({ name: e.name, enabled: e.enabled })),
+      /**
+       * Stored first (every host and a restart follow it), then spread on this host.
+       * @param {string} name
+       * @param {boolean} enabled
+       */
+      async set (name, enabled) {
+        await store.writeSwitch(name, enabled)
+        spread({ cmd: 'endpoint', name, enabled })
+      }
+    }
+  }
+}
+
+module.exports = { createPropagation }

@@ -1,0 +1,173 @@
+'use strict'
+
+/**
+ * The toggle store: the one owner of how toggles live in the config table. Everyone who reads or
+ * writes that table goes through here: the HBase config source, the admin API, the seeding
+ * script, the endpoint switches and the change feed.
+ *
+ * Row format:
+ *   `<id>`                one cell `<family>:<qualifier>` holding the whole toggles object as
+ *                         JSON. One cell keeps an update atomic and a read to one KeyValue; the
+ *                         cell's timestamp (set by the RegionServer) is the version (ETags).
+ *   `!endpoint:<name>`    an endpoint switch, `{"enabled":bool,"at":ms}` in the same column.
+ *   `!changes`            the change feed: one cell per recently changed id, qualifier = id.
+ * Ids are safe names ([A-Za-z0-9_-], lib/names.js), so a row starting with `!` is never an id
+ * and sorts before every id: a scan of ids starts at FIRST_ID_ROW, past the reserved rows.
+ */
+
+const { findCell } = require('../hbase')
+
+const SWITCH_ROW_PREFIX = '!endpoint:'
+const CHANGES_ROW = '!changes'
+const FIRST_ID_ROW = '-' // the lowest character an id may start with
+
+/**
+ * @typedef {{ toggles: Record<string, unknown>, version: string, timestamp: number }} StoredToggles
+ * @typedef {StoredToggles | { invalid: string } | null} DecodedRow
+ *   null: nothing stored; `invalid`: a cell that is not a JSON object (why)
+ */
+
+/**
+ * @param {Record<string, unknown>} toggles
+ * @returns {string} the cell value
+ */
+function encodeToggles (toggles) {
+  return JSON.stringify(toggles)
+}
+
+/**
+ * @param {{ value: Buffer, timestamp: number }|null|undefined} cell
+ * @returns {DecodedRow}
+ */
+function decodeToggles (cell) {
+  if (!cell) return null
+  let value
+  try {
+    value = JSON.parse(cell.value.toString('utf8'))
+  } catch {
+    value = undefined
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return { invalid: 'stored config is not a JSON object' }
+  return { toggles: value, version: 'h' + cell.timestamp.toString(36), timestamp: cell.timestamp }
+}
+
+/**
+ * @param {object} options
+ * @param {import('../hbase').HBaseClient} options.client
+ * @param {string} options.table the config table
+ * @param {string} options.family
+ * @param {string} options.qualifier
+ * @param {number} [options.timeoutMs] deadline of one store call, retries included
+ */
+function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
+  const columns = [`${family}:${qualifier}`]
+  const decodeRow = (row) => (row ? decodeToggles(findCell(row, family, qualifier)) : null)
+
+  return {
+    table,
+
+    /**
+     * @param {string} id
+     * @returns {Promise<DecodedRow>}
+     */
+    async read (id) {
+      return decodeRow(await client.get(table, id, { columns, timeout: timeoutMs }))
+    },
+
+    /**
+     * One multi-get (one RPC per RegionServer) for many ids.
+     * @param {string[]} ids
+     * @returns {Promise<Array<DecodedRow|Error>>} per id: its row, or the error of that id alone
+     */
+    async readMany (ids) {
+      const rows = await client.multiGet(table, ids, { columns, timeout: timeoutMs })
+      return rows.map((row) => (row instanceof Error ? row : decodeRow(row)))
+    },
+
+    /**
+     * @param {string} id
+     * @param {Record<string, unknown>} toggles
+     * @returns {Promise<void>}
+     */
+    async write (id, toggles) {
+      await client.put(table, id, { [family]: { [qualifier]: encodeToggles(toggles) } }, { timeout: timeoutMs })
+    },
+
+    /**
+     * @param {string} id
+     * @returns {Promise<void>}
+     */
+    async remove (id) {
+      await client.delete(table, id, { timeout: timeoutMs })
+    },
+
+    /**
+     * Ids in key order from `start` (reserved rows skipped).
+     * @param {{ start?: string, limit: number }} options
+     * @returns {Promise<string[]>}
+     */
+    async listIds ({ start, limit }) {
+      const from = typeof start === 'string' && start > FIRST_ID_ROW ? start : FIRST_ID_ROW
+      const ids = []
+      for await (const row of client.scan(table, { startRow: from, limit, keysOnly: true, caching: limit })) ids.push(row.row.toString())
+      return ids
+    },
+
+    /**
+     * Stored endpoint switches; an endpoint without a (readable) row is left out.
+     * @param {string[]} names
+     * @returns {Promise<Map<string, { enabled: boolean, at: number }>>}
+     */
+    async readSwitches (names) {
+      const rows = await client.multiGet(table, names.map((n) => SWITCH_ROW_PREFIX + n), { columns, timeout: timeoutMs })
+      const failed = rows.find((row) => row instanceof Error)
+      if (failed) throw failed
+      const states = new Map()
+      rows.forEach((row, i) => {
+        const cell = row && !(row instanceof Error) && findCell(row, family, qualifier)
+        if (!cell) return
+        try {
+          const value = JSON.parse(cell.value.toString('utf8'))
+          if (value && typeof value.enabled === 'boolean') states.set(names[i], { enabled: value.enabled, at: Number(value.at) || 0 })
+        } catch {
+          // Not ours to fix: a hand-edited row is ignored and the settings value applies.
+        }
+      })
+      return states
+    },
+
+    /**
+     * @param {string} name
+     * @param {boolean} enabled
+     * @returns {Promise<void>}
+     */
+    async writeSwitch (name, enabled) {
+      await client.put(table, SWITCH_ROW_PREFIX + name, { [family]: { [qualifier]: JSON.stringify({ enabled, at: Date.now() }) } }, { timeout: timeoutMs })
+    },
+
+    /**
+     * The change feed's cells: which ids changed, and when (RegionServer clock).
+     * @returns {Promise<Array<{ id: string, at: number }>>}
+     */
+    async readChanges () {
+      const row = await client.get(table, CHANGES_ROW, { families: [family], timeout: timeoutMs })
+      return row ? row.cells.map((c) => ({ id: c.qualifier, at: Number(c.timestamp) })) : []
+    },
+
+    /**
+     * Records that `id` changed and drops records older than `retainMs` before the newest.
+     * @param {string} id
+     * @param {number} retainMs
+     * @returns {Promise<void>}
+     */
+    async recordChange (id, retainMs) {
+      await client.put(table, CHANGES_ROW, { [family]: { [id]: '1' } }, { timeout: timeoutMs })
+      const changes = await this.readChanges()
+      const newest = Math.max(...changes.map((c) => c.at))
+      const old = changes.filter((c) => c.at < newest - retainMs).map((c) => `${family}:${c.id}`)
+      if (old.length) await client.delete(table, CHANGES_ROW, { columns: old, timeout: timeoutMs })
+    }
+  }
+}
+
+module.exports = { createToggleStore, encodeToggles, decodeToggles, SWITCH_ROW_PREFIX, CHANGES_ROW, FIRST_ID_ROW }
