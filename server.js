@@ -7,7 +7,8 @@
  * gracefully: stop accepting → drain in-flight → flush access logs → close HBase.
  */
 
-const cluster = require('node:cluster')
+// node:cluster's CommonJS export is the Cluster object (its types describe the ES default export).
+const cluster = /** @type {import('node:cluster').Cluster} */ (/** @type {unknown} */ (require('node:cluster')))
 const os = require('node:os')
 const crypto = require('node:crypto')
 const { loadSettings, describeEndpoints } = require('./config')
@@ -37,25 +38,24 @@ async function runPrimary (settings, logger) {
   const instance = crypto.randomBytes(3).toString('hex')
   let shuttingDown = false
   const restarts = []
+  const tagOf = new WeakMap() // worker → its tag ("w1"); a replacement keeps the tag
 
   function fork (tag) {
-    const worker = cluster.fork({ BEACON_HBASE_BOOTSTRAP: bootstrap.join(','), BEACON_WORKER_TAG: tag, BEACON_INSTANCE: instance })
-    worker.tag = tag
-    return worker
+    tagOf.set(cluster.fork({ BEACON_HBASE_BOOTSTRAP: bootstrap.join(','), BEACON_WORKER_TAG: tag, BEACON_INSTANCE: instance }), tag)
   }
 
   cluster.on('exit', (worker, code, signal) => {
     if (shuttingDown) return
     const now = Date.now()
     while (restarts.length && restarts[0] < now - RESTART_WINDOW_MS) restarts.shift()
-    logger.error({ worker: worker.tag, pid: worker.process.pid, code, signal }, 'worker died; replacing it')
+    logger.error({ worker: tagOf.get(worker), pid: worker.process.pid, code, signal }, 'worker died; replacing it')
     if (restarts.length >= MAX_RESTARTS_PER_WINDOW) {
       logger.fatal(`workers died ${restarts.length} times within a minute; giving up`)
       shutdown('crash-loop', 1)
       return
     }
     restarts.push(now)
-    fork(worker.tag)
+    fork(tagOf.get(worker))
   })
 
   let listening = 0
@@ -79,7 +79,7 @@ async function runPrimary (settings, logger) {
     // for one that hangs.
     const killTimer = setTimeout(() => {
       for (const w of Object.values(cluster.workers)) {
-        logger.error({ worker: w.tag }, 'worker did not stop in time; killing it')
+        logger.error({ worker: tagOf.get(w) }, 'worker did not stop in time; killing it')
         w.process.kill('SIGKILL')
       }
     }, killAfterMs(settings.shutdownTimeoutMs))
@@ -121,7 +121,7 @@ async function runWorker (settings, logger) {
     logger.flush()
     process.exit(0)
   }
-  process.on('message', (msg) => { if (msg && msg.cmd === 'shutdown') stop('primary') })
+  process.on('message', (/** @type {any} */ msg) => { if (msg && msg.cmd === 'shutdown') stop('primary') })
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
 }

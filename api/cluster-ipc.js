@@ -45,7 +45,7 @@ function workerLink (register) {
   const pending = new Map()
   let nextId = 1
   let applyChange = null
-  process.on('message', (msg) => {
+  process.on('message', (/** @type {any} */ msg) => {
     if (!msg || typeof msg !== 'object') return
     if (msg.type === 'beacon:change' && applyChange) applyChange(msg.change)
     if (msg.type === 'beacon:metrics-res' && pending.has(msg.id)) {

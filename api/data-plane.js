@@ -32,7 +32,7 @@ const FAIL = Object.freeze({
  * @param {number} options.maxUrlLength
  * @param {(req: import('http').IncomingMessage, res: import('http').ServerResponse) => void} options.fallback
  * @param {(endpoint: string, status: number, seconds: number) => void} [options.onResponse] metrics hook
- * @param {{ error: Function }} [options.logger]
+ * @param {{ warn: Function }} [options.logger]
  * @returns {(req: import('http').IncomingMessage, res: import('http').ServerResponse) => void}
  */
 function createDataPlane ({ endpoints, limits, maxUrlLength, fallback, onResponse, logger }) {

@@ -12,17 +12,17 @@ const { setTimeout: sleep } = require('node:timers/promises')
  * @returns {http.Server & { drain: (timeoutMs: number) => Promise<{ forced: boolean }> }}
  */
 function createHttpServer (handler, httpSettings) {
-  const server = http.createServer({
+  const server = /** @type {http.Server & { drain: (timeoutMs: number) => Promise<{ forced: boolean }> }} */ (http.createServer({
     maxHeaderSize: httpSettings.maxHeaderSize,
     requestTimeout: httpSettings.requestTimeoutMs,
     headersTimeout: httpSettings.headersTimeoutMs,
     keepAliveTimeout: httpSettings.keepAliveTimeoutMs,
     connectionsCheckingInterval: checkingInterval(httpSettings),
     noDelay: true
-  }, handler)
+  }, handler))
   if (httpSettings.maxConnections > 0) server.maxConnections = httpSettings.maxConnections
   // Malformed HTTP from a client: answer 400 and drop the socket, never crash.
-  server.on('clientError', (err, socket) => {
+  server.on('clientError', (/** @type {Error & { code?: string }} */ err, socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') {
       socket.destroy()
       return
@@ -76,7 +76,7 @@ function listen (server, port, host) {
     server.once('error', reject)
     server.listen(port, host, () => {
       server.off('error', reject)
-      resolve(server.address().port)
+      resolve(/** @type {import('node:net').AddressInfo} */ (server.address()).port)
     })
   })
 }

@@ -82,7 +82,7 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     onInvalidConfig () {
       invalidConfigs.inc()
     },
-    /** @param {{ method: string, ms: number, error?: { code: string } }} event */
+    /** @param {{ method: string, ms: number, error?: Error & { code?: string } }} event */
     onRpc ({ method, ms, error }) {
       child(rpcChildren, rpcDuration, method, { method }).observe(ms / 1000)
       if (error) rpcErrors.inc({ method, code: error.code || 'UNKNOWN' })
@@ -115,6 +115,7 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
         }
       }
     })
+    /** @param {string} name @param {string} help @param {(stats: any) => number|undefined} read @param {client.Aggregator} [aggregator] */
     const gauge = (name, help, read, aggregator = 'sum') => new client.Gauge({
       name,
       help,

@@ -44,7 +44,7 @@ const ID_RE = NAME_RE
 const MAX_ENCODED_KEY = 'callback'.length * MAX_ENCODING_GROWTH
 
 /**
- * @typedef {{ id: string|null, callback: string|null, error: import('./errors').BeaconError|null }} BeaconQuery
+ * @typedef {{ id: string|null, callback: string|null, error: import('../lib/errors').BeaconError|null }} BeaconQuery
  */
 
 /**
@@ -110,7 +110,7 @@ function parseBeaconQuery (queryString, limits) {
   return { id, callback, error: null }
 }
 
-/** @returns {string|import('./errors').BeaconError} */
+/** @returns {string|import('../lib/errors').BeaconError} */
 function readId (queryString, start, end, maxLength) {
   const length = end - start
   if (length === 0) return FAIL.BAD_ID
@@ -130,7 +130,7 @@ function readId (queryString, start, end, maxLength) {
   return value !== null && ID_RE.test(value) ? value : FAIL.BAD_ID
 }
 
-/** @returns {string|import('./errors').BeaconError} */
+/** @returns {string|import('../lib/errors').BeaconError} */
 function readCallback (queryString, start, end, maxLength) {
   const length = end - start
   if (length === 0) return FAIL.BAD_CALLBACK

@@ -116,6 +116,11 @@ const ENV_VARS = [
 /** The env var naming the JSON settings file. */
 const CONFIG_FILE_ENV = 'BEACON_CONFIG_FILE'
 
+/**
+ * @template T
+ * @param {T} value
+ * @returns {T}
+ */
 function deepFreeze (value) {
   if (value && typeof value === 'object') {
     Object.freeze(value)

@@ -7,7 +7,8 @@ const { DEFAULTS, ENDPOINT_DEFAULTS, LRU_CACHE_DEFAULTS, SINK_DEFAULTS, ENV_VARS
 const { schema } = require('./schema')
 const { ERRORS } = require('../lib/errors')
 
-const validateSchema = new Ajv({ allErrors: true, discriminator: true, allowUnionTypes: true, verbose: true }).compile(schema)
+// ajv's CommonJS export is the class itself (its types describe the ES module).
+const validateSchema = new (/** @type {any} */ (Ajv))({ allErrors: true, discriminator: true, allowUnionTypes: true, verbose: true }).compile(schema)
 
 // Maps of named entries, where `null` removes an entry declared by a lower layer.
 const COLLECTIONS = new Set(['endpoints', 'logSinks'])
@@ -370,8 +371,7 @@ function deepFreeze (value) {
 
 function invalid (issues) {
   const err = new ERRORS.CONFIG_INVALID(issues.join('; '))
-  err.issues = issues
-  return err
+  return Object.assign(err, { issues })
 }
 
 module.exports = { loadSettings, describeEndpoints }

@@ -27,8 +27,8 @@ const { ERRORS } = require('../lib/errors')
  * @param {{ now(): number }} [context.clock]
  * @returns {Map<string, any> & { closeAll(opts?: { timeoutMs?: number }): Promise<void> }}
  */
-function createSinks (sinkSettings = {}, { client, stateDir, writerId, workerTag, logger, clock } = {}) {
-  const sinks = new Map()
+function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, logger, clock }) {
+  const sinks = /** @type {Map<string, any> & { closeAll(opts?: { timeoutMs?: number }): Promise<void> }} */ (new Map())
   const hbaseCount = Object.values(sinkSettings).filter((s) => s && s.type === 'hbase').length
   const resolve = (p) => (path.isAbsolute(p) ? p : path.resolve(stateDir || process.cwd(), p))
   try {
@@ -69,7 +69,7 @@ function createSinks (sinkSettings = {}, { client, stateDir, writerId, workerTag
    * An HBase sink keeps to the time itself (it journals what it could not write in time, so it
    * is awaited to the end); a file sink that has not closed by then is left behind.
    */
-  sinks.closeAll = async function closeAll ({ timeoutMs } = {}) {
+  sinks.closeAll = async function closeAll ({ timeoutMs = undefined } = {}) {
     await Promise.all([...sinks.values()].map((s) => {
       const closed = s.close({ timeoutMs }).catch(() => {})
       return s.type === 'hbase' ? closed : withTimeout(closed, timeoutMs)

@@ -24,6 +24,7 @@ const { LRUCache } = require('lru-cache')
  * @param {(outcome: 'hit'|'miss'|'coalesced'|'stale'|'negative_hit'|'stale_on_error'|'refresh_error') => void} [options.onOutcome]
  */
 function createConfigCache ({ source, max, ttlMs, staleWhileRevalidateMs, maxStaleMs, negativeTtlMs, now = Date.now, onOutcome }) {
+  /** @type {LRUCache<string, { entry: import('./entry').ConfigEntry, fetchedAt: number }>} */
   const cache = new LRUCache({
     max,
     // The LRU drops what is past any use (older than every window); freshness is decided here.

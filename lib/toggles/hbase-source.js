@@ -94,14 +94,14 @@ function createHBaseSource ({ store, defaultConfig, onInvalid, onBatch, maxInFli
             breaker.success()
             settle(batch.get(id), id, row)
           }, (err) => {
-            if (err.retryable) breaker.failure()
+            if (/** @type {any} */ (err).retryable) breaker.failure()
             settle(batch.get(id), id, err)
           })
           .finally(done)
       } else {
         store.readMany(chunk)
           .then((rows) => {
-            if (rows.some((row) => row instanceof Error && row.retryable)) breaker.failure()
+            if (rows.some((row) => row instanceof Error && /** @type {any} */ (row).retryable)) breaker.failure()
             else breaker.success()
             rows.forEach((row, i) => settle(batch.get(chunk[i]), chunk[i], row))
           }, (err) => chunk.forEach((id) => settle(batch.get(id), id, err)))
