@@ -1,9 +1,9 @@
 'use strict'
 
-const { setTimeout: sleep } = require('node:timers/promises')
 const { HBaseError, badArgument } = require('./errors')
-const { tableNameProto } = require('./locator')
+const { tableNameProto, regionContains } = require('./meta')
 const { toBytes, toNumber } = require('./cells')
+const { listRegions } = require('./region-op')
 
 const PROCEDURE_RUNNING = 1
 const PROCEDURE_FINISHED = 2
@@ -12,17 +12,25 @@ const ADMIN_TIMEOUT = 120000
 /**
  * Master operations the setup scripts and tests need: create/delete tables (with pre-split
  * regions), split and move regions. Each waits until the master's procedure has finished.
- * @param {import('./client').HBaseClient} client
+ * @param {import('./region-op').Core} core the client's pool, locator, retry policy and options
+ * @param {<T>(operation: () => Promise<T>) => Promise<T>} run runs one operation under the
+ *   client's lifecycle (refused once the client is closed, counted as in flight meanwhile)
  */
-function createAdmin (client) {
+function createAdmin (core, run) {
+  const { pool, policy, locator, options } = core
+  /** @type {string|null} */
   let master = null
 
+  /**
+   * @param {number} deadline
+   * @returns {Promise<string>}
+   */
   async function findMaster (deadline) {
     if (master) return master
     let lastError
-    for (const address of client.options.bootstrap) {
+    for (const address of options.bootstrap) {
       try {
-        const res = await client._call(address, 'ClientMetaService', 'GetActiveMaster', {}, client._rpcTimeout(deadline))
+        const res = await pool.call(address, 'ClientMetaService', 'GetActiveMaster', {}, policy.rpcTimeout(deadline))
         if (res.serverName) {
           master = `${res.serverName.hostName}:${res.serverName.port}`
           return master
@@ -34,11 +42,17 @@ function createAdmin (client) {
     throw new HBaseError('HBASE_META_UNAVAILABLE', `no bootstrap server knows the active master: ${lastError ? lastError.message : 'none elected'}`, { retryable: true, cause: lastError })
   }
 
+  /**
+   * @param {string} method MasterService method
+   * @param {object} request
+   * @param {number} deadline
+   * @returns {Promise<any>}
+   */
   async function callMaster (method, request, deadline) {
-    return client._retry(`master ${method}`, deadline, async () => {
+    return policy.retry(`master ${method}`, deadline, async () => {
       const address = await findMaster(deadline)
       try {
-        return await client._call(address, 'MasterService', method, request, client._rpcTimeout(deadline))
+        return await pool.call(address, 'MasterService', method, request, policy.rpcTimeout(deadline))
       } catch (err) {
         if (err.code === 'HBASE_CONNECTION' || err.code === 'HBASE_CALL_TIMEOUT') master = null
         throw err
@@ -46,6 +60,12 @@ function createAdmin (client) {
     })
   }
 
+  /**
+   * @param {number} procId
+   * @param {string} what
+   * @param {number} deadline
+   * @returns {Promise<void>}
+   */
   async function waitProcedure (procId, what, deadline) {
     for (let n = 0; ; n++) {
       const res = await callMaster('getProcedureResult', { procId }, deadline)
@@ -60,7 +80,7 @@ function createAdmin (client) {
       }
       if (res.state !== PROCEDURE_RUNNING) throw new HBaseError('HBASE_PROCEDURE_FAILED', `${what}: master does not know procedure ${procId}`)
       if (Date.now() >= deadline) throw new HBaseError('HBASE_TIMEOUT', `${what} still running at its deadline`, { retryable: true })
-      await sleep(Math.min(500, 20 * (n + 1)))
+      await policy.sleep(Math.min(500, 20 * (n + 1)))
     }
   }
 
@@ -71,8 +91,9 @@ function createAdmin (client) {
      * @param {{ families: string[], splits?: Array<Buffer|string>, maxVersions?: number, timeout?: number }} spec
      * @returns {Promise<void>}
      */
-    async createTable (table, { families, splits = [], maxVersions, timeout = ADMIN_TIMEOUT } = {}) {
-      if (!Array.isArray(families) || families.length === 0) throw badArgument('createTable needs at least one column family')
+    createTable: (table, spec) => run(async () => {
+      if (!spec || !Array.isArray(spec.families) || spec.families.length === 0) throw badArgument('createTable needs at least one column family')
+      const { families, splits = [], maxVersions, timeout = ADMIN_TIMEOUT } = spec
       const deadline = Date.now() + timeout
       const attributes = maxVersions ? [{ first: Buffer.from('VERSIONS'), second: Buffer.from(String(maxVersions)) }] : []
       const res = await callMaster('CreateTable', {
@@ -83,8 +104,8 @@ function createAdmin (client) {
         splitKeys: splits.map((s) => toBytes(s, 'split key'))
       }, deadline)
       await waitProcedure(toNumber(res.procId), `create table ${table}`, deadline)
-      client.forgetTable(table)
-    },
+      locator.invalidateTable(table)
+    }),
 
     /**
      * Disables and deletes a table.
@@ -92,7 +113,7 @@ function createAdmin (client) {
      * @param {{ timeout?: number }} [opts]
      * @returns {Promise<void>}
      */
-    async deleteTable (table, { timeout = ADMIN_TIMEOUT } = {}) {
+    deleteTable: (table, { timeout = ADMIN_TIMEOUT } = {}) => run(async () => {
       const deadline = Date.now() + timeout
       const tableName = tableNameProto(table)
       try {
@@ -103,17 +124,18 @@ function createAdmin (client) {
       }
       const deleted = await callMaster('DeleteTable', { tableName }, deadline)
       await waitProcedure(toNumber(deleted.procId), `delete table ${table}`, deadline)
-      client.forgetTable(table)
-    },
+      locator.invalidateTable(table)
+    }),
 
     /**
+     * Whether the table exists (enabled or not).
      * @param {string} table
      * @returns {Promise<boolean>}
      */
-    async tableExists (table) {
-      const res = await callMaster('GetTableDescriptors', { tableNames: [tableNameProto(table)] }, Date.now() + client.options.operationTimeout)
+    tableExists: (table) => run(async () => {
+      const res = await callMaster('GetTableDescriptors', { tableNames: [tableNameProto(table)] }, Date.now() + options.operationTimeout)
       return (res.tableSchema || []).length > 0
-    },
+    }),
 
     /**
      * Splits the region holding `splitRow` at that row; resolves when the daughters are open.
@@ -122,15 +144,15 @@ function createAdmin (client) {
      * @param {{ timeout?: number }} [opts]
      * @returns {Promise<void>}
      */
-    async splitRegion (table, splitRow, { timeout = ADMIN_TIMEOUT } = {}) {
+    splitRegion: (table, splitRow, { timeout = ADMIN_TIMEOUT } = {}) => run(async () => {
       const deadline = Date.now() + timeout
       const key = toBytes(splitRow, 'split row')
-      const regions = await client.regions(table)
-      const region = regions.find((r) => Buffer.compare(r.startKey, key) <= 0 && (r.endKey.length === 0 || Buffer.compare(key, r.endKey) < 0))
+      const regions = await listRegions(core, table)
+      const region = regions.find((r) => regionContains(r, key))
       if (!region) throw new HBaseError('HBASE_REGION_UNAVAILABLE', `no region of ${table} holds the split row`, { retryable: true })
       const res = await callMaster('SplitRegion', { regionInfo: region.info, splitRow: key }, deadline)
       await waitProcedure(toNumber(res.procId), `split ${region.name}`, deadline)
-    },
+    }),
 
     /**
      * Asks the master to move (close and reopen) a region; without a destination it picks one,
@@ -139,13 +161,16 @@ function createAdmin (client) {
      * @param {{ timeout?: number }} [opts]
      * @returns {Promise<void>}
      */
-    async moveRegion (regionName, { timeout = ADMIN_TIMEOUT } = {}) {
+    moveRegion: (regionName, { timeout = ADMIN_TIMEOUT } = {}) => run(async () => {
       const encoded = /\.([0-9a-f]{32})\.$/.exec(regionName)
       if (!encoded) throw badArgument(`"${regionName}" is not a full region name`)
       await callMaster('MoveRegion', { region: { type: 2, value: Buffer.from(encoded[1]) } }, Date.now() + timeout)
-    },
+    }),
 
-    /** Forget the cached master (tests restart HBase). */
+    /**
+     * Forgets the cached master address (tests restart HBase).
+     * @returns {void}
+     */
     forgetMaster () {
       master = null
     }

@@ -11,7 +11,7 @@ const DELETE_FAMILY = 2
 /**
  * @typedef {{ family: string, qualifier: string, value: Buffer, timestamp: number }} Cell
  * @typedef {{ row: Buffer, cells: Cell[] }} Row
- * @typedef {Buffer|string|number} Bytesish
+ * @typedef {Buffer|Uint8Array|string|number} Bytesish
  */
 
 /**

@@ -29,6 +29,7 @@ class Connection extends EventEmitter {
     this._buffered = 0
     this._corked = false
     this._sweeper = null
+    this._ending = false
     this._uncork = () => { this._corked = false; this.socket.uncork() }
 
     this.socket = net.connect({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 10000 })
@@ -39,7 +40,7 @@ class Connection extends EventEmitter {
     // Writes before 'connect' are queued by the socket, so calls can be sent immediately.
     this.socket.write(connectionPreamble(service, user))
     this.socket.on('data', (chunk) => this._onData(chunk))
-    this.socket.on('error', (err) => {
+    this.socket.on('error', (/** @type {NodeJS.ErrnoException} */ err) => {
       this._fail(new HBaseError('HBASE_CONNECTION', `connection to ${this.address} failed: ${err.code || err.message}`, { retryable: true, relocate: true, cause: err, server: this.address }))
     })
     this.socket.on('close', () => {
@@ -55,7 +56,7 @@ class Connection extends EventEmitter {
    * @returns {Promise<object>}
    */
   call (method, request, timeoutMs) {
-    if (this.closed) {
+    if (this.closed || this._ending) {
       return Promise.reject(new HBaseError('HBASE_CONNECTION', `connection to ${this.address} is closed`, { retryable: true, relocate: true, server: this.address }))
     }
     const callId = this._nextCallId
@@ -79,17 +80,32 @@ class Connection extends EventEmitter {
     })
   }
 
-  /** Number of calls waiting for an answer. */
-  get pendingCount () {
-    return this._pending.size
+  /**
+   * Closes the socket now; pending calls fail with `reason`, by default a retryable
+   * HBASE_CONNECTION error. Idempotent.
+   * @param {Error} [reason]
+   * @returns {void}
+   */
+  close (reason) {
+    if (this.closed) return
+    this._fail(reason || new HBaseError('HBASE_CONNECTION', `connection to ${this.address} closed by client`, { retryable: true, server: this.address }))
   }
 
   /**
-   * Closes the socket; pending calls fail with HBASE_CONNECTION.
+   * Closes gracefully: refuses new calls at once, lets the pending ones be answered or time out,
+   * then closes the socket. Idempotent; `close()` meanwhile still closes at once.
+   * @returns {Promise<void>}
    */
-  close () {
-    if (this.closed) return
-    this._fail(new HBaseError('HBASE_CONNECTION', `connection to ${this.address} closed by client`, { retryable: true, server: this.address }))
+  end () {
+    if (this.closed) return Promise.resolve()
+    const closed = new Promise((resolve) => this.once('close', () => resolve()))
+    this._ending = true
+    this._closeIfDrained()
+    return closed
+  }
+
+  _closeIfDrained () {
+    if (this._ending && this._pending.size === 0) this.close()
   }
 
   // One timer per connection, not per call: it sweeps expired calls while any are pending.
@@ -113,6 +129,7 @@ class Connection extends EventEmitter {
         call.reject(new HBaseError('HBASE_CALL_TIMEOUT', `${call.method.name} to ${this.address} got no answer in time`, { retryable: true, server: this.address }))
       }
     }
+    this._closeIfDrained()
   }
 
   _fail (err) {
@@ -165,6 +182,7 @@ class Connection extends EventEmitter {
     const call = this._pending.get(header.callId)
     if (!call) return // answered after it timed out
     this._pending.delete(header.callId)
+    if (this._ending) process.nextTick(() => this._closeIfDrained())
     if (header.exception) {
       const ex = header.exception
       call.reject(remoteError(ex.exceptionClassName, ex.stackTrace, { doNotRetry: ex.doNotRetry, serverOverloaded: ex.serverOverloaded, server: this.address }))

@@ -9,7 +9,7 @@ class HBaseError extends Error {
   /**
    * @param {string} code stable code, one of CODES
    * @param {string} message
-   * @param {{ retryable?: boolean, relocate?: boolean, remoteClass?: string, cause?: Error, server?: string, serverOverloaded?: boolean, restartScan?: boolean }} [details]
+   * @param {{ retryable?: boolean, relocate?: boolean, remoteClass?: string, cause?: Error, server?: string, serverOverloaded?: boolean }} [details]
    */
   constructor (code, message, details = {}) {
     super(message, details.cause ? { cause: details.cause } : undefined)
@@ -17,7 +17,6 @@ class HBaseError extends Error {
     this.code = code
     this.retryable = details.retryable === true
     this.relocate = details.relocate === true
-    this.restartScan = details.restartScan === true
     this.serverOverloaded = details.serverOverloaded === true
     if (details.remoteClass) this.remoteClass = details.remoteClass
     if (details.server) this.server = details.server
@@ -38,7 +37,6 @@ const CODES = Object.freeze({
   HBASE_REGION_UNAVAILABLE: 'the region is moving, splitting, opening or not served here',
   HBASE_SERVER_BUSY: 'the server asked the client to back off',
   HBASE_SCANNER_EXPIRED: 'the server-side scanner is gone; the scan restarts from the last row',
-  HBASE_CIRCUIT_OPEN: 'reads fail fast for a moment: the store failed repeatedly (config source breaker)',
   HBASE_PROCEDURE_FAILED: 'a master procedure (create/delete table, split) failed',
   HBASE_PROTOCOL: 'the server sent something this client cannot decode',
   HBASE_REMOTE: 'the server raised an exception this client does not retry'
@@ -59,10 +57,10 @@ const REMOTE = {
   CallDroppedException: { code: 'HBASE_SERVER_BUSY', retryable: true },
   RetryImmediatelyException: { code: 'HBASE_SERVER_BUSY', retryable: true },
   MultiActionResultTooLarge: { code: 'HBASE_SERVER_BUSY', retryable: true },
-  UnknownScannerException: { code: 'HBASE_SCANNER_EXPIRED', retryable: true, restartScan: true },
-  OutOfOrderScannerNextException: { code: 'HBASE_SCANNER_EXPIRED', retryable: true, restartScan: true },
-  ScannerResetException: { code: 'HBASE_SCANNER_EXPIRED', retryable: true, restartScan: true },
-  LeaseException: { code: 'HBASE_SCANNER_EXPIRED', retryable: true, restartScan: true },
+  UnknownScannerException: { code: 'HBASE_SCANNER_EXPIRED', retryable: true },
+  OutOfOrderScannerNextException: { code: 'HBASE_SCANNER_EXPIRED', retryable: true },
+  ScannerResetException: { code: 'HBASE_SCANNER_EXPIRED', retryable: true },
+  LeaseException: { code: 'HBASE_SCANNER_EXPIRED', retryable: true },
   TableNotFoundException: { code: 'HBASE_TABLE_NOT_FOUND', retryable: false },
   TableExistsException: { code: 'HBASE_TABLE_EXISTS', retryable: false },
   NoSuchColumnFamilyException: { code: 'HBASE_NO_SUCH_FAMILY', retryable: false }
@@ -83,7 +81,6 @@ function remoteError (className, detail, flags = {}) {
   return new HBaseError(known ? known.code : 'HBASE_REMOTE', `${simple}: ${firstLine}`, {
     retryable: flags.doNotRetry && !known ? false : retryable,
     relocate: known ? known.relocate === true : false,
-    restartScan: known ? known.restartScan === true : false,
     serverOverloaded: flags.serverOverloaded === true,
     remoteClass: className,
     server: flags.server
@@ -98,4 +95,13 @@ function badArgument (message) {
   return new HBaseError('HBASE_BAD_ARGUMENT', message)
 }
 
-module.exports = { HBaseError, CODES, remoteError, badArgument }
+/**
+ * The error of an operation refused or aborted because the client was closed or destroyed.
+ * @param {Error} [cause] what the aborted operation saw last
+ * @returns {HBaseError}
+ */
+function clientClosed (cause) {
+  return new HBaseError('HBASE_CLIENT_CLOSED', 'the HBase client is closed', { cause })
+}
+
+module.exports = { HBaseError, CODES, remoteError, badArgument, clientClosed }

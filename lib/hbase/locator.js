@@ -1,94 +1,13 @@
 'use strict'
 
-const { types } = require('./protocol')
 const { HBaseError } = require('./errors')
-const { EMPTY, toNumber } = require('./cells')
+const { toNumber } = require('./cells')
+const { callTimeout } = require('./retry')
+const { REGION_NAME, INFO, tableNameString, parseMetaRow, regionContains, overlaps } = require('./meta')
 
-const REGION_NAME = 1
-const PB_MAGIC = Buffer.from('PBUF')
 const META_LOOKUP_SUFFIX = Buffer.from(',99999999999999')
-const INFO = Buffer.from('info')
 
-/**
- * @typedef {{ name: Buffer, spec: object, table: string, startKey: Buffer, endKey: Buffer,
- *   server: string|null, info: object, offline: boolean, split: boolean }} Region
- */
-
-/**
- * "ns:table" or "table" → protobuf TableName.
- * @param {string} table
- * @returns {{ namespace: Buffer, qualifier: Buffer }}
- */
-function tableNameProto (table) {
-  const at = table.indexOf(':')
-  return at < 0
-    ? { namespace: Buffer.from('default'), qualifier: Buffer.from(table) }
-    : { namespace: Buffer.from(table.slice(0, at)), qualifier: Buffer.from(table.slice(at + 1)) }
-}
-
-/**
- * @param {{ namespace: Buffer, qualifier: Buffer }} tn
- * @returns {string}
- */
-function tableNameString (tn) {
-  const ns = tn.namespace.toString()
-  return ns === 'default' ? tn.qualifier.toString() : `${ns}:${tn.qualifier.toString()}`
-}
-
-/**
- * Parses one hbase:meta row into a Region; null when it has no region info.
- * @param {{ row: Buffer, cells: object[] }} row protobuf Result cells, raw
- * @returns {Region|null}
- */
-function parseMetaRow (result) {
-  let info = null
-  let server = null
-  let rowKey = null
-  for (const cell of result.cell) {
-    rowKey = cell.row
-    if (!cell.family.equals(INFO)) continue
-    const q = cell.qualifier.toString()
-    if (q === 'regioninfo') {
-      const bytes = cell.value.subarray(0, 4).equals(PB_MAGIC) ? cell.value.subarray(4) : cell.value
-      info = types.RegionInfo.decode(bytes)
-    } else if (q === 'server') {
-      server = cell.value.toString()
-    }
-  }
-  if (!info) return null
-  return {
-    name: rowKey,
-    spec: { type: REGION_NAME, value: rowKey },
-    table: tableNameString(info.tableName),
-    startKey: info.startKey || EMPTY,
-    endKey: info.endKey || EMPTY,
-    server: server || null,
-    info,
-    offline: info.offline === true,
-    split: info.split === true
-  }
-}
-
-/**
- * @param {Region} region
- * @param {Buffer} row
- * @returns {boolean}
- */
-function regionContains (region, row) {
-  return Buffer.compare(region.startKey, row) <= 0 &&
-    (region.endKey.length === 0 || Buffer.compare(row, region.endKey) < 0)
-}
-
-/**
- * @param {Region} a
- * @param {Region} b
- * @returns {boolean} whether the key ranges [start, end) share a key (empty end = unbounded)
- */
-function overlaps (a, b) {
-  const aStartsBeforeBEnds = b.endKey.length === 0 || Buffer.compare(a.startKey, b.endKey) < 0
-  const bStartsBeforeAEnds = a.endKey.length === 0 || Buffer.compare(b.startKey, a.endKey) < 0
-  return aStartsBeforeBEnds && bStartsBeforeAEnds
-}
+/** @typedef {import('./meta').Region} Region */
 
 /**
  * Finds the RegionServer for a (table, row): asks a bootstrap server where hbase:meta is
@@ -97,8 +16,11 @@ function overlaps (a, b) {
  */
 class RegionLocator {
   /**
-   * @param {{ bootstrap: string[], invoke: Function, rpcTimeout: number }} options
-   *   invoke(address, service, method, request, timeoutMs) → Promise<response>
+   * @param {object} options
+   * @param {string[]} options.bootstrap "host:port" of the servers to ask where meta is
+   * @param {(address: string, service: string, method: string, request: object, timeoutMs: number) => Promise<any>} options.invoke
+   *   sends one RPC (the pool's invoke)
+   * @param {number} options.rpcTimeout ms per RPC
    */
   constructor ({ bootstrap, invoke, rpcTimeout }) {
     this._bootstrap = bootstrap
@@ -123,7 +45,9 @@ class RegionLocator {
 
   /**
    * Asks the bootstrap servers again where meta is (readiness probes); cached regions stay.
-   * @param {number} deadline
+   * Concurrent callers share one lookup.
+   * @param {number} deadline epoch ms
+   * @returns {Promise<{ name: Buffer, spec: object, server: string }>}
    */
   async refreshMeta (deadline) {
     if (!this._metaLookup) {
@@ -205,27 +129,20 @@ class RegionLocator {
     }
   }
 
+  /**
+   * Reads the region holding `row` from meta (a reversed scan from that row) and caches it.
+   * @param {string} table
+   * @param {Buffer} row
+   * @param {number} deadline epoch ms
+   * @returns {Promise<Region>}
+   */
   async _lookup (table, row, deadline) {
-    const meta = await this.meta(deadline)
     const tableBytes = Buffer.from(table)
     const startRow = Buffer.concat([tableBytes, Buffer.from(','), row, META_LOOKUP_SUFFIX])
     // `<table>,,` with the stop row included: `<table>,` alone matches nothing, given how meta rows compare.
     const stopRow = Buffer.concat([tableBytes, Buffer.from(',,')])
-    const request = {
-      region: meta.spec,
-      scan: { startRow, stopRow, includeStopRow: true, reversed: true, caching: 5, column: [{ family: INFO, qualifier: [] }] },
-      numberOfRows: 5,
-      closeScanner: true
-    }
-    let res
-    try {
-      res = await this._invoke(meta.server, 'ClientService', 'Scan', request, this._timeout(deadline))
-    } catch (err) {
-      if (err.relocate || err.code === 'HBASE_CONNECTION' || err.code === 'HBASE_CALL_TIMEOUT') this._meta = null
-      throw err
-    }
-    for (const result of res.results || []) {
-      const region = parseMetaRow(result)
+    const regions = await this._scanMeta({ startRow, stopRow, includeStopRow: true, reversed: true, caching: 5 }, deadline)
+    for (const region of regions) {
       if (!region) continue
       if (region.table !== table) break
       if (region.split || region.offline) continue // split parents stay in meta until cleaned
@@ -244,20 +161,33 @@ class RegionLocator {
   /**
    * All regions of a table, read fresh from meta (admin/test use).
    * @param {string} table
-   * @param {number} deadline
+   * @param {number} deadline epoch ms
    * @returns {Promise<Region[]>}
    */
   async listRegions (table, deadline) {
-    const meta = await this.meta(deadline)
     const tableBytes = Buffer.from(table)
-    const request = {
-      region: meta.spec,
-      scan: { startRow: Buffer.concat([tableBytes, Buffer.from(',,')]), stopRow: Buffer.concat([tableBytes, Buffer.from(' ,,')]), caching: 10000, column: [{ family: INFO, qualifier: [] }] },
-      numberOfRows: 10000,
-      closeScanner: true
+    const scan = { startRow: Buffer.concat([tableBytes, Buffer.from(',,')]), stopRow: Buffer.concat([tableBytes, Buffer.from(' ,,')]), caching: 10000 }
+    const regions = await this._scanMeta(scan, deadline)
+    return regions.filter((r) => r && r.table === table && !r.split && !r.offline)
+  }
+
+  /**
+   * One scan RPC of meta's info family (closed at once); a failure that suggests meta moved
+   * drops its cached location.
+   * @param {{ startRow: Buffer, stopRow: Buffer, caching: number, includeStopRow?: boolean, reversed?: boolean }} scan
+   * @param {number} deadline epoch ms
+   * @returns {Promise<Array<Region|null>>} the rows parsed, null for rows without region info
+   */
+  async _scanMeta (scan, deadline) {
+    const meta = await this.meta(deadline)
+    const request = { region: meta.spec, scan: { ...scan, column: [{ family: INFO, qualifier: [] }] }, numberOfRows: scan.caching, closeScanner: true }
+    try {
+      const res = await this._invoke(meta.server, 'ClientService', 'Scan', request, this._timeout(deadline))
+      return (res.results || []).map(parseMetaRow)
+    } catch (err) {
+      if (err.relocate || err.code === 'HBASE_CONNECTION' || err.code === 'HBASE_CALL_TIMEOUT') this._meta = null
+      throw err
     }
-    const res = await this._invoke(meta.server, 'ClientService', 'Scan', request, this._timeout(deadline))
-    return (res.results || []).map(parseMetaRow).filter((r) => r && r.table === table && !r.split && !r.offline)
   }
 
   _insert (region) {
@@ -268,7 +198,11 @@ class RegionLocator {
     this._regions.set(region.table, list)
   }
 
-  /** Forget one region (it moved, split or closed). */
+  /**
+   * Forgets one region (it moved, split or closed).
+   * @param {Region} region
+   * @returns {void}
+   */
   invalidate (region) {
     const list = this._regions.get(region.table)
     if (!list) return
@@ -277,7 +211,11 @@ class RegionLocator {
     else this._regions.delete(region.table)
   }
 
-  /** Forget every region on a server (connection lost) and meta if it was there. */
+  /**
+   * Forgets every region on a server (connection lost), and meta's location if it was there.
+   * @param {string} address "host:port"
+   * @returns {void}
+   */
   invalidateServer (address) {
     if (this._meta && this._meta.server === address) this._meta = null
     for (const [table, list] of this._regions) {
@@ -287,19 +225,22 @@ class RegionLocator {
     }
   }
 
-  /** Forget a table (dropped or recreated). */
+  /**
+   * Forgets the cached regions of a table (dropped or recreated).
+   * @param {string} table
+   * @returns {void}
+   */
   invalidateTable (table) {
     this._regions.delete(table)
   }
 
-  /** Forget everything (meta moved). */
-  invalidateMeta () {
-    this._meta = null
-  }
-
+  /**
+   * @param {number} deadline epoch ms
+   * @returns {number} ms for the next RPC
+   */
   _timeout (deadline) {
-    return Math.max(1, Math.min(this._rpcTimeout, deadline - Date.now()))
+    return callTimeout(this._rpcTimeout, deadline)
   }
 }
 
-module.exports = { RegionLocator, tableNameProto, tableNameString, parseMetaRow, regionContains }
+module.exports = { RegionLocator }

@@ -15,7 +15,7 @@ root.resolveAll()
 
 /** @type {Record<string, protobuf.Type>} */
 const types = {}
-for (const name of Object.keys(root.lookup('hbase.pb').nested)) {
+for (const name of Object.keys(/** @type {protobuf.Namespace} */ (root.lookup('hbase.pb')).nested)) {
   const t = root.lookup('hbase.pb.' + name)
   if (t instanceof protobuf.Type) types[name] = t
 }

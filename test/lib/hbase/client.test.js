@@ -1,6 +1,7 @@
 'use strict'
 
 const net = require('node:net')
+const { setTimeout: sleep } = require('node:timers/promises')
 const { testClient, uniqueTable, bootstrap } = require('../../support/hbase')
 const { createHBaseClient, HBaseError, findCell } = require('../../../lib/hbase')
 
@@ -12,6 +13,21 @@ async function createTable (prefix, spec) {
   await client.admin.createTable(name, spec)
   created.push(name)
   return name
+}
+
+// A server that accepts connections and never answers: calls to it stay in flight.
+async function blackHole () {
+  const sockets = new Set()
+  const server = net.createServer((s) => { sockets.add(s); s.on('error', () => {}) })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    address: `127.0.0.1:${server.address().port}`,
+    sockets,
+    close () {
+      for (const s of sockets) s.destroy()
+      server.close()
+    }
+  }
 }
 
 beforeAll(() => {
@@ -224,10 +240,8 @@ describe('bootstrap, timeouts and close', () => {
   })
 
   test('a server that never answers makes calls fail within the deadline, typed', async () => {
-    const sockets = new Set()
-    const blackhole = net.createServer((s) => { sockets.add(s); s.on('error', () => {}) })
-    await new Promise((resolve) => blackhole.listen(0, '127.0.0.1', resolve))
-    const c = createHBaseClient({ bootstrap: [`127.0.0.1:${blackhole.address().port}`], rpcTimeout: 150, operationTimeout: 700 })
+    const hole = await blackHole()
+    const c = createHBaseClient({ bootstrap: [hole.address], rpcTimeout: 150, operationTimeout: 700 })
     try {
       const started = Date.now()
       const err = await c.get('any', 'row').catch((e) => e)
@@ -239,8 +253,7 @@ describe('bootstrap, timeouts and close', () => {
       expect(took).toBeLessThan(2500)
     } finally {
       await c.close()
-      for (const s of sockets) s.destroy()
-      blackhole.close()
+      hole.close()
     }
   })
 
@@ -266,5 +279,107 @@ describe('bootstrap, timeouts and close', () => {
     } finally {
       await c.close()
     }
+  })
+})
+
+describe('close() lets in-flight operations finish; destroy() aborts them', () => {
+  let table
+  const puts = Array.from({ length: 60 }, (_, i) => ({ row: `${i % 2 ? 'r' : 'c'}${String(i).padStart(2, '0')}`, cells: { f: { v: String(i) } } }))
+
+  beforeAll(async () => {
+    table = await createTable('close', { families: ['f'], splits: ['m'] })
+    await client.put(table, 'a', { f: { v: 'before' } })
+  })
+
+  test('close() lets an in-flight get and multiPut resolve; calls after it reject HBASE_CLIENT_CLOSED', async () => {
+    // A cold client: its in-flight calls still have to find meta and the regions after close().
+    const c = testClient()
+    const get = c.get(table, 'a')
+    const written = c.multiPut(table, puts)
+    const closing = c.close()
+    expect(c.closed).toBe(true)
+    expect(c.close()).toBe(closing)
+    await expect(c.get(table, 'a')).rejects.toMatchObject({ code: 'HBASE_CLIENT_CLOSED' })
+    await expect(c.multiPut(table, puts)).rejects.toMatchObject({ code: 'HBASE_CLIENT_CLOSED' })
+    await expect(c.admin.tableExists(table)).rejects.toMatchObject({ code: 'HBASE_CLIENT_CLOSED' })
+    await expect(c.scan(table).next()).rejects.toMatchObject({ code: 'HBASE_CLIENT_CLOSED' })
+    expect(findCell(await get, 'f', 'v').value.toString()).toBe('before')
+    expect(await written).toEqual(puts.map(() => null))
+    await closing
+    await expect(c.ping()).rejects.toMatchObject({ code: 'HBASE_CLIENT_CLOSED' })
+    expect(await client.count(table)).toBe(puts.length + 1)
+  })
+
+  test('a scan started before close() runs to its end, and close() resolves after the loop', async () => {
+    await client.multiPut(table, puts)
+    const c = testClient()
+    const scan = c.scan(table, { caching: 4 })
+    const first = await scan.next()
+    expect(first.done).toBe(false)
+    let closed = false
+    const closing = c.close().then(() => { closed = true })
+    await sleep(50)
+    expect(closed).toBe(false)
+    let n = 1
+    for await (const row of scan) n += row ? 1 : 0
+    expect(n).toBe(puts.length + 1)
+    await closing
+    expect(closed).toBe(true)
+  })
+
+  test('close() waits for an in-flight call that fails by its own deadline, which keeps its own error', async () => {
+    const hole = await blackHole()
+    const c = createHBaseClient({ bootstrap: [hole.address], rpcTimeout: 150, operationTimeout: 600 })
+    try {
+      const started = Date.now()
+      const get = c.get('any', 'row').catch((e) => e)
+      await c.close()
+      expect(Date.now() - started).toBeGreaterThanOrEqual(300)
+      const err = await get
+      expect(err.code).toBe('HBASE_TIMEOUT')
+    } finally {
+      await c.destroy()
+      hole.close()
+    }
+  })
+
+  test('destroy() rejects in-flight calls with HBASE_CLIENT_CLOSED at once and a waiting close() resolves', async () => {
+    const hole = await blackHole()
+    const c = createHBaseClient({ bootstrap: [hole.address], rpcTimeout: 10000, operationTimeout: 30000 })
+    try {
+      const get = c.get('any', 'row').catch((e) => e)
+      const written = c.multiPut('any', puts.slice(0, 3)).catch((e) => e)
+      for (let i = 0; i < 100 && hole.sockets.size === 0; i++) await sleep(10)
+      expect(hole.sockets.size).toBeGreaterThan(0) // the calls are out, and nobody will answer
+      let closed = false
+      const closing = c.close().then(() => { closed = true })
+      await sleep(100)
+      expect(closed).toBe(false) // close() waits for the in-flight calls
+      const started = Date.now()
+      const destroyed = c.destroy()
+      expect(c.destroy()).toBeInstanceOf(Promise)
+      await destroyed
+      const [getErr, results] = await Promise.all([get, written])
+      await closing
+      expect(Date.now() - started).toBeLessThan(500)
+      expect(getErr).toBeInstanceOf(HBaseError)
+      expect(getErr.code).toBe('HBASE_CLIENT_CLOSED')
+      expect(results).toEqual([0, 1, 2].map(() => expect.objectContaining({ code: 'HBASE_CLIENT_CLOSED' })))
+      await expect(c.get('any', 'row')).rejects.toMatchObject({ code: 'HBASE_CLIENT_CLOSED' })
+    } finally {
+      hole.close()
+    }
+  })
+
+  test('destroy() while a client waits out a backoff ends the operation at once', async () => {
+    const c = createHBaseClient({ bootstrap: ['127.0.0.1:1'], pause: 2000, maxPause: 5000, operationTimeout: 30000 })
+    const get = c.get('any', 'row').catch((e) => e)
+    await sleep(200) // connection refused at once, then a 2 s backoff
+    const started = Date.now()
+    await c.destroy()
+    const err = await get
+    expect(Date.now() - started).toBeLessThan(200)
+    expect(err.code).toBe('HBASE_CLIENT_CLOSED')
+    await c.close()
   })
 })

@@ -6,9 +6,13 @@ const net = require('node:net')
 const protobuf = require('protobufjs')
 const { remoteError, CODES, HBaseError } = require('../../../lib/hbase/errors')
 const { toBytes, buildPut, buildDelete, columnSelectors, resultToRow } = require('../../../lib/hbase/cells')
-const { regionContains, tableNameProto, tableNameString } = require('../../../lib/hbase/locator')
+const { regionContains, tableNameProto, tableNameString } = require('../../../lib/hbase/meta')
 const { types, METHODS, encodeCall } = require('../../../lib/hbase/protocol')
 const { Connection } = require('../../../lib/hbase/connection')
+const { ConnectionPool } = require('../../../lib/hbase/pool')
+const { RetryPolicy, BACKOFF } = require('../../../lib/hbase/retry')
+const { OperationGate } = require('../../../lib/hbase/lifecycle')
+const { chunks } = require('../../../lib/hbase/batch')
 const { parseBootstrap } = require('../../../lib/hbase/client')
 
 describe('remote error classification', () => {
@@ -33,6 +37,12 @@ describe('remote error classification', () => {
 
   test('do_not_retry from the server wins for unknown classes', () => {
     expect(remoteError('java.io.IOException', 'x', { doNotRetry: true }).retryable).toBe(false)
+  })
+
+  test('the library owns only HBase codes (no application codes such as a circuit breaker\'s)', () => {
+    expect(Object.keys(CODES).every((code) => code.startsWith('HBASE_'))).toBe(true)
+    expect(CODES.HBASE_CIRCUIT_OPEN).toBeUndefined()
+    expect(remoteError('org.apache.hadoop.hbase.UnknownScannerException', 'x')).not.toHaveProperty('restartScan')
   })
 })
 
@@ -134,7 +144,7 @@ describe('connection framing over a real socket', () => {
     await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
     const conn = new Connection({ host: '127.0.0.1', port: server.address().port, service: 'ClientService', user: 'test', connectTimeout: 1000 })
     try {
-      await fn(conn)
+      await fn(conn, `127.0.0.1:${server.address().port}`)
     } finally {
       conn.close()
       server.close()
@@ -190,8 +200,150 @@ describe('connection framing over a real socket', () => {
     })
   })
 
+  const getRequest = { region: { type: 1, value: Buffer.from('x') }, get: { row: Buffer.from('r') } }
+
+  test('end() refuses new calls, lets the pending one be answered, then closes', async () => {
+    await withServer((socket, calls) => {
+      setTimeout(() => { for (const id of calls) socket.write(frameFor(id, result('late'))) }, 100)
+    }, async (conn) => {
+      const pending = conn.call(METHODS.ClientService.Get, getRequest, 2000)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      const ended = conn.end()
+      expect(conn.end()).toBeInstanceOf(Promise)
+      await expect(conn.call(METHODS.ClientService.Get, getRequest, 2000)).rejects.toMatchObject({ code: 'HBASE_CONNECTION' })
+      expect((await pending).result.cell[0].value.toString()).toBe('late')
+      await ended
+      expect(conn.closed).toBe(true)
+    })
+  })
+
+  test('close(reason) fails pending calls with that reason', async () => {
+    await withServer(() => {}, async (conn) => {
+      const pending = conn.call(METHODS.ClientService.Get, getRequest, 5000)
+      conn.close(new HBaseError('HBASE_CLIENT_CLOSED', 'gone'))
+      await expect(pending).rejects.toMatchObject({ code: 'HBASE_CLIENT_CLOSED' })
+    })
+  })
+
+  test('pool: close() waits for answers; destroy() rejects pending calls with HBASE_CLIENT_CLOSED', async () => {
+    await withServer((socket, calls) => {
+      setTimeout(() => { for (const id of calls) socket.write(frameFor(id, result('ok'))) }, 100)
+    }, async (_conn, address) => {
+      const events = []
+      const pool = new ConnectionPool({ user: 'test', connectTimeout: 1000, onRpc: (e) => events.push(e) })
+      const pending = pool.call(address, 'ClientService', 'Get', getRequest, 2000)
+      const closing = pool.close()
+      await expect(pool.call(address, 'ClientService', 'Get', getRequest, 2000)).rejects.toMatchObject({ code: 'HBASE_CLIENT_CLOSED' })
+      expect((await pending).result.cell[0].value.toString()).toBe('ok')
+      await closing
+      expect(events.map((e) => e.method)).toEqual(['Get'])
+    })
+    await withServer(() => {}, async (_conn, address) => {
+      const lost = []
+      const pool = new ConnectionPool({ user: 'test', connectTimeout: 1000, onServerLost: (a) => lost.push(a) })
+      const pending = pool.invoke(address, 'ClientService', 'Get', getRequest, 5000)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      pool.destroy()
+      pool.destroy()
+      await expect(pending).rejects.toMatchObject({ code: 'HBASE_CLIENT_CLOSED' })
+      expect(lost).toEqual([]) // not a lost server: the pool was destroyed
+    })
+  })
+
   test('encodeCall frames carry the total length', () => {
     const frame = encodeCall(7, METHODS.ClientService.Get, { region: { type: 1, value: Buffer.from('x') }, get: { row: Buffer.from('r') } }, 1000)
     expect(frame.readUInt32BE(0)).toBe(frame.length - 4)
+  })
+})
+
+describe('retry policy', () => {
+  afterEach(() => jest.restoreAllMocks())
+
+  test('pauses follow HBase\'s backoff schedule, ×3 when the server is overloaded, capped by maxPause', () => {
+    jest.spyOn(Math, 'random').mockReturnValue(0)
+    const policy = new RetryPolicy({ pause: 10, maxPause: 500, rpcTimeout: 100 })
+    expect(BACKOFF.slice(0, 4).map((_, n) => policy.pause(n))).toEqual([10, 20, 30, 50])
+    expect(policy.pause(1, { serverOverloaded: true })).toBe(60)
+    expect(policy.pause(99)).toBe(500)
+  })
+
+  test('rpcTimeout is the smaller of rpcTimeout and what is left, at least 1 ms', () => {
+    const policy = new RetryPolicy({ pause: 10, maxPause: 500, rpcTimeout: 100 })
+    expect(policy.rpcTimeout(Date.now() + 10000)).toBe(100)
+    expect(policy.rpcTimeout(Date.now() + 50)).toBeLessThanOrEqual(50)
+    expect(policy.rpcTimeout(Date.now() - 10)).toBe(1)
+  })
+
+  test('retry: retryable errors are retried, others pass through, the deadline ends it with HBASE_TIMEOUT', async () => {
+    const policy = new RetryPolicy({ pause: 1, maxPause: 5, rpcTimeout: 100 })
+    const busy = new HBaseError('HBASE_SERVER_BUSY', 'busy', { retryable: true })
+    let n = 0
+    expect(await policy.retry('op', Date.now() + 1000, async () => { if (++n < 3) throw busy; return 'done' })).toBe('done')
+    expect(n).toBe(3)
+    const fatal = new HBaseError('HBASE_NO_SUCH_FAMILY', 'nope')
+    await expect(policy.retry('op', Date.now() + 1000, async () => { throw fatal })).rejects.toBe(fatal)
+    const err = await policy.retry('op', Date.now() + 30, async () => { throw busy }).catch((e) => e)
+    expect(err.code).toBe('HBASE_TIMEOUT')
+    expect(err.cause).toBe(busy)
+  })
+
+  test('an aborted signal ends a backoff wait at once with HBASE_CLIENT_CLOSED', async () => {
+    const abort = new AbortController()
+    const policy = new RetryPolicy({ pause: 5000, maxPause: 5000, rpcTimeout: 100, signal: abort.signal })
+    const busy = new HBaseError('HBASE_SERVER_BUSY', 'busy', { retryable: true })
+    const started = Date.now()
+    const pending = policy.retry('op', Date.now() + 60000, async () => { throw busy }).catch((e) => e)
+    setTimeout(() => abort.abort(), 20)
+    const err = await pending
+    expect(err.code).toBe('HBASE_CLIENT_CLOSED')
+    expect(Date.now() - started).toBeLessThan(1000)
+  })
+})
+
+describe('operation gate (client lifecycle)', () => {
+  test('drain() refuses new operations and resolves when the last one in flight ends', async () => {
+    const gate = new OperationGate()
+    let finish
+    const running = gate.run(() => new Promise((resolve) => { finish = resolve }))
+    expect(gate.active).toBe(1)
+    let drained = false
+    const draining = gate.drain().then(() => { drained = true })
+    await expect(gate.run(async () => 'late')).rejects.toMatchObject({ code: 'HBASE_CLIENT_CLOSED' })
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(drained).toBe(false)
+    finish('done')
+    expect(await running).toBe('done')
+    await draining
+    expect(gate.active).toBe(0)
+  })
+
+  test('abort() resolves a pending drain() and turns failures of operations in flight into HBASE_CLIENT_CLOSED', async () => {
+    const gate = new OperationGate()
+    let fail
+    const running = gate.run(() => new Promise((resolve, reject) => { fail = reject })).catch((e) => e)
+    gate.enter() // an operation that never ends, like a scan its consumer left
+    const draining = gate.drain()
+    gate.abort()
+    gate.abort()
+    await draining
+    expect(gate.signal.aborted).toBe(true)
+    fail(new HBaseError('HBASE_CONNECTION', 'lost', { retryable: true }))
+    const err = await running
+    expect(err.code).toBe('HBASE_CLIENT_CLOSED')
+    expect(err.cause.code).toBe('HBASE_CONNECTION')
+  })
+})
+
+describe('batch chunking', () => {
+  test('no Multi RPC carries more than maxBatchActions actions; a large region is split', () => {
+    const a = { name: 'a' }
+    const b = { name: 'b' }
+    const out = chunks([{ region: a, indexes: [0, 1, 2, 3, 4] }, { region: b, indexes: [5, 6] }], 3)
+    expect(out.map((c) => c.map((g) => [g.region.name, g.indexes]))).toEqual([
+      [['a', [0, 1, 2]]],
+      [['a', [3, 4]]],
+      [['b', [5, 6]]]
+    ])
+    expect(chunks([{ region: a, indexes: [0] }, { region: b, indexes: [1] }], 3)).toHaveLength(1)
   })
 })

@@ -1,0 +1,217 @@
+'use strict'
+
+const { HBaseError, remoteError, clientClosed } = require('./errors')
+const { resultToRow } = require('./cells')
+const { deadlineOf } = require('./region-op')
+
+/**
+ * @typedef {{ row: Buffer, get?: object, mutation?: object }} Action one Get or one Mutation
+ * @typedef {import('./meta').Region} Region
+ * @typedef {{ region: Region, indexes: number[] }} RegionGroup actions (by index) of one region
+ */
+
+/**
+ * Splits region groups so that no Multi RPC carries more than `max` actions.
+ * @param {RegionGroup[]} groups
+ * @param {number} max
+ * @returns {RegionGroup[][]} one list of groups per Multi RPC
+ */
+function chunks (groups, max) {
+  const out = []
+  let current = []
+  let size = 0
+  for (const group of groups) {
+    for (let from = 0; from < group.indexes.length; from += max) {
+      const part = group.indexes.slice(from, from + max)
+      if (size + part.length > max && current.length) {
+        out.push(current)
+        current = []
+        size = 0
+      }
+      current.push({ region: group.region, indexes: part })
+      size += part.length
+    }
+  }
+  if (current.length) out.push(current)
+  return out
+}
+
+/**
+ * One batch: rounds of one Multi RPC per server (chunked by maxBatchActions), each round
+ * retrying only the actions that failed retryably in the one before, until every action has
+ * settled or the deadline passes.
+ */
+class Batch {
+  /**
+   * @param {import('./region-op').Core} core
+   * @param {string} table
+   * @param {Action[]} actions
+   * @param {number} deadline epoch ms
+   */
+  constructor (core, table, actions, deadline) {
+    this.core = core
+    this.table = table
+    this.actions = actions
+    this.deadline = deadline
+    /** @type {Array<import('./cells').Row|null|Error>} */
+    this.results = new Array(actions.length).fill(null)
+    /** @type {Map<number, Error>} last retryable error of each action still to retry */
+    this.lastError = new Map()
+    /** @type {number[]} actions to send again in the next round */
+    this.retry = []
+  }
+
+  /**
+   * @returns {Promise<Array<import('./cells').Row|null|Error>>}
+   */
+  async run () {
+    const { policy } = this.core
+    let pending = this.actions.map((_, i) => i)
+    for (let attempt = 0; ; attempt++) {
+      this.retry = []
+      await this._round(pending)
+      pending = this.retry
+      if (!pending.length) break
+      const wait = policy.pause(attempt)
+      const inTime = !policy.aborted && Date.now() + wait < this.deadline
+      // The sleep rejects when the client is destroyed meanwhile.
+      if (!inTime || !(await policy.sleep(wait).then(() => true, () => false))) {
+        for (const i of pending) this.results[i] = this._giveUp(i)
+        break
+      }
+    }
+    return this.results
+  }
+
+  /** @param {number[]} pending */
+  async _round (pending) {
+    const { locator, options } = this.core
+    /** @type {Map<string, Map<Region, number[]>>} server → region → action indexes */
+    const byServer = new Map()
+    const group = (/** @type {Region} */ region, /** @type {number} */ i) => {
+      let regions = byServer.get(region.server)
+      if (!regions) byServer.set(region.server, (regions = new Map()))
+      const indexes = regions.get(region)
+      if (indexes) indexes.push(i)
+      else regions.set(region, [i])
+    }
+    // Cache hits are grouped synchronously; only misses pay for an async meta lookup.
+    const misses = []
+    for (const i of pending) {
+      const region = locator.cached(this.table, this.actions[i].row)
+      if (region) group(region, i)
+      else misses.push(i)
+    }
+    if (misses.length) {
+      await Promise.all(misses.map(async (i) => {
+        try {
+          group(await locator.locate(this.table, this.actions[i].row, this.deadline), i)
+        } catch (err) {
+          this._settle(i, err)
+        }
+      }))
+    }
+    const calls = []
+    for (const [server, regions] of byServer) {
+      const groups = [...regions].map(([region, indexes]) => ({ region, indexes }))
+      for (const chunk of chunks(groups, options.maxBatchActions)) calls.push(this._multi(server, chunk))
+    }
+    await Promise.all(calls)
+  }
+
+  /**
+   * @param {string} server
+   * @param {RegionGroup[]} groups
+   */
+  async _multi (server, groups) {
+    const { pool, locator, policy } = this.core
+    const actions = this.actions
+    const request = {
+      regionAction: groups.map(({ region, indexes }) => ({
+        region: region.spec,
+        action: indexes.map((i) => (actions[i].get ? { index: i, get: actions[i].get } : { index: i, mutation: actions[i].mutation }))
+      }))
+    }
+    let res
+    try {
+      res = await pool.invoke(server, 'ClientService', 'Multi', request, policy.rpcTimeout(this.deadline))
+    } catch (err) {
+      for (const { region, indexes } of groups) {
+        if (err.relocate) locator.invalidate(region)
+        for (const i of indexes) this._settle(i, err)
+      }
+      return
+    }
+    const regionResults = res.regionActionResult || []
+    groups.forEach(({ region, indexes }, g) => {
+      const rar = regionResults[g]
+      if (!rar || rar.exception) {
+        const err = rar
+          ? remoteError(rar.exception.name, rar.exception.value && rar.exception.value.toString(), { server })
+          : new HBaseError('HBASE_PROTOCOL', 'Multi response is missing a region result', { retryable: true })
+        if (err.relocate) locator.invalidate(region)
+        for (const i of indexes) this._settle(i, err)
+        return
+      }
+      let relocated = false
+      for (const roe of rar.resultOrException) {
+        const i = roe.index
+        if (roe.exception) {
+          const err = remoteError(roe.exception.name, roe.exception.value && roe.exception.value.toString(), { server })
+          if (err.relocate && !relocated) {
+            relocated = true
+            locator.invalidate(region)
+          }
+          this._settle(i, err)
+        } else {
+          this.results[i] = actions[i].get ? resultToRow(roe.result) : null
+        }
+      }
+    })
+  }
+
+  /**
+   * Records the failure of action `i`: to retry next round if retryable, final otherwise
+   * (HBASE_CLIENT_CLOSED once the client is destroyed).
+   * @param {number} i
+   * @param {Error & { code?: string }} err
+   */
+  _settle (i, err) {
+    if (this.core.policy.aborted) {
+      this.results[i] = err.code === 'HBASE_CLIENT_CLOSED' ? err : clientClosed(err)
+    } else if (err instanceof HBaseError && err.retryable) {
+      this.lastError.set(i, err)
+      this.retry.push(i)
+    } else {
+      this.results[i] = err
+    }
+  }
+
+  /**
+   * The final error of an action still failing at the deadline or when the client is destroyed.
+   * @param {number} i
+   * @returns {HBaseError}
+   */
+  _giveUp (i) {
+    const cause = this.lastError.get(i)
+    return this.core.policy.aborted
+      ? clientClosed(cause)
+      : new HBaseError('HBASE_TIMEOUT', `action did not succeed within its deadline; last error: ${cause && cause.message}`, { retryable: true, cause })
+  }
+}
+
+/**
+ * Runs Get/Mutation actions grouped into one Multi RPC per server, retrying only the actions
+ * that failed retryably, until all settle or the deadline passes. The promise never rejects:
+ * each result is a Row or null (Get: row absent; Mutation: written) or that action's own error.
+ * @param {import('./region-op').Core} core
+ * @param {string} table
+ * @param {Action[]} actions
+ * @param {number} [timeout] ms, retries included; default operationTimeout
+ * @returns {Promise<Array<import('./cells').Row|null|Error>>}
+ */
+function runBatch (core, table, actions, timeout) {
+  return new Batch(core, table, actions, deadlineOf(core, timeout)).run()
+}
+
+module.exports = { runBatch, chunks }

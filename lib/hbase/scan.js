@@ -1,0 +1,104 @@
+'use strict'
+
+const { EMPTY, toBytes, resultToRow, columnSelectors } = require('./cells')
+const { clientClosed } = require('./errors')
+const { regionOp } = require('./region-op')
+
+const FIRST_KEY_ONLY = { name: 'org.apache.hadoop.hbase.filter.FirstKeyOnlyFilter', serializedFilter: EMPTY }
+
+/**
+ * @typedef {object} ScanOptions
+ * @property {import('./cells').Bytesish} [startRow] first row (included); default the table's first
+ * @property {import('./cells').Bytesish} [stopRow] row to stop before (excluded); default none
+ * @property {string[]} [families]
+ * @property {string[]} [columns] "family:qualifier"
+ * @property {number} [limit] rows at most
+ * @property {number} [caching] rows per scan RPC; default scanCaching
+ * @property {boolean} [keysOnly] first cell of each row only
+ * @property {number} [timeout] ms for opening each region's scanner, retries included
+ */
+
+/**
+ * Scans rows in key order, paging `caching` rows per RPC, across regions. Ending the loop early
+ * closes the server-side scanner. A scanner lost to a region move, a server restart or an expired
+ * lease (any retryable error) is reopened after the last row returned.
+ * @param {import('./region-op').Core} core
+ * @param {string} table
+ * @param {ScanOptions} [opts]
+ * @returns {AsyncGenerator<import('./cells').Row, void, void>}
+ */
+async function * scanRows (core, table, opts = {}) {
+  const { pool, locator, policy, options } = core
+  const stopRow = opts.stopRow != null ? toBytes(opts.stopRow, 'stopRow') : EMPTY
+  let startRow = opts.startRow != null ? toBytes(opts.startRow, 'startRow') : EMPTY
+  let includeStart = true
+  let remaining = opts.limit > 0 ? opts.limit : Infinity
+  const caching = opts.caching || options.scanCaching
+  const column = columnSelectors(opts)
+  /** @type {{ region: import('./meta').Region, id: any }|null} */
+  let scanner = null
+  try {
+    for (;;) {
+      const rows = Math.min(caching, remaining)
+      let res
+      if (!scanner) {
+        /** @type {Record<string, any>} */
+        const scan = { startRow, stopRow, includeStartRow: includeStart, caching: rows }
+        if (column) scan.column = column
+        if (opts.keysOnly) scan.filter = FIRST_KEY_ONLY
+        let region
+        res = await regionOp(core, 'Scan', table, startRow, (r) => {
+          region = r
+          return { region: r.spec, scan, numberOfRows: rows }
+        }, opts.timeout)
+        scanner = { region, id: res.scannerId }
+      } else {
+        try {
+          res = await pool.call(scanner.region.server, 'ClientService', 'Scan', { scannerId: scanner.id, numberOfRows: rows }, options.rpcTimeout)
+        } catch (err) {
+          if (!err.retryable) throw err
+          // Reopen after the last row we returned; the old scanner is gone or unusable.
+          if (err.relocate) locator.invalidate(scanner.region)
+          scanner = null
+          continue
+        }
+      }
+      for (const result of res.results || []) {
+        const row = resultToRow(result)
+        if (!row) continue
+        if (policy.aborted) throw clientClosed()
+        startRow = row.row
+        includeStart = false
+        yield row
+        if (--remaining <= 0) return
+      }
+      if (res.moreResults === false) { scanner = null; return }
+      if (res.moreResultsInRegion === false) {
+        const end = scanner.region.endKey
+        scanner = null
+        if (end.length === 0 || (stopRow.length && Buffer.compare(stopRow, end) <= 0)) return
+        startRow = end
+        includeStart = true
+      }
+    }
+  } finally {
+    if (scanner && !pool.closed) {
+      pool.call(scanner.region.server, 'ClientService', 'Scan', { scannerId: scanner.id, numberOfRows: 0, closeScanner: true }, options.rpcTimeout).catch(() => {})
+    }
+  }
+}
+
+/**
+ * Counts rows (first key of each row only, so values never travel).
+ * @param {import('./region-op').Core} core
+ * @param {string} table
+ * @param {ScanOptions} [opts]
+ * @returns {Promise<number>}
+ */
+async function countRows (core, table, opts = {}) {
+  let n = 0
+  for await (const row of scanRows(core, table, { ...opts, keysOnly: true, caching: opts.caching || 5000 })) n += row ? 1 : 0
+  return n
+}
+
+module.exports = { scanRows, countRows }
