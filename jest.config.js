@@ -1,9 +1,12 @@
 'use strict'
 
-// Two projects: `main`, and `faults` (stops, kills and restarts HBase instances of its own, so
-// never the shared one). `npm test` runs both in one invocation, in band: on 2 cores jest would
-// use a single worker anyway, and one invocation starts the shared HBase once.
-const common = {
+// Three projects:
+// - `unit`: pure logic, no JVM (`*.unit.test.js`): `npm run test:unit`, well under a minute;
+// - `main`: everything else that runs against the shared test HBase (started by globalSetup);
+// - `faults`: stops, kills and restarts HBase instances of its own, so never the shared one.
+// `npm test` runs all three in one invocation, in band: on 2 cores jest would use a single
+// worker anyway, and one invocation starts the shared HBase once.
+const withHBase = {
   testEnvironment: 'node',
   globalSetup: '<rootDir>/test/support/global-setup.js',
   globalTeardown: '<rootDir>/test/support/global-teardown.js'
@@ -12,7 +15,8 @@ const common = {
 module.exports = {
   testTimeout: 60000,
   projects: [
-    { ...common, displayName: 'main', testMatch: ['<rootDir>/test/**/*.test.js'], testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/faults/'] },
-    { ...common, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.test.js'] }
+    { displayName: 'unit', testEnvironment: 'node', testMatch: ['<rootDir>/test/**/*.unit.test.js'] },
+    { ...withHBase, displayName: 'main', testMatch: ['<rootDir>/test/**/*.test.js'], testPathIgnorePatterns: ['/node_modules/', '\\.unit\\.test\\.js$', '<rootDir>/test/faults/'] },
+    { ...withHBase, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.test.js'] }
   ]
 }

@@ -129,8 +129,8 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
         }
       }
     })
-    gauge('beacon_access_log_queue_depth', 'Entries queued in memory, not yet sent', (s) => s.queueDepth)
-    gauge('beacon_access_log_pending', 'Entries accepted but not yet durable in the sink (queue + in flight)', (s) => s.pending)
+    gauge('beacon_access_log_queue_depth', 'Entries held in memory and not yet sent (queued or waiting for a retry)', (s) => s.queueDepth)
+    gauge('beacon_access_log_pending', 'Entries accepted but not yet durable in the sink (queue depth + batches in flight)', (s) => s.pending)
     gauge('beacon_access_log_journal_pending', 'Entries spilled to the local journal, not yet replayed', (s) => s.journalPending)
     gauge('beacon_access_log_oldest_pending_seconds', 'Age of the oldest entry not yet written', (s) => (typeof s.oldestPendingMs === 'number' ? s.oldestPendingMs / 1000 : undefined), 'max')
   }

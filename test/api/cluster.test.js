@@ -2,30 +2,37 @@
 
 // The real cluster (server.js, 2 workers): the admin port gives a cluster-wide view — every
 // scrape of /metrics counts the requests of all workers, and an admin change reaches every
-// worker at once (not after the cache TTL).
+// worker at once (not after the cache TTL). Free ports and a config table of its own: the test
+// never collides with another run or touches the shared seeded table.
 
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { startServerProcess } = require('../support/server-process')
-const { testClient } = require('../support/hbase')
+const { testClient, uniqueTable } = require('../support/hbase')
 const { request } = require('../support/beacon')
+const { freePorts } = require('../support/ports')
 
-const PORT = 4620
 const TOKEN = 'cluster-test-token'
 const ID = `cl${process.pid}`
+const CONFIG_TABLE = uniqueTable('cfg')
+let PORT
+let ADMIN_PORT
 let server
 let stateDir
+let admin
 
 beforeAll(async () => {
+  ;[PORT, ADMIN_PORT] = await freePorts(2)
+  admin = testClient()
+  await admin.admin.createTable(CONFIG_TABLE, { families: ['c'] })
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-cluster-'))
-  server = await startServerProcess({ port: PORT, stateDir, env: { BEACON_ADMIN_TOKEN: TOKEN } })
+  server = await startServerProcess({ port: PORT, adminPort: ADMIN_PORT, stateDir, env: { BEACON_ADMIN_TOKEN: TOKEN, BEACON_CONFIG_TABLE: CONFIG_TABLE } })
 })
 
 afterAll(async () => {
   if (server) await server.stop(20000)
-  const admin = testClient()
-  await admin.delete('beacon_config', ID).catch(() => {})
+  await admin.admin.deleteTable(CONFIG_TABLE).catch(() => {})
   await admin.close()
   fs.rmSync(stateDir, { recursive: true, force: true })
 })
@@ -35,7 +42,7 @@ test('every /metrics scrape counts the requests of all workers', async () => {
   // A new connection per request: the primary spreads connections over both workers.
   for (let i = 0; i < n; i++) expect((await request(`http://127.0.0.1:${PORT}/api/sample3.js?id=${(i % 20) + 1}&callback=cb`)).status).toBe(200)
   for (let scrape = 0; scrape < 4; scrape++) {
-    const text = (await request(`http://127.0.0.1:${PORT + 1}/metrics`)).body
+    const text = (await request(`http://127.0.0.1:${ADMIN_PORT}/metrics`)).body
     expect(text).toMatch(new RegExp(`^beacon_http_requests_total\\{endpoint="sample3",status="200"\\} ${n}$`, 'm'))
     expect(text).toMatch(new RegExp(`^beacon_http_request_duration_seconds_count\\{endpoint="sample3"\\} ${n}$`, 'm'))
   }
@@ -44,7 +51,7 @@ test('every /metrics scrape counts the requests of all workers', async () => {
 test('an admin change is seen by every worker at once', async () => {
   // Cache the default for this id in both workers.
   for (let i = 0; i < 8; i++) expect((await request(`http://127.0.0.1:${PORT}/api/sample3.js?id=${ID}&callback=cb`)).body).toContain('"default":true')
-  const put = await fetch(`http://127.0.0.1:${PORT + 1}/admin/config/${ID}`, {
+  const put = await fetch(`http://127.0.0.1:${ADMIN_PORT}/admin/config/${ID}`, {
     method: 'PUT',
     headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
     body: JSON.stringify({ features: { everywhere: true } })

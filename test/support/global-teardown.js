@@ -7,6 +7,7 @@ const hbase = require('../../infra/hbase')
 
 module.exports = async () => {
   if (process.env.BEACON_TEST_HBASE_STARTED !== '1') return
-  const { stopMs } = await hbase.down(hbase.resolveOptions())
+  const overrides = JSON.parse(process.env.BEACON_TEST_HBASE_OPTIONS || '{}')
+  const { stopMs } = await hbase.down(hbase.resolveOptions(overrides))
   process.stderr.write(`hbase: stopped in ${(stopMs / 1000).toFixed(1)} s\n`)
 }

@@ -7,15 +7,16 @@ const { bootstrap } = require('./hbase')
 /**
  * Starts the real `npm start` entry point (cluster primary + 2 workers) against the test HBase
  * and resolves once a JSONP endpoint answers.
- * @param {{ port: number, stateDir: string, env?: object }} options admin port is port + 1
+ * @param {{ port: number, adminPort?: number, stateDir: string, env?: object }} options admin port:
+ *   port + 1 unless given
  * @returns {Promise<import('child_process').ChildProcess & { stop: (timeoutMs?: number) => Promise<number|null> }>}
  */
-async function startServerProcess ({ port, stateDir, env = {} }) {
+async function startServerProcess ({ port, adminPort = port + 1, stateDir, env = {} }) {
   const server = startNode(path.join(__dirname, '..', '..', 'server.js'), [], {
     name: 'beacon',
     env: {
       PORT: String(port),
-      ADMIN_PORT: String(port + 1),
+      ADMIN_PORT: String(adminPort),
       HOST: '127.0.0.1',
       BEACON_WORKERS: '2',
       BEACON_HBASE_BOOTSTRAP: bootstrap().join(','),

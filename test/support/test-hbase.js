@@ -1,0 +1,46 @@
+'use strict'
+
+// Which HBase instance a test run uses, shared by global-setup and global-teardown.
+//
+// The default instance of this checkout (state dir .state/hbase, default ports) when it runs or
+// can start. When its ports are held by something else — typically another checkout's HBase —
+// this checkout runs its own instance instead, in .state/hbase-test on ports derived from the
+// checkout's path: the two never share data, and neither run stops the other's HBase. (Using
+// the other checkout's instance would make this run depend on its tables and its lifetime.)
+
+const crypto = require('node:crypto')
+const net = require('node:net')
+const path = require('node:path')
+const hbase = require('../../infra/hbase')
+
+const ROOT = path.resolve(__dirname, '..', '..')
+
+function portFree (host, port) {
+  return new Promise((resolve) => {
+    const server = net.createServer()
+    server.once('error', () => resolve(false))
+    server.listen({ host, port, exclusive: true }, () => server.close(() => resolve(true)))
+  })
+}
+
+/** Ports 20000..29999, one block of three per checkout path. */
+function checkoutPorts () {
+  const n = crypto.createHash('sha256').update(ROOT).digest().readUInt16BE(0) % 3000
+  const base = 20000 + n * 3
+  return { zkPort: base, masterPort: base + 1, rsPort: base + 2, masterInfoPort: -1, rsInfoPort: -1 }
+}
+
+/**
+ * The overrides of the instance this run uses: {} for the default one.
+ * @returns {Promise<Record<string, string|number>>}
+ */
+async function chooseTestHBase () {
+  const opts = hbase.resolveOptions()
+  if ((await hbase.status(opts)).running) return {}
+  const ports = [opts.zkPort, opts.masterPort, opts.rsPort, opts.masterInfoPort, opts.rsInfoPort].filter((p) => p > 0)
+  const free = await Promise.all(ports.map((p) => portFree(opts.host, p)))
+  if (free.every(Boolean)) return {}
+  return { stateDir: path.join(ROOT, '.state', 'hbase-test'), ...checkoutPorts() }
+}
+
+module.exports = { chooseTestHBase }
