@@ -17,6 +17,7 @@
 
 const fs = require('node:fs')
 const { parseArgs } = require('node:util')
+const { DEFAULTS } = require('../config/defaults')
 
 const USAGE = `usage:
   beacon config get <id>
@@ -25,10 +26,10 @@ const USAGE = `usage:
   beacon config list [--start <id>] [--limit <n>]
   beacon endpoint enable|disable <name>
   beacon endpoint list
-env: BEACON_ADMIN_URL (default http://127.0.0.1:4001), BEACON_ADMIN_TOKEN`
+env: BEACON_ADMIN_URL (default http://127.0.0.1:${DEFAULTS.adminPort}), BEACON_ADMIN_TOKEN`
 
 async function call (method, path, body) {
-  const base = process.env.BEACON_ADMIN_URL || `http://127.0.0.1:${process.env.ADMIN_PORT || 4001}`
+  const base = process.env.BEACON_ADMIN_URL || `http://127.0.0.1:${process.env.ADMIN_PORT || DEFAULTS.adminPort}`
   const token = process.env.BEACON_ADMIN_TOKEN
   if (!token) throw new Error('BEACON_ADMIN_TOKEN is not set')
   const res = await fetch(new URL(path, base), {

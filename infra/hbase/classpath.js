@@ -87,7 +87,7 @@ function runMaven (args, log) {
     }
     readline.createInterface({ input: child.stdout }).on('line', onLine)
     readline.createInterface({ input: child.stderr }).on('line', onLine)
-    child.on('error', (err) => {
+    child.on('error', (/** @type {NodeJS.ErrnoException} */ err) => {
       clearInterval(timer)
       reject(err.code === 'ENOENT' ? new Error('hbase: `mvn` not found on PATH (Maven 3 is needed to fetch HBase)') : err)
     })

@@ -67,7 +67,7 @@ async function setupTables (opts, { log = noop, classpath, signal } = {}) {
     '--log-family', ACCESS_LOG_FAMILY,
     ...accessLogSplitKeys(opts.accessLogBuckets, opts.accessLogRegions).flatMap((key) => ['--split', key])
   ]
-  const summary = await runTool(opts, classpath, args, { stdinLines: seedLines(opts.seedCount), signal })
+  const summary = /** @type {any} */ (await runTool(opts, classpath, args, { stdinLines: seedLines(opts.seedCount), signal }))
   if (summary.probe === null) throw new Error(`hbase: row 1 of ${opts.configTable} is missing after setup`)
   return summary
 }

@@ -2,6 +2,8 @@
 
 const path = require('node:path')
 
+const { DEFAULTS: SETTINGS } = require('../../config/defaults')
+
 const REPO_ROOT = path.resolve(__dirname, '..', '..')
 
 const port = { parse: parseInteger, min: 1, max: 65535 }
@@ -9,6 +11,7 @@ const infoPort = { parse: parseInteger, min: -1, max: 65535, check: (n) => n !==
 const tableName = { parse: parseTableName }
 
 // key -> [env var, default, kind]. A default may be a function of the options resolved so far.
+/** @type {Record<string, [string, any, { parse: ((raw: any) => any) & { expected?: string }, min?: number, max?: number, check?: (value: any) => true|string }]>} */
 const SPEC = {
   version: ['BEACON_HBASE_VERSION', '2.6.1', { parse: parseVersion }],
   stateDir: ['BEACON_HBASE_STATE_DIR', path.join(REPO_ROOT, '.state', 'hbase'), { parse: parseDir }],
@@ -21,8 +24,8 @@ const SPEC = {
   rsInfoPort: ['BEACON_HBASE_RS_INFO_PORT', 16030, infoPort],
   heap: ['BEACON_HBASE_HEAP', '1g', { parse: parseHeap }],
   startTimeoutMs: ['BEACON_HBASE_START_TIMEOUT_MS', 180000, { parse: parseInteger, min: 1000, max: 3600000 }],
-  configTable: ['BEACON_CONFIG_TABLE', 'beacon_config', tableName],
-  accessLogTable: ['BEACON_ACCESS_LOG_TABLE', 'beacon_access_log', tableName],
+  configTable: ['BEACON_CONFIG_TABLE', SETTINGS.hbase.configTable, tableName],
+  accessLogTable: ['BEACON_ACCESS_LOG_TABLE', SETTINGS.logSinks.hbase.table, tableName],
   accessLogBuckets: ['BEACON_ACCESS_LOG_BUCKETS', 16, { parse: parseInteger, min: 1, max: 256 }],
   accessLogRegions: ['BEACON_ACCESS_LOG_REGIONS', 8, { parse: parseInteger, min: 1, max: 256 }],
   seedCount: ['BEACON_SEED_COUNT', 10000, { parse: parseInteger, min: 1, max: 10000000 }]

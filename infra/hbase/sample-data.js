@@ -13,6 +13,7 @@ const VARIANTS = ['A', 'B', 'C']
  * @returns {{ id: number, variant: string, sampleRate: number, features: Record<string, boolean> }}
  */
 function sampleConfig (id) {
+  /** @type {Record<string, boolean>} */
   const features = {}
   for (let i = 0; i < FEATURES.length; i++) features[FEATURES[i]] = ((id >> i) & 1) === 1
   return {

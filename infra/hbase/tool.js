@@ -55,14 +55,20 @@ async function runTool (opts, classpath, args, { stdinLines, signal } = {}) {
   }
 }
 
-function run (cmd, args, { stdinLines = null, signal } = {}) {
+/**
+ * @param {string} cmd
+ * @param {string[]} args
+ * @param {{ stdinLines?: Iterable<string>|null, signal?: AbortSignal }} [io]
+ * @returns {Promise<{ code: number|null, signal: NodeJS.Signals|null, stdout: string, output: string }>}
+ */
+function run (cmd, args, { stdinLines = null, signal = undefined } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: [stdinLines ? 'pipe' : 'ignore', 'pipe', 'pipe'], signal })
     let stdout = ''
     let output = ''
     child.stdout.setEncoding('utf8').on('data', (s) => { stdout += s; output += s })
     child.stderr.setEncoding('utf8').on('data', (s) => { output += s })
-    child.on('error', (err) => {
+    child.on('error', (/** @type {NodeJS.ErrnoException} */ err) => {
       if (err.name === 'AbortError') return // 'close' follows and reports the signal
       reject(err.code === 'ENOENT' ? new Error(`hbase: \`${cmd}\` not found (install JDK 17 or set JAVA_HOME)`) : err)
     })
