@@ -2,18 +2,17 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const pino = require('pino')
 const { serializeEntry } = require('./access-entry')
+const { ERRORS } = require('../lib/errors')
+const { isSafeName } = require('../lib/names')
 
 const PINO_ROLL = require.resolve('pino-roll')
 const DEFAULTS = Object.freeze({
   rotateSize: '100m',
   rotateFrequency: 'daily',
   keepFiles: 14,
-  thread: false,
   batchMs: 10,
   maxBatchLines: 1000,
-  syncIntervalMs: 1000,
   closeTimeoutMs: 5000
 })
 // Date part of rotated names, so a restart never appends to an older period's file.
@@ -25,9 +24,8 @@ const DATE_FORMATS = { daily: 'yyyy-MM-dd', hourly: 'yyyy-MM-dd-HH' }
  *
  * The request thread only serializes the entry and pushes the line onto an array. Every
  * `batchMs` (or at `maxBatchLines`) the lines are joined and handed to pino's destination in
- * one write. By default that destination is pino-roll's asynchronous sonic-boom in this
- * process (the write(2) runs on libuv's pool, one at a time); `thread: true` runs pino-roll on
- * pino's transport worker thread instead (thread-stream).
+ * one write, to pino-roll's asynchronous sonic-boom in this process (the write(2) runs on
+ * libuv's pool, one at a time).
  *
  * Measured on the shared 2-vCPU dev box (main-thread CPU per entry, from
  * /proc/thread-self/schedstat; the empty loop alone costs 0.7-1.1 µs at 20k/s):
@@ -40,10 +38,10 @@ const DATE_FORMATS = { daily: 'yyyy-MM-dd', hourly: 'yyyy-MM-dd-HH' }
  *   fs.writeSync per line (no sink)      | 300k, 3.3                 | 5.0-5.3
  *
  * Batching is what matters (thread-stream and sonic-boom both pay per write call). Batched,
- * the two destinations cost the request thread the same within noise, and the in-process one
- * uses 25-30% less CPU in total (no second thread competing for the cores the cluster workers
- * need), starts without a worker, and its close never blocks on Atomics.wait. Hence the
- * default.
+ * pino's worker-thread transport cost the request thread the same within noise, but the
+ * in-process destination uses 25-30% less CPU in total (no second thread competing for the
+ * cores the cluster workers need), starts without a worker, and its close never blocks on
+ * Atomics.wait: it is the one destination.
  *
  * Lines are the compact entry exactly. They go straight to pino's destination: a pino logger
  * would add `"level":30` to every line (its level key cannot be removed without producing
@@ -58,19 +56,16 @@ const DATE_FORMATS = { daily: 'yyyy-MM-dd', hourly: 'yyyy-MM-dd-HH' }
  * @param {'daily'|'hourly'|number} [options.rotateFrequency] or a period in ms
  * @param {number} [options.keepFiles] rotated files kept besides the one being written
  * @param {string} [options.workerTag] appended to the file name ("w1")
- * @param {boolean} [options.thread] write on pino's worker thread instead of in-process
  * @param {number} [options.batchMs] how long lines wait to be handed over together
  * @param {number} [options.maxBatchLines] hand over at once when this many lines wait
- * @param {number} [options.syncIntervalMs] (worker thread) how often `stats().written` is
- *   brought up to date
  * @param {number} [options.closeTimeoutMs] bound on waiting for the writer to finish in close()
  * @param {{ warn: Function }} [options.logger]
  */
 function createFileSink (options) {
   const opts = { ...DEFAULTS, ...options }
-  if (typeof opts.path !== 'string' || !path.isAbsolute(opts.path)) throw new TypeError('file sink: path must be an absolute path')
-  if (opts.workerTag != null && !/^[A-Za-z0-9_-]{1,32}$/.test(opts.workerTag)) throw new TypeError('file sink: workerTag must match [A-Za-z0-9_-]{1,32}')
-  if (!Number.isInteger(opts.keepFiles) || opts.keepFiles < 1) throw new TypeError('file sink: keepFiles must be an integer >= 1')
+  if (typeof opts.path !== 'string' || !path.isAbsolute(opts.path)) throw new ERRORS.INVALID_OPTION('file sink: path must be an absolute path')
+  if (opts.workerTag != null && !isSafeName(opts.workerTag, 32)) throw new ERRORS.INVALID_OPTION('file sink: workerTag must match [A-Za-z0-9_-]{1,32}')
+  if (!Number.isInteger(opts.keepFiles) || opts.keepFiles < 1) throw new ERRORS.INVALID_OPTION('file sink: keepFiles must be an integer >= 1')
   const { base, extension } = baseName(opts.path, opts.workerTag)
   const rollOptions = {
     file: base,
@@ -81,7 +76,7 @@ function createFileSink (options) {
     limit: { count: opts.keepFiles, removeOtherLogFiles: true },
     mkdir: true
   }
-  const writer = opts.thread ? threadWriter(rollOptions) : inlineWriter(rollOptions)
+  const writer = inlineWriter(rollOptions)
 
   let batch = []
   let batchTimer = null
@@ -130,13 +125,6 @@ function createFileSink (options) {
   }
   process.prependListener('exit', onExit)
 
-  // The worker thread reports nothing per write: a periodic flush brings `written` up to
-  // date. The in-process writer counts completed writes itself (no fsync needed for stats).
-  const syncTimer = opts.thread && setInterval(() => {
-    if (accepted > written && !closing) flush().catch(() => {})
-  }, opts.syncIntervalMs)
-  if (syncTimer) syncTimer.unref()
-
   /**
    * Serializes the entry and queues the line. Never throws, never does I/O.
    * @param {import('./access-entry').AccessEntry} entry
@@ -177,21 +165,21 @@ function createFileSink (options) {
   }
 
   /**
-   * Flushes, then ends the writer (closes the file; a worker thread exits). Idempotent;
-   * never rejects.
+   * Flushes, then ends the writer (closes the file). Idempotent; never rejects. The caller's
+   * budget (`{ timeoutMs }`) bounds the wait for the writer to finish, default closeTimeoutMs.
+   * @param {{ timeoutMs?: number }} [budget]
    * @returns {Promise<void>}
    */
-  function close () {
+  function close ({ timeoutMs = opts.closeTimeoutMs } = {}) {
     if (closing) return closing
     closing = (async () => {
-      if (syncTimer) clearInterval(syncTimer)
       try {
         await flush()
       } catch (err) {
         recordError(err)
       }
       process.removeListener('exit', onExit)
-      await writer.end(opts.closeTimeoutMs)
+      await writer.end(timeoutMs)
     })()
     return closing
   }
@@ -232,46 +220,6 @@ function sinkFiles (base, extension) {
     .filter((n) => n.startsWith(prefix) && n.endsWith('.' + extension) && /^[0-9.-]+$/.test(n.slice(prefix.length, -extension.length - 1)))
     .map((n) => path.join(dir, n))
     .sort((a, b) => fs.statSync(a).mtimeMs - fs.statSync(b).mtimeMs)
-}
-
-/**
- * pino-roll on pino's transport worker thread. The worker's sonic-boom is synchronous: its
- * writes block only the worker, and a chunk the worker has read is on disk once its write
- * returns, so "the worker has read and flushed everything" means written.
- */
-function threadWriter (rollOptions) {
-  const stream = pino.transport({ target: PINO_ROLL, options: { ...rollOptions, sync: true } })
-  let closed = false
-  stream.on('close', () => { closed = true })
-  return {
-    onError (fn) { stream.on('error', fn) },
-    write (chunk) { stream.write(chunk) },
-    confirmed () { return 0 },
-    writeSync (chunk) {
-      if (closed) return
-      stream.write(chunk)
-      stream.flushSync()
-    },
-    flush () {
-      return new Promise((resolve, reject) => {
-        if (closed) return reject(new Error('file sink writer is closed'))
-        stream.flush((err) => (err ? reject(err) : resolve()))
-      })
-    },
-    end (timeoutMs) {
-      return new Promise((resolve) => {
-        if (closed) return resolve()
-        // The timer also keeps the loop alive: the worker is unref'd, and without a handle the
-        // process could exit before the worker reports 'close'.
-        const timer = setTimeout(resolve, timeoutMs)
-        stream.once('close', () => {
-          clearTimeout(timer)
-          resolve()
-        })
-        stream.end()
-      })
-    }
-  }
 }
 
 /** pino-roll in this thread: asynchronous sonic-boom, writes on libuv's pool. */

@@ -3,6 +3,8 @@
 const fs = require('node:fs')
 const fsp = require('node:fs/promises')
 const path = require('node:path')
+const { ERRORS } = require('../lib/errors')
+const { isSafeName } = require('../lib/names')
 
 /**
  * The spill journal of an HBase sink: append-only NDJSON files in `dir`, one active file per
@@ -36,7 +38,7 @@ const liveWriters = new Set()
  * @returns {() => void} releases the mark
  */
 function holdWriter (dir, writerId) {
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(writerId || '')) throw new TypeError('journal: writerId must match [A-Za-z0-9_-]{1,64}')
+  if (!isSafeName(writerId, 64)) throw new ERRORS.INVALID_OPTION('journal: writerId must match [A-Za-z0-9_-]{1,64}')
   const key = `${path.resolve(dir)}\0${writerId}`
   if (liveWriters.has(key)) throw new Error(`journal: writer ${writerId} already has this journal open`)
   liveWriters.add(key)
@@ -142,7 +144,7 @@ function pidRunning (pid) {
  */
 function createJournal (options) {
   const opts = { ...DEFAULTS, ...options }
-  if (typeof opts.dir !== 'string' || !path.isAbsolute(opts.dir)) throw new TypeError('journal: dir must be an absolute path')
+  if (typeof opts.dir !== 'string' || !path.isAbsolute(opts.dir)) throw new ERRORS.INVALID_OPTION('journal: dir must be an absolute path')
   const releaseWriter = holdWriter(opts.dir, opts.writerId)
 
   const prefix = `j-${opts.pid}-${opts.writerId}-`

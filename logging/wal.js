@@ -3,6 +3,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { formatRecord, holdWriter } = require('./journal')
+const { ERRORS } = require('../lib/errors')
 
 // Short-lived segments: a segment is deleted once all its entries are written, so the replay
 // after a crash rewrites about one segment age of entries, not all that were already in HBase.
@@ -30,7 +31,7 @@ const DEFAULTS = Object.freeze({ segmentLines: 20000, segmentMaxAgeMs: 1000, pid
  */
 function createWal (options) {
   const opts = { ...DEFAULTS, ...options }
-  if (typeof opts.dir !== 'string' || !path.isAbsolute(opts.dir)) throw new TypeError('wal: dir must be an absolute path')
+  if (typeof opts.dir !== 'string' || !path.isAbsolute(opts.dir)) throw new ERRORS.INVALID_OPTION('wal: dir must be an absolute path')
   const release = holdWriter(opts.dir, opts.writerId)
   fs.mkdirSync(opts.dir, { recursive: true })
   let fileSeq = 0

@@ -331,6 +331,33 @@ test('close with entries still queued writes them all, then refuses more', async
   expect(journalFiles(journalDir)).toHaveLength(0)
 })
 
+test('close keeps to its budget when HBase hangs: what could not be written is journaled, nothing lost', async () => {
+  // A server that accepts connections and never answers: every write hangs until its timeout.
+  const sockets = []
+  const blackHole = net.createServer((socket) => sockets.push(socket))
+  await new Promise((resolve) => blackHole.listen(0, '127.0.0.1', resolve))
+  const hung = createHBaseClient({ bootstrap: [`127.0.0.1:${blackHole.address().port}`], rpcTimeout: 10000, operationTimeout: 20000, connectTimeout: 1000 })
+  const journalDir = tempDir()
+  const s = sink({ client: hung, table: 'never_written', journalDir, writerId: 'budget', batchSize: 50 })
+  try {
+    for (let i = 0; i < 400; i++) s.write(entry(i))
+    await tick(100) // batches are in flight, the rest queued
+    const started = Date.now()
+    await s.close({ timeoutMs: 1000 })
+    const tookMs = Date.now() - started
+    expect(tookMs).toBeLessThan(1300)
+    const stats = s.stats()
+    expect(stats).toMatchObject({ accepted: 400, written: 0, pending: 0, journalPending: 400 })
+    expectBalanced(stats)
+    const lines = journalFiles(journalDir).reduce((n, f) => n + fs.readFileSync(f, 'utf8').split('\n').filter(Boolean).length, 0)
+    expect(lines).toBe(400)
+  } finally {
+    hung.destroy()
+    for (const socket of sockets) socket.destroy()
+    await new Promise((resolve) => blackHole.close(resolve))
+  }
+})
+
 test('a missing table is not retried: entries are journaled as failed, and replayed once it exists', async () => {
   const table = uniqueTable('hsink_missing')
   const s = sink({ client, table, journalDir: tempDir(), writerId: 'miss', replayBaseMs: 50, replayMaxBackoffMs: 100 })

@@ -27,13 +27,10 @@ function readEntries (files) {
 
 const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms))
 
-describe.each([
-  ['worker thread', true],
-  ['in-process async', false]
-])('file sink (%s)', (label, thread) => {
+describe('file sink', () => {
   test('10,000 writes → flush → 10,000 lines, each the entry', async () => {
     const dir = tempDir()
-    const sink = createFileSink({ path: path.join(dir, 'access.log'), workerTag: 'w1', thread })
+    const sink = createFileSink({ path: path.join(dir, 'access.log'), workerTag: 'w1' })
     const n = 10000
     for (let i = 0; i < n; i++) sink.write(entry(i))
     // write() only queued: nothing reached the file on the caller's stack.
@@ -51,7 +48,7 @@ describe.each([
 
   test('size rotation produces several files and countLines still totals exactly', async () => {
     const dir = tempDir()
-    const sink = createFileSink({ path: path.join(dir, 'access.log'), workerTag: 'w2', thread, rotateSize: '20k', keepFiles: 1000 })
+    const sink = createFileSink({ path: path.join(dir, 'access.log'), workerTag: 'w2', rotateSize: '20k', keepFiles: 1000 })
     const n = 10000
     for (let i = 0; i < n; i++) {
       sink.write(entry(i))
@@ -69,7 +66,7 @@ describe.each([
 
   test('close is idempotent, flushes, and counts later writes as rejected without throwing', async () => {
     const dir = tempDir()
-    const sink = createFileSink({ path: path.join(dir, 'access.log'), workerTag: 'w3', thread, batchMs: 60000 })
+    const sink = createFileSink({ path: path.join(dir, 'access.log'), workerTag: 'w3', batchMs: 60000 })
     for (let i = 0; i < 1234; i++) sink.write(entry(i))
     const first = sink.close()
     expect(sink.close()).toBe(first)

@@ -1,0 +1,255 @@
+'use strict'
+
+const { ACCESS_LOG_FAMILY, ACCESS_LOG_QUALIFIER } = require('../access-log-layout')
+
+/**
+ * @typedef {object} Item one accepted entry on its way to HBase
+ * @property {string} key row key, fixed at accept time
+ * @property {string} value the entry's JSON
+ * @property {number} at accepted (clock ms)
+ * @property {number|null} firstTry
+ * @property {number} attempts
+ * @property {number} retryAt
+ * @property {number} gen settle-barrier generation
+ * @property {boolean} spilled handed to the journal (settled)
+ * @property {any} wal its write-ahead-log segment, or null
+ */
+
+/**
+ * The live path to HBase: a queue sent in batches of up to `batchSize` in one multiPut, when a
+ * batch is full or `flushIntervalMs` after its oldest entry, up to `maxInFlight` at a time.
+ * Per-entry failures that may pass (a region moving) are retried with backoff for up to
+ * `retryMaxMs`, then spilled; failures that will not pass (no such table) are spilled at once
+ * and counted in `failed`. A batch that fails as a whole with a retryable error means HBase is
+ * down: with `overload: 'spill'` the batcher goes 'down' and everything held goes to the
+ * journal until a replay write succeeds (markUp); in shed mode entries stay queued and retry.
+ */
+class Batcher {
+  /**
+   * @param {object} deps
+   * @param {Readonly<import('./options').SinkOptions>} deps.opts
+   * @param {ReturnType<typeof import('./options').createCounters>} deps.counters
+   * @param {(item: Item) => void} deps.spill journals one item (and settles it)
+   * @param {(item: Item) => void} deps.delivered the item is in HBase
+   * @param {(err: any) => void} deps.onDown HBase stopped answering (spill mode)
+   * @param {() => void} deps.onUp HBase answers again
+   */
+  constructor ({ opts, counters, spill, delivered, onDown, onUp }) {
+    this.opts = opts
+    this.counters = counters
+    this.hooks = { spill, delivered, onDown, onUp }
+    this.state = 'up' // 'down' (spill mode only): live entries go to the journal
+    /** @type {Item[]} waiting to be sent, oldest first */
+    this.queue = []
+    /** @type {Item[]} waiting for their retry time */
+    this.retrying = []
+    /** @type {Set<Item[]>} batches in flight */
+    this.inFlight = new Set()
+    this.inFlightEntries = 0
+    this.forcing = 0 // > 0 while a flush or close wants partial batches sent now
+    this.timers = { flush: null, retry: null, pumpScheduled: false }
+  }
+
+  /** Entries held in memory and not yet sent. */
+  get queueDepth () {
+    return this.queue.length + this.retrying.length
+  }
+
+  /** Entries accepted and not yet written or journaled (the maxQueue bound). */
+  get pending () {
+    return this.queueDepth + this.inFlightEntries
+  }
+
+  /** @param {Item} item */
+  push (item) {
+    this.queue.push(item)
+    if (this.queue.length >= this.opts.batchSize) this.schedulePump()
+    else if (!this.timers.flush) this.timers.flush = setTimeout(() => this.onFlushTimer(), this.opts.flushIntervalMs)
+  }
+
+  schedulePump () {
+    if (this.timers.pumpScheduled) return
+    this.timers.pumpScheduled = true
+    setImmediate(() => {
+      this.timers.pumpScheduled = false
+      this.pump()
+    })
+  }
+
+  onFlushTimer () {
+    this.timers.flush = null
+    this.pump()
+  }
+
+  /** Sends every batch that is due, up to maxInFlight; re-arms the interval timer. */
+  pump () {
+    if (this.state !== 'up') return
+    const { opts, queue } = this
+    const now = opts.clock.now()
+    while (queue.length && this.inFlight.size < opts.maxInFlight) {
+      const due = queue.length >= opts.batchSize || this.forcing > 0 || now - queue[0].at >= opts.flushIntervalMs
+      if (!due) break
+      this.send(queue.splice(0, opts.batchSize))
+    }
+    if (queue.length && !this.timers.flush && this.inFlight.size < opts.maxInFlight) {
+      const wait = Math.max(1, Math.min(opts.flushIntervalMs, queue[0].at + opts.flushIntervalMs - now))
+      this.timers.flush = setTimeout(() => this.onFlushTimer(), wait)
+    }
+  }
+
+  /** @param {Item[]} items */
+  async send (items) {
+    const { opts, counters } = this
+    const now = opts.clock.now()
+    for (const item of items) {
+      if (item.firstTry === null) item.firstTry = now
+      item.attempts++
+    }
+    this.inFlight.add(items)
+    this.inFlightEntries += items.length
+    counters.batches++
+    let results
+    try {
+      results = await opts.client.multiPut(opts.table, items.map(toPut), { timeout: opts.writeTimeoutMs || undefined })
+    } catch (err) {
+      results = items.map(() => err) // the call itself failed (client closed, bad argument)
+    }
+    this.inFlight.delete(items)
+    let ok = 0
+    let down = true
+    const failures = []
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i]
+      if (item.spilled) continue // close() journaled it while in flight
+      this.inFlightEntries--
+      const err = results[i]
+      if (!err) {
+        ok++
+        this.hooks.delivered(item)
+      } else {
+        failures.push([item, err])
+        if (!err.retryable) down = false
+      }
+    }
+    if (failures.length) {
+      counters.lastError = failures[0][1].code || 'ERROR'
+      if (ok === 0 && down && opts.overload === 'spill') {
+        this.markDown(failures[0][1])
+        for (const [item] of failures) this.hooks.spill(item)
+      } else {
+        for (const [item, err] of failures) this.onFailure(item, err)
+      }
+    }
+    this.pump()
+  }
+
+  /** @param {Item} item @param {any} err */
+  onFailure (item, err) {
+    const { opts } = this
+    if (!err.retryable) {
+      this.counters.failed++
+      this.hooks.spill(item)
+      return
+    }
+    const now = opts.clock.now()
+    // Down (another batch found out): retrying would only wait for the same HBase.
+    if (this.state === 'down' || now - item.firstTry >= opts.retryMaxMs) {
+      this.hooks.spill(item)
+      return
+    }
+    const backoff = Math.min(opts.retryMaxBackoffMs, opts.retryBaseMs * 2 ** (item.attempts - 1))
+    item.retryAt = now + backoff * (0.75 + Math.random() * 0.5)
+    this.retrying.push(item)
+    this.armRetryTimer()
+  }
+
+  armRetryTimer () {
+    if (this.timers.retry || this.retrying.length === 0) return
+    let next = Infinity
+    for (const item of this.retrying) if (item.retryAt < next) next = item.retryAt
+    this.timers.retry = setTimeout(() => this.onRetryTimer(), Math.max(1, next - this.opts.clock.now()))
+  }
+
+  onRetryTimer () {
+    this.timers.retry = null
+    const now = this.opts.clock.now()
+    const due = []
+    const later = []
+    for (const item of this.retrying) (this.forcing > 0 || item.retryAt <= now ? due : later).push(item)
+    this.retrying = later
+    if (due.length) this.queue = due.concat(this.queue) // (a spread could exceed the argument limit)
+    this.armRetryTimer()
+    this.pump()
+  }
+
+  /** Sends partial batches and due-later retries now (flush and close). */
+  sendNow () {
+    if (this.retrying.length) {
+      if (this.timers.retry) clearTimeout(this.timers.retry)
+      this.onRetryTimer()
+    }
+    this.pump()
+  }
+
+  /** @param {any} err */
+  markDown (err) {
+    if (this.state === 'down') return
+    this.state = 'down'
+    // Everything held in memory goes to the journal too: it would only wait for the same HBase.
+    for (const item of this.takeQueued()) this.hooks.spill(item)
+    this.hooks.onDown(err)
+  }
+
+  markUp () {
+    if (this.state === 'up') return
+    this.state = 'up'
+    this.hooks.onUp()
+    this.pump()
+  }
+
+  /** @returns {Item[]} the queued and retrying items, removed from memory */
+  takeQueued () {
+    const held = this.queue.splice(0, this.queue.length).concat(this.retrying)
+    this.retrying = []
+    return held
+  }
+
+  /**
+   * Everything not yet written, in flight included (close(): if an in-flight write lands after
+   * all, the replay rewrites the same row), and stops the timers.
+   * @returns {Item[]}
+   */
+  takeAll () {
+    const left = this.takeQueued()
+    for (const batch of this.inFlight) {
+      for (const item of batch) {
+        if (!item.spilled) {
+          this.inFlightEntries--
+          left.push(item)
+        }
+      }
+    }
+    if (this.timers.flush) clearTimeout(this.timers.flush)
+    if (this.timers.retry) clearTimeout(this.timers.retry)
+    this.timers.flush = this.timers.retry = null
+    return left
+  }
+
+  /** @returns {number} accept time of the oldest entry not yet written, or Infinity */
+  oldestAt () {
+    let oldest = this.queue.length ? this.queue[0].at : Infinity
+    for (const item of this.retrying) if (item.at < oldest) oldest = item.at
+    for (const batch of this.inFlight) if (batch.length && batch[0].at < oldest) oldest = batch[0].at
+    return oldest
+  }
+}
+
+/**
+ * @param {{ key: string, value: string }} item
+ * @returns {{ row: string, cells: Record<string, Record<string, string>> }}
+ */
+function toPut (item) {
+  return { row: item.key, cells: { [ACCESS_LOG_FAMILY]: { [ACCESS_LOG_QUALIFIER]: item.value } } }
+}
+
+module.exports = { Batcher, toPut }

@@ -1,0 +1,213 @@
+'use strict'
+
+const { accessLogRowKey } = require('../access-log-layout')
+const { serializeEntry } = require('../access-entry')
+const { createJournal, formatRecord } = require('../journal')
+const { DEFAULTS, resolveSinkOptions, createCounters } = require('./options')
+const { SettleBarrier } = require('./settle-barrier')
+const { WalGuard } = require('./wal-guard')
+const { Batcher } = require('./batcher')
+const { Replayer } = require('./replayer')
+
+// close(): the share of its budget spent writing to HBase; the rest journals what is left.
+const CLOSE_WRITE_SHARE = 0.7
+
+/**
+ * The HBase access-log sink: write() queues and never waits on HBase; the batcher
+ * (batcher.js) sends batches in multiPuts; whatever cannot reach HBase goes to the spill
+ * journal (../journal.js), and the replayer (replayer.js) writes it back when HBase answers,
+ * orphan journals of dead writers included. Nothing is dropped silently: past `maxQueue`
+ * entries in memory, 'spill' journals new entries and 'shed' drops them, counted in `shed`.
+ *
+ * Row keys (../access-log-layout.js): salt bucket (rotating, so buckets fill evenly) + 13-digit
+ * entry time + `${writerId}-${seq}`, fixed when the entry is accepted and kept in the journal,
+ * so a repeated write (a replay after a timeout that did land) overwrites the same row.
+ *
+ * Durable mode (`durable: true`): write() also appends the entry to a write-ahead log
+ * (wal-guard.js) with a synchronous write(2), so it survives a crash of this process once
+ * write() returned (the data plane calls it before answering). Default mode: entries in memory
+ * when the process is killed are lost; a graceful stop or an HBase outage loses nothing.
+ *
+ * Accounting, once quiescent: accepted + claimed == written + pending + journalPending + shed
+ * + corrupt (claimed: adopted from orphan journals; corrupt: journal lines cut short by a
+ * crash). Writes after close are counted in rejectedAfterClose, never accepted.
+ *
+ * @param {object} options see options.js (DEFAULTS); required: client, table, journalDir
+ *   (absolute), writerId (unique among writers sharing the table and journalDir)
+ */
+function createHBaseSink (options) {
+  const opts = resolveSinkOptions(options)
+  const { clock, logger } = opts
+  const counters = createCounters()
+  const journal = createJournal({ dir: opts.journalDir, writerId: opts.writerId, maxFileBytes: opts.journalFileBytes, logger })
+  const walGuard = opts.durable ? new WalGuard({ dir: opts.journalDir, writerId: opts.writerId + '-wal', journal, counters, logger }) : null
+  const barrier = new SettleBarrier()
+  const batcher = new Batcher({
+    opts,
+    counters,
+    spill,
+    delivered (item) {
+      counters.written++
+      if (walGuard) walGuard.done(item.wal)
+      barrier.settle(item.gen)
+    },
+    onDown (err) {
+      if (logger) logger.warn({ table: opts.table, code: err && err.code }, 'HBase access log: HBase is not answering; spilling to the journal')
+      replayer.schedule(replayer.backoff)
+    },
+    onUp () {
+      replayer.resetBackoff()
+      if (logger) logger.info({ table: opts.table, journalPending: counters.journalPending }, 'HBase access log: HBase answers again; replaying the journal')
+    }
+  })
+  const replayer = new Replayer({ opts, journal, counters, batcher })
+  let seq = 0
+  let closing = null
+
+  function toJournal (key, value, segment) {
+    journal.append(formatRecord(key, value))
+    counters.spilled++
+    counters.journalPending++
+    if (walGuard) walGuard.afterJournal(segment)
+    replayer.schedule(batcher.state === 'down' ? replayer.backoff : opts.flushIntervalMs)
+  }
+
+  /** @param {import('./batcher').Item} item */
+  function spill (item) {
+    if (item.spilled) return
+    item.spilled = true
+    toJournal(item.key, item.value, item.wal)
+    barrier.settle(item.gen)
+  }
+
+  /**
+   * Accepts one entry. Synchronous, never throws, no I/O on the caller's stack (but the
+   * write-ahead log's append in durable mode).
+   * @param {import('../access-entry').AccessEntry} entry
+   */
+  function write (entry) {
+    if (closing) {
+      counters.rejectedAfterClose++
+      return
+    }
+    let value
+    try {
+      value = serializeEntry(entry)
+    } catch {
+      counters.invalid++ // not serializable (a BigInt, a cycle): counted, never thrown
+      return
+    }
+    counters.accepted++
+    const n = seq++
+    const ts = entry && typeof entry.ts === 'number' && entry.ts >= 0 && entry.ts < 1e13 ? Math.floor(entry.ts) : clock.now()
+    const key = accessLogRowKey(n % opts.buckets, ts, opts.writerId + '-' + n)
+    const segment = walGuard ? walGuard.append(key, value) : null
+    if (batcher.state === 'down' && opts.overload === 'spill') {
+      toJournal(key, value, segment)
+      return
+    }
+    if (batcher.pending >= opts.maxQueue) {
+      if (opts.overload === 'shed') {
+        counters.shed++
+        if (walGuard) walGuard.done(segment) // counted as shed: a replay must not bring it back
+        return
+      }
+      toJournal(key, value, segment)
+      return
+    }
+    batcher.push({ key, value, at: clock.now(), firstTry: null, attempts: 0, retryAt: 0, gen: barrier.admit(), spilled: false, wal: segment })
+  }
+
+  /**
+   * Resolves once every entry accepted so far is acknowledged by HBase or on disk in the
+   * journal. Partial batches go out now; entries waiting for a retry are retried now.
+   * @returns {Promise<void>}
+   */
+  async function flush () {
+    batcher.forcing++
+    try {
+      batcher.sendNow()
+      await barrier.settled()
+      await journal.flush()
+    } finally {
+      batcher.forcing--
+    }
+  }
+
+  /**
+   * Within one budget of `timeoutMs`: writes what is held in memory to HBase for up to 70% of
+   * it, journals whatever is left (in flight included), stops the replayer and closes the
+   * journal in the rest. Idempotent; never rejects.
+   * @param {{ timeoutMs?: number }} [budget] default closeTimeoutMs
+   * @returns {Promise<void>}
+   */
+  function close ({ timeoutMs = opts.closeTimeoutMs } = {}) {
+    if (closing) return closing
+    const deadline = Date.now() + timeoutMs
+    closing = (async () => {
+      replayer.stop()
+      const writeBy = Date.now() + Math.floor(timeoutMs * CLOSE_WRITE_SHARE)
+      try {
+        await within(flush(), writeBy)
+      } catch (err) {
+        counters.lastError = err.code || err.message
+      }
+      for (const item of batcher.takeAll()) spill(item)
+      if (replayer.running) await within(replayer.running, writeBy)
+      try {
+        // A disk that refuses writes must not hang shutdown: the journal gets what is left.
+        if (await within(journal.close(), deadline) === TIMED_OUT) throw new Error('journal close timed out')
+        // Every entry is in HBase or in the closed journal: the write-ahead log is redundant.
+        if (walGuard) await walGuard.close({ discard: true })
+      } catch (err) {
+        if (walGuard) await walGuard.close({ discard: false }) // kept: the next sink to start replays it
+        counters.lastError = err.code || err.message
+        if (logger) logger.error({ err, journalPending: counters.journalPending }, 'HBase access log: journal could not be closed cleanly; entries may be lost')
+      }
+    })()
+    return closing
+  }
+
+  /**
+   * Runs a replay pass now (after the orphan claim); resolves true when the journal is empty.
+   * @returns {Promise<boolean>}
+   */
+  async function replay () {
+    await replayer.started
+    if (closing) return counters.journalPending === 0
+    if (replayer.timer) clearTimeout(replayer.timer)
+    replayer.timer = null
+    return replayer.run()
+  }
+
+  function stats () {
+    const oldest = batcher.oldestAt()
+    return {
+      ...counters,
+      pending: batcher.pending,
+      queueDepth: batcher.queueDepth,
+      oldestPendingMs: oldest === Infinity ? 0 : Math.max(0, clock.now() - oldest),
+      state: batcher.state,
+      durable: Boolean(walGuard),
+      ...(walGuard ? walGuard.stats() : {})
+    }
+  }
+
+  return { type: 'hbase', table: opts.table, maxQueue: opts.maxQueue, overload: opts.overload, durable: Boolean(walGuard), write, flush, close, stats, replay, ready: replayer.started }
+}
+
+const TIMED_OUT = Symbol('timed out')
+
+/**
+ * @template T
+ * @param {Promise<T>} promise
+ * @param {number} deadline epoch ms
+ * @returns {Promise<T|typeof TIMED_OUT>}
+ */
+function within (promise, deadline) {
+  let timer
+  const late = new Promise((resolve) => { timer = setTimeout(resolve, Math.max(0, deadline - Date.now()), TIMED_OUT) })
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
+}
+
+module.exports = { createHBaseSink, DEFAULTS }

@@ -1,0 +1,82 @@
+'use strict'
+
+const { SINK_DEFAULTS } = require('../../config/defaults')
+const { ERRORS } = require('../../lib/errors')
+const { isSafeName } = require('../../lib/names')
+
+/**
+ * The HBase sink's options. What a user sets (buckets, batchSize, flushIntervalMs, maxQueue,
+ * overload, durable, retryMaxMs) defaults in config/defaults.js, once; the rest are internal
+ * knobs of the pipeline.
+ */
+const DEFAULTS = Object.freeze({
+  ...SINK_DEFAULTS.hbase,
+  maxInFlight: 3, // live batches in flight at once
+  writeTimeoutMs: 0, // per multiPut; 0 = the client's operationTimeout
+  closeTimeoutMs: 5000, // close() budget when the caller gives none
+  retryBaseMs: 100,
+  retryMaxBackoffMs: 5000,
+  replayBaseMs: 500, // first wait before replaying the journal after a spill
+  replayMaxBackoffMs: 30000,
+  probeSize: 10, // entries in the first replay write after HBase was down
+  claimIntervalMs: 60000, // how often to look for orphan journals besides at start
+  journalFileBytes: 16 * 1024 * 1024
+})
+
+/**
+ * @typedef {typeof DEFAULTS & { client: import('../../lib/hbase').HBaseClient, table: string,
+ *   journalDir: string, writerId: string, clock: { now(): number }, logger?: any }} SinkOptions
+ */
+
+/**
+ * Defaults filled in, every option checked; an invalid one throws INVALID_OPTION naming it.
+ * @param {object} options
+ * @returns {Readonly<SinkOptions>}
+ */
+function resolveSinkOptions (options) {
+  const o = /** @type {any} */ ({ ...DEFAULTS, ...options })
+  const bad = (why) => { throw new ERRORS.INVALID_OPTION(`hbase sink: ${why}`) }
+  const integer = (name, min) => {
+    if (!Number.isInteger(o[name]) || o[name] < min) bad(`${name} must be an integer >= ${min}`)
+  }
+  if (!o.client || typeof o.client.multiPut !== 'function') bad('client must be an HBase client')
+  if (typeof o.table !== 'string' || o.table.length === 0) bad('table is required')
+  if (!isSafeName(o.writerId, 64)) bad('writerId must match [A-Za-z0-9_-]{1,64}')
+  if (typeof o.journalDir !== 'string') bad('journalDir is required')
+  if (o.overload !== 'spill' && o.overload !== 'shed') bad("overload must be 'spill' or 'shed'")
+  if (typeof o.durable !== 'boolean') bad('durable must be a boolean')
+  if (o.durable && o.writerId.length > 60) bad('writerId must be at most 60 chars in durable mode')
+  if (!Number.isInteger(o.buckets) || o.buckets < 1 || o.buckets > 256) bad('buckets must be 1..256')
+  for (const name of ['batchSize', 'flushIntervalMs', 'maxQueue', 'maxInFlight', 'closeTimeoutMs', 'probeSize', 'claimIntervalMs', 'journalFileBytes']) integer(name, 1)
+  for (const name of ['retryMaxMs', 'writeTimeoutMs', 'retryBaseMs', 'retryMaxBackoffMs', 'replayBaseMs', 'replayMaxBackoffMs']) integer(name, 0)
+  if (!o.clock) o.clock = Date
+  if (typeof o.clock.now !== 'function') bad('clock must have now()')
+  return Object.freeze(o)
+}
+
+/**
+ * The counters behind stats(). Once quiescent: accepted + claimed == written + pending +
+ * journalPending + shed + corrupt.
+ */
+function createCounters () {
+  return {
+    accepted: 0,
+    written: 0,
+    spilled: 0,
+    replayed: 0,
+    journalPending: 0,
+    shed: 0,
+    failed: 0,
+    rejectedAfterClose: 0,
+    invalid: 0,
+    claimed: 0,
+    corrupt: 0,
+    claimedFromWal: 0,
+    walFailures: 0, // entries the write-ahead log could not take (disk error): not durable
+    batches: 0,
+    /** @type {string|null} */
+    lastError: null
+  }
+}
+
+module.exports = { DEFAULTS, resolveSinkOptions, createCounters }

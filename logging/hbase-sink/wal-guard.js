@@ -1,0 +1,94 @@
+'use strict'
+
+const { createWal } = require('../wal')
+
+const WARN_EVERY_MS = 5000
+
+/**
+ * Durable mode's write-ahead log (logging/wal.js), guarded: an append that fails (a full disk)
+ * is counted and logged at most every 5 s, and the entry goes on the normal way, only not
+ * crash-proof. A segment is released once its entries are in HBase (done()) or in the journal
+ * and the journal's write of them is on disk (afterJournal()).
+ */
+class WalGuard {
+  /**
+   * @param {object} options
+   * @param {string} options.dir
+   * @param {string} options.writerId
+   * @param {ReturnType<typeof import('../journal').createJournal>} options.journal
+   * @param {ReturnType<typeof import('./options').createCounters>} options.counters
+   * @param {{ error: Function }} [options.logger]
+   */
+  constructor ({ dir, writerId, journal, counters, logger }) {
+    this.wal = createWal({ dir, writerId })
+    this.journal = journal
+    this.counters = counters
+    this.logger = logger
+    this.lastWarn = 0
+    /** @type {any[]} segments of spilled entries, released once the journal is flushed */
+    this.awaitingJournal = []
+    this.flushing = false
+    this.unsafe = false // a release was abandoned: keep the WAL files at close
+  }
+
+  /**
+   * @param {string} key
+   * @param {string} value
+   * @returns {any} the segment holding the entry, or null when the append failed
+   */
+  append (key, value) {
+    try {
+      return this.wal.append(key, value)
+    } catch (err) {
+      this.counters.walFailures++
+      this.counters.lastError = err.code || err.message
+      const now = Date.now()
+      if (this.logger && now - this.lastWarn > WARN_EVERY_MS) {
+        this.lastWarn = now
+        this.logger.error({ err, walFailures: this.counters.walFailures }, 'HBase access log: write-ahead log write failed; entry kept in memory only')
+      }
+      return null
+    }
+  }
+
+  /** @param {any} segment the entry is in HBase, or counted as shed */
+  done (segment) {
+    if (segment) this.wal.done(segment)
+  }
+
+  /** @param {any} segment the entry was handed to the journal: release once that is on disk */
+  afterJournal (segment) {
+    if (!segment) return
+    this.awaitingJournal.push(segment)
+    if (this.flushing) return
+    this.flushing = true
+    setImmediate(async () => {
+      while (this.awaitingJournal.length) {
+        const batch = this.awaitingJournal
+        this.awaitingJournal = []
+        try {
+          await this.journal.flush()
+          for (const s of batch) this.wal.done(s)
+        } catch {
+          this.unsafe = true // the journal cannot write: the WAL files stay for a later claim
+        }
+      }
+      this.flushing = false
+    })
+  }
+
+  /**
+   * @param {{ discard: boolean }} how discard: every entry is in HBase or in the closed journal,
+   *   so the files are redundant (unless a release was abandoned); else they stay for a claim
+   * @returns {Promise<void>}
+   */
+  close ({ discard }) {
+    return this.wal.close({ discard: discard && !this.unsafe })
+  }
+
+  stats () {
+    return this.wal.stats()
+  }
+}
+
+module.exports = { WalGuard }
