@@ -8,7 +8,7 @@
  *   node bench/baseline-server.js <port> <workers> [host]
  */
 
-const cluster = require('node:cluster')
+const cluster = /** @type {import('node:cluster').Cluster} */ (/** @type {unknown} */ (require('node:cluster')))
 const http = require('node:http')
 const fs = require('node:fs')
 const path = require('node:path')

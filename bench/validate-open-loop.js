@@ -36,7 +36,7 @@ async function withFixture (args, fn) {
 
 /**
  * @param {{ rate?: number, durationMs?: number, stallEveryMs?: number, stallMs?: number }} [options]
- * @returns {Promise<{ overhead: object, stall: { openLoop: object, autocannon: object } }>}
+ * @returns {Promise<{ rate: number, durationMs: number, stallEveryMs: number, stallMs: number, overhead: any, stall: { openLoop: any, autocannon: any } }>}
  */
 async function validateOpenLoop ({ rate = 1000, durationMs = 2000, stallEveryMs = 500, stallMs = 50 } = {}) {
   const next = () => ({ path: '/api/x.js?id=1&callback=cb' })

@@ -9,11 +9,12 @@ const { barChart, lineChart } = require('./svg')
 const { SEED } = require('./report')
 
 /**
- * @param {{ endpoints: Record<string, object>, baseline?: object, scenarios?: { sweep?: object } }} report
+ * @param {{ endpoints: Record<string, any>, baseline?: any, parameters?: { connections?: number }, scenarios?: { sweep?: any } }} report
  * @returns {Record<string, string>} chart name ('throughput', 'latency', 'sweep') -> SVG; absent
  *   when there is nothing to draw
  */
 function buildCharts (report) {
+  /** @type {Record<string, string>} */
   const charts = {}
   const names = Object.keys(report.endpoints || {})
   if (names.length) {

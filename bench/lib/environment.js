@@ -28,7 +28,7 @@ const NETNS_HBASE_STATE = path.join(ROOT, '.state', 'hbase-netns')
  * touches namespaces, 'auto' uses namespaces when available and says why not otherwise.
  * @param {'auto'|'netns'|'loopback'} wanted
  * @param {{ log: (line: string) => void }} io
- * @returns {Promise<{ mode: 'netns'|'loopback', topology: object|null, reason: string|null, netem: object|null }>}
+ * @returns {Promise<{ mode: 'netns'|'loopback', topology: any, namespaces?: Record<string, string>|null, reason: string|null, netem: any }>}
  */
 async function chooseTopology (wanted, { log }) {
   if (wanted === 'loopback') return { mode: 'loopback', topology: null, reason: 'loopback requested (--topology loopback)', netem: null }
@@ -39,7 +39,8 @@ async function chooseTopology (wanted, { log }) {
     log(`bench: network namespaces unavailable (${reason}); falling back to loopback`)
     return { mode: 'loopback', topology: null, reason, netem: null }
   }
-  const r = await topology.up({ log })
+  // (up() takes no logger: the module-level topology logs nothing; what it did is in `r`.)
+  const r = await topology.up()
   return { mode: 'netns', topology, namespaces: r.namespaces, reason: null, netem: r.netem }
 }
 

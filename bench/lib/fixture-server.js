@@ -31,9 +31,9 @@ async function startFixture ({ mode = 'fast', everyMs = 500, stallMs = 50, port 
       while (Date.now() < until) { /* the stall: nothing else runs */ }
     }, everyMs)
   }
-  await new Promise((resolve) => server.listen(port, host, resolve))
+  await new Promise((resolve) => server.listen(port, host, () => resolve(undefined)))
   return {
-    port: server.address().port,
+    port: /** @type {import('node:net').AddressInfo} */ (server.address()).port,
     close: () => new Promise((resolve) => {
       clearInterval(timer)
       server.closeAllConnections()
@@ -45,7 +45,7 @@ async function startFixture ({ mode = 'fast', everyMs = 500, stallMs = 50, port 
 if (require.main === module) {
   const { values, positionals } = parseArgs({ allowPositionals: true, options: { port: { type: 'string', default: '0' }, host: { type: 'string', default: '127.0.0.1' } } })
   const [mode = 'fast', everyMs = '500', stallMs = '50'] = positionals
-  startFixture({ mode, everyMs: Number(everyMs), stallMs: Number(stallMs), port: Number(values.port), host: values.host }).then((f) => {
+  startFixture({ mode: /** @type {'fast'|'stall'} */ (mode), everyMs: Number(everyMs), stallMs: Number(stallMs), port: Number(values.port), host: values.host }).then((f) => {
     process.stdout.write(JSON.stringify({ port: f.port }) + '\n')
     process.on('SIGTERM', () => f.close().then(() => process.exit(0)))
   })

@@ -24,6 +24,7 @@ const net = require('node:net')
 const { performance } = require('node:perf_hooks')
 const hdr = require('hdr-histogram-js')
 
+/** @type {import('hdr-histogram-js').BuildRequest} */
 const HISTOGRAM = { lowestDiscernibleValue: 1, highestTrackableValue: 3600 * 1e6, numberOfSignificantValueDigits: 3 }
 const TIMEOUT_CHECK_MS = 50
 // Above this much time to the next due request, sleep on a timer (1 ms granularity) until 1 ms
@@ -49,7 +50,8 @@ const HEADER_END = '\r\n\r\n'
  *   precise false: timers only (less CPU while idle, ~0.5 ms more measured latency on average)
  * @returns {Promise<{ offeredRate: number, rps: number, durationMs: number, sent: number,
  *   requests: number, ok: number, non2xx: number, errors: number, errorCodes: Record<string, number>,
- *   late: number, unsent: number, maxSendLagMs: number, latency: LatencySummary,
+ *   late: number, unsent: number, maxSendLagMs: number, latencyMean: number, latencyStdev: number,
+ *   p50: number, p90: number, p99: number, p999: number, max: number,
  *   tags: Record<string, LatencySummary & { ok: number, non2xx: number }> }>}
  *   requests = answers received; unsent: due but never sent before the run stopped
  */
@@ -63,6 +65,7 @@ async function runOpenLoop (options) {
   const all = hdr.build(HISTOGRAM)
   const tags = new Map()
   const counts = { sent: 0, requests: 0, ok: 0, non2xx: 0, errors: 0, late: 0, unsent: 0 }
+  /** @type {Record<string, number>} */
   const errorCodes = {}
   let maxSendLagMs = 0
   let lastAnswer = 0
@@ -96,7 +99,7 @@ async function runOpenLoop (options) {
       socket.setEncoding('latin1')
       socket.on('data', (chunk) => { if (c.socket === socket) onData(c, chunk) })
       socket.once('connect', resolve)
-      socket.on('error', (err) => {
+      socket.on('error', (/** @type {NodeJS.ErrnoException} */ err) => {
         reject(err)
         fail(c, socket, err.code || err.message)
       })
@@ -287,7 +290,7 @@ async function runOpenLoop (options) {
     p99: latency.p99,
     p999: latency.p999,
     max: latency.max,
-    tags: {}
+    tags: /** @type {Record<string, any>} */ ({})
   }
   for (const [tag, t] of tags) result.tags[tag] = { ...summarize(t.histogram), ok: t.ok, non2xx: t.non2xx }
   return result

@@ -28,7 +28,7 @@ const STRING_OPTIONS = ['out', 'label', 'scenario', 'topology', 'endpoints', 'po
  * @returns {Readonly<object>} parameters; `scenarios` is the ordered list to run
  */
 function parseOptions (argv) {
-  const { values: a } = parseArgs({
+  const { values } = parseArgs({
     args: argv,
     options: {
       quick: { type: 'boolean', default: false },
@@ -38,6 +38,8 @@ function parseOptions (argv) {
       ...Object.fromEntries(STRING_OPTIONS.map((k) => [k, { type: 'string' }]))
     }
   })
+  /** @type {Record<string, any>} */
+  const a = values
   if (a.help) return { help: USAGE }
   const q = a.quick
   const pick = (key, full, quick) => (a[key] !== undefined ? a[key] : q ? quick : full)
@@ -46,6 +48,7 @@ function parseOptions (argv) {
     if (!Number.isFinite(n) || n < min) throw new RangeError(`bench: --${key} must be a number >= ${min} (got ${a[key]})`)
     return n
   }
+  /** @type {(key: string, full: any, quick: any, parse?: (s: any) => any) => any[]} */
   const list = (key, full, quick, parse = Number) => {
     const raw = pick(key, full, quick)
     const items = (Array.isArray(raw) ? raw : String(raw).split(',')).map((s) => (typeof s === 'string' ? s.trim() : s)).filter((s) => s !== '')

@@ -105,10 +105,12 @@ function createSampler (roles, { intervalMs = 250 } = {}) {
       timer = setInterval(sample, intervalMs)
       timer.unref()
     },
+    /** @returns {Record<string, { cpuMs: number|null, peakRssMiB: number|null, processes: number }>} */
     stop () {
       if (timer) clearInterval(timer)
       timer = null
       if (available) sample()
+      /** @type {Record<string, { cpuMs: number|null, peakRssMiB: number|null, processes: number }>} */
       const out = {}
       for (const [role, st] of Object.entries(state)) {
         let ticks = 0

@@ -51,7 +51,7 @@ async function createDelayProxy (options) {
       resolve()
     })
   })
-  const { address: host, port } = server.address()
+  const { address: host, port } = /** @type {import('node:net').AddressInfo} */ (server.address())
 
   let closing = null
   return {

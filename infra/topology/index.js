@@ -51,6 +51,7 @@ function createTopology (overrides = {}, io = {}) {
   const opts = resolveOptions(overrides, env)
   const ip = createIp({ ipPath })
   /** 'netns' | 'loopback' once up() decided; before that exec() assumes netns. */
+  /** @type {'netns'|'loopback'|null} */
   let mode = null
   let availability = null
 
@@ -107,7 +108,7 @@ function createTopology (overrides = {}, io = {}) {
       log(`topology: loopback mode (${reason})`)
       return {
         mode,
-        hosts: Object.fromEntries(HOSTS.map((h) => [h, LOOPBACK])),
+        hosts: /** @type {Record<'app'|'mon'|'hbase', string>} */ (Object.fromEntries(HOSTS.map((h) => [h, LOOPBACK]))),
         reason,
         bridge: null,
         namespaces: null,
@@ -134,7 +135,7 @@ function createTopology (overrides = {}, io = {}) {
     const verified = verify ? await verifyConnectivity(verifyTimeoutMs) : []
     return {
       mode,
-      hosts: Object.fromEntries(HOSTS.map((h) => [h, opts.hosts[h].address])),
+      hosts: /** @type {Record<'app'|'mon'|'hbase', string>} */ (Object.fromEntries(HOSTS.map((h) => [h, opts.hosts[h].address]))),
       reason: null,
       bridge: { name: opts.bridge, address: opts.bridgeAddress },
       namespaces: Object.fromEntries(HOSTS.map((h) => [h, opts.hosts[h].netns])),

@@ -36,7 +36,7 @@ function serve (address, timeoutMs) {
   setTimeout(stop, timeoutMs).unref()
   process.stdin.on('end', stop).on('close', stop).resume()
   server.listen({ host: address, port: 0 }, () => {
-    process.stdout.write(JSON.stringify({ port: server.address().port }) + '\n')
+    process.stdout.write(JSON.stringify({ port: /** @type {import('node:net').AddressInfo} */ (server.address()).port }) + '\n')
   })
 }
 
@@ -64,7 +64,7 @@ function roundTrip (name, host, port, timeoutMs) {
         finish({ ok: false, error: `bad reply ${JSON.stringify(reply)}` })
       }
     })
-    socket.on('error', (err) => finish({ ok: false, error: err.code || err.message }))
+    socket.on('error', (/** @type {NodeJS.ErrnoException} */ err) => finish({ ok: false, error: err.code || err.message }))
   })
 }
 

@@ -35,7 +35,7 @@ async function startEcho () {
     socket.on('error', () => {})
     socket.pipe(socket)
   })
-  await new Promise((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, resolve))
+  await new Promise((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, () => resolve(undefined)))
   return server
 }
 
@@ -147,7 +147,7 @@ async function main () {
   const delayMs = Number(values['delay-ms'])
   const delayTrips = Math.max(100, Math.round(trips / 10))
   const echo = await startEcho()
-  const echoPort = echo.address().port
+  const echoPort = /** @type {import('node:net').AddressInfo} */ (echo.address()).port
   const log = (line) => process.stderr.write(line + '\n')
   const results = { node: process.version, cpus: require('node:os').availableParallelism(), delayMs, rtt: {}, load: {}, stream: {} }
 
