@@ -4,8 +4,10 @@
 // (server.js: cluster primary + 2 workers) with settings.shutdownTimeoutMs = 6 s:
 // - SIGTERM while HBase is down (SIGKILLed) and requests are in flight;
 // - the same, while slow clients (partial request headers, headers timeout longer than the
-//   budget) hold connections open so the HTTP drain runs to its deadline and is forced.
-// Either way the primary exits 0 by itself before shutdownTimeoutMs + 2 s (when it would
+//   budget) hold connections open so the HTTP drain runs to its deadline and is forced;
+// - SIGTERM while HBase is stuck (SIGSTOP): the sink's batches hang in flight, and its close
+//   must journal them within its share of the budget instead of waiting for their timeouts.
+// Every way the primary exits 0 by itself before shutdownTimeoutMs + 2 s (when it would
 // SIGKILL a worker), never logs "worker did not stop in time", and every sample5 request the
 // clients saw answered is in HBase once HBase is back and a new server on the same state dir
 // has claimed and replayed the stopped workers' journals — exactly: row keys are unique per
@@ -48,6 +50,7 @@ const REPLAY_MS = 120000
 let admin // client on this file's HBase instance
 let bootstrap
 let hbaseDown = false
+let hbaseStalled = null // pid of the JVM while it is SIGSTOPped
 const children = new Set() // every server process started here, killed by pid in afterAll
 const sockets = new Set() // slow clients
 const tmpDirs = []
@@ -59,6 +62,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
+  if (hbaseStalled) process.kill(hbaseStalled, 'SIGCONT')
   for (const s of sockets) s.destroy()
   for (const child of children) {
     if (child.exitCode === null && child.signalCode === null) {
@@ -91,6 +95,10 @@ async function until (what, predicate, boundMs, every = 250) {
 }
 
 async function ensureHBaseUp () {
+  if (hbaseStalled) {
+    process.kill(hbaseStalled, 'SIGCONT')
+    hbaseStalled = null
+  }
   if (!hbaseDown) return
   await hbase.up(options, { log: () => {} })
   hbaseDown = false
@@ -99,6 +107,13 @@ async function ensureHBaseUp () {
 async function killHBase () {
   hbaseDown = true
   await hbase.kill(options)
+}
+
+/** HBase stuck rather than gone: calls hang until their timeouts, batches stay in flight. */
+async function stallHBase () {
+  const { pid } = await hbase.status(options)
+  hbaseStalled = pid
+  process.kill(pid, 'SIGSTOP')
 }
 
 /**
@@ -231,7 +246,7 @@ function journalLines (stateDir) {
  * The scenario of both cases: load, HBase SIGKILLed, entries spill, (slow clients,) SIGTERM
  * under load; then HBase back, a new server on the same state dir replays the journals.
  */
-async function runCase ({ tag, port, slowClients = 0, http }) {
+async function runCase ({ tag, port, slowClients = 0, http, fault = 'kill' }) {
   await ensureHBaseUp()
   const world = await prepare(tag, {
     shutdownTimeoutMs: BUDGET_MS,
@@ -246,7 +261,8 @@ async function runCase ({ tag, port, slowClients = 0, http }) {
     await until('sample5 warmed up', () => load.answers.sample5.ok >= 400, 60000, 100)
     expect(load.answers.sample5.other + load.answers.sample4.other).toBe(0)
 
-    await killHBase()
+    if (fault === 'stall') await stallHBase()
+    else await killHBase()
     const killedAt = Date.now()
     // Entries spill to the journal once a write fails; let the load run on a little longer.
     await until('entries spilled to the journal', async () => await scrape(port, 'beacon_access_log_entries_total', 'sink="hbase",state="spilled"') > 0, 30000)
@@ -325,4 +341,8 @@ test('SIGTERM while HBase is down and requests are in flight: exits by itself wi
 test('SIGTERM while slow clients hold connections until the drain deadline, HBase down: the drain is forced, exits within the budget, nothing answered is lost', async () => {
   // Headers/request timeouts far beyond the budget: only the drain deadline can cut the slow clients.
   await runCase({ tag: 'slow', port: 4640, slowClients: SLOW_CLIENTS, http: { headersTimeoutMs: 60000, requestTimeoutMs: 60000 } })
+})
+
+test('SIGTERM while HBase is stuck (SIGSTOP) and batches hang in flight: the sink journals them within its share of the budget, nothing answered is lost', async () => {
+  await runCase({ tag: 'stuck', port: 4650, fault: 'stall' })
 })
