@@ -11,7 +11,7 @@ const { startBeacon, request } = require('../support/beacon')
 const HEADERS_TIMEOUT_MS = 1000
 const REQUEST_TIMEOUT_MS = 1500
 const KEEP_ALIVE_TIMEOUT_MS = 1000
-// lib/http-server.js sweeps for expired header/request timeouts every min(1000, timeout / 2) ms.
+// api/http-server.js sweeps for expired header/request timeouts every min(1000, timeout / 2) ms.
 const CHECK_INTERVAL_MS = 500
 // Node advertises `Keep-Alive: timeout=<keepAliveTimeout>` but closes the socket 1 s later
 // (HTTP_SERVER_KEEP_ALIVE_TIMEOUT_BUFFER in node's _http_server.js), so a client that reuses the
