@@ -22,7 +22,17 @@ const SPEC = {
   rsPort: ['BEACON_HBASE_RS_PORT', 16020, port],
   masterInfoPort: ['BEACON_HBASE_MASTER_INFO_PORT', 16010, infoPort],
   rsInfoPort: ['BEACON_HBASE_RS_INFO_PORT', 16030, infoPort],
-  heap: ['BEACON_HBASE_HEAP', '1g', { parse: parseHeap }],
+  // 1 = standalone (one JVM is master, RegionServer and ZooKeeper); N > 1 = a distributed-mode
+  // cluster on this machine: a ZooKeeper, `masters` HMasters and N HRegionServer JVMs.
+  regionServers: ['BEACON_HBASE_REGIONSERVERS', 1, { parse: parseInteger, min: 1, max: 9 }],
+  masters: ['BEACON_HBASE_MASTERS', 1, { parse: parseInteger, min: 1, max: 3 }],
+  // Standalone: the one JVM's heap. Cluster: each RegionServer's heap.
+  heap: ['BEACON_HBASE_HEAP', (o) => o.regionServers > 1 ? '512m' : '1g', { parse: parseHeap }],
+  masterHeap: ['BEACON_HBASE_MASTER_HEAP', '384m', { parse: parseHeap }],
+  zkHeap: ['BEACON_HBASE_ZK_HEAP', '128m', { parse: parseHeap }],
+  // How long ZooKeeper waits before it declares a silent server dead (HBase's default is 90 s).
+  // ZooKeeper runs with tickTime 1 s and grants sessions of 2..20 ticks.
+  zkSessionTimeoutMs: ['BEACON_HBASE_ZK_SESSION_TIMEOUT_MS', 10000, { parse: parseInteger, min: 2000, max: 20000 }],
   startTimeoutMs: ['BEACON_HBASE_START_TIMEOUT_MS', 180000, { parse: parseInteger, min: 1000, max: 3600000 }],
   configTable: ['BEACON_CONFIG_TABLE', SETTINGS.hbase.configTable, tableName],
   accessLogTable: ['BEACON_ACCESS_LOG_TABLE', SETTINGS.logSinks.hbase.table, tableName],
@@ -32,7 +42,7 @@ const SPEC = {
 }
 
 /**
- * Options for one standalone HBase instance: explicit overrides, else environment, else defaults.
+ * Options for one HBase instance (standalone, or a cluster when regionServers > 1): explicit overrides, else environment, else defaults.
  * Every function in infra/hbase takes this object, so a second instance only needs another
  * stateDir and other ports.
  * @param {Record<string, string|number>} [overrides] keys as in the returned object
@@ -58,8 +68,12 @@ function resolveOptions (overrides = {}, env = process.env) {
     }
     o[key] = validate(raw, kind, source)
   }
+  if (o.masters > 1 && o.regionServers === 1) {
+    throw new RangeError('hbase options: BEACON_HBASE_MASTERS > 1 needs a cluster (BEACON_HBASE_REGIONSERVERS > 1); standalone HBase has one master')
+  }
   checkDistinctPorts(o)
   Object.assign(o, {
+    cluster: o.regionServers > 1,
     confDir: path.join(o.stateDir, 'conf'),
     logDir: path.join(o.stateDir, 'logs'),
     logFile: path.join(o.stateDir, 'logs', 'hbase.log'),
@@ -83,12 +97,20 @@ function validate (raw, kind, source) {
   return value
 }
 
+// In a cluster the i-th master (and RegionServer) uses the base port + i - 1, as HBase's own
+// local-master-backup.sh and local-regionservers.sh offset theirs.
 function checkDistinctPorts (o) {
   const seen = new Map()
-  for (const key of ['zkPort', 'masterPort', 'rsPort', 'masterInfoPort', 'rsInfoPort']) {
+  const counts = { zkPort: 1, masterPort: o.masters, masterInfoPort: o.masters, rsPort: o.regionServers, rsInfoPort: o.regionServers }
+  for (const [key, count] of Object.entries(counts)) {
     if (o[key] === -1) continue
-    if (seen.has(o[key])) throw new RangeError(`hbase options: ${key} and ${seen.get(o[key])} are both ${o[key]}`)
-    seen.set(o[key], key)
+    for (let i = 0; i < count; i++) {
+      const port = o[key] + i
+      const name = count > 1 ? `${key}+${i}` : key
+      if (port > 65535) throw new RangeError(`hbase options: ${name} is ${port}, above 65535`)
+      if (seen.has(port)) throw new RangeError(`hbase options: ${name} and ${seen.get(port)} are both ${port}`)
+      seen.set(port, name)
+    }
   }
 }
 

@@ -8,7 +8,8 @@ const { pathToFileURL } = require('node:url')
 const { setTimeout: sleep } = require('node:timers/promises')
 const { javaBin, javaFlags } = require('./jvm')
 
-const MAIN_CLASS = 'org.apache.hadoop.hbase.master.HMaster'
+/** @typedef {import('./processes').HBaseProcess} HBaseProcess */
+
 const START_MARKER = '==== beacon: starting'
 const PORT_ENV = {
   zkPort: 'BEACON_HBASE_ZK_PORT',
@@ -19,15 +20,17 @@ const PORT_ENV = {
 }
 
 /**
- * The pid recorded in the pid file if that process is still this instance's HBase JVM, else null.
- * The command line is checked so that a recycled pid is never mistaken for (or signalled as) HBase.
+ * The pid recorded in the process's pid file if that process is still this instance's JVM, else
+ * null. The command line is checked so that a recycled pid is never mistaken for (or signalled as)
+ * HBase.
  * @param {Readonly<Record<string, any>>} opts from resolveOptions()
+ * @param {HBaseProcess} proc
  * @returns {number|null}
  */
-function runningPid (opts) {
+function runningPid (opts, proc) {
   let pid
   try {
-    pid = Number(fs.readFileSync(opts.pidFile, 'utf8').trim())
+    pid = Number(fs.readFileSync(proc.pidFile, 'utf8').trim())
   } catch (err) {
     if (err.code === 'ENOENT') return null
     throw err
@@ -35,7 +38,7 @@ function runningPid (opts) {
   if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return null
   const cmdline = readCmdline(pid)
   if (cmdline === null) return pid // no /proc (macOS): trust the pid file
-  return cmdline.includes(MAIN_CLASS) && cmdline.includes(instanceMarker(opts) + ' ') ? pid : null
+  return cmdline.includes(proc.mainClass) && instanceMarkers(opts, proc).every((m) => cmdline.includes(m + ' ')) ? pid : null
 }
 
 /**
@@ -78,21 +81,27 @@ function portAccepts (host, port, timeoutMs = 1000) {
 }
 
 /**
- * Throws a clear error naming the env var if any configured port cannot be bound on opts.host.
- * HBase would otherwise fail deep in its startup (or, for ZooKeeper, silently move to another port).
+ * Throws a clear error naming the env var if a port of the given processes cannot be bound on
+ * opts.host. HBase would otherwise fail deep in its startup (or, for ZooKeeper, silently move to
+ * another port).
  * @param {Readonly<Record<string, any>>} opts from resolveOptions()
+ * @param {HBaseProcess[]} procs the processes about to start
  * @returns {Promise<void>}
  */
-async function assertPortsFree (opts) {
+async function assertPortsFree (opts, procs) {
+  const wanted = opts.cluster
+    ? procs.flatMap((p) => [[p.port, `${p.name} port`], [p.infoPort, `${p.name} UI port`]])
+    : Object.entries(PORT_ENV).map(([key, envName]) => [opts[key], envName])
   const taken = []
-  for (const [key, envName] of Object.entries(PORT_ENV)) {
-    if (opts[key] === -1) continue
-    const err = await tryBind(opts.host, opts[key])
-    if (err) taken.push(`${opts.host}:${opts[key]} (${envName}): ${err.code === 'EADDRINUSE' ? 'already in use by another process' : err.message}`)
+  for (const [port, what] of wanted) {
+    if (port === -1) continue
+    const err = await tryBind(opts.host, port)
+    if (err) taken.push(`${opts.host}:${port} (${what}): ${err.code === 'EADDRINUSE' ? 'already in use by another process' : err.message}`)
   }
   if (taken.length) {
     throw new Error(`hbase: cannot start, ports unavailable:\n  ${taken.join('\n  ')}\n` +
-      `No HBase of this state dir (${opts.stateDir}) is running; stop whatever holds the ports or choose other ports via the env vars.`)
+      `No HBase process of this state dir (${opts.stateDir}) holds them; stop whatever does or choose other ports via the env vars ` +
+      `(${Object.values(PORT_ENV).join(', ')}; in a cluster the i-th master and RegionServer use the base port + i - 1).`)
   }
 }
 
@@ -105,27 +114,30 @@ function tryBind (host, port) {
 }
 
 /**
- * Spawns the standalone HBase JVM detached from this process and records its pid.
+ * Spawns one JVM of the instance detached from this process and records its pid.
  * @param {Readonly<Record<string, any>>} opts from resolveOptions()
+ * @param {HBaseProcess} proc
  * @param {string} classpath
  * @returns {number} pid
  */
-function spawnServer (opts, classpath) {
+function spawnProcess (opts, proc, classpath) {
   fs.mkdirSync(opts.logDir, { recursive: true })
+  fs.mkdirSync(path.dirname(proc.pidFile), { recursive: true })
   const args = [
-    `-Xms${opts.heap}`, `-Xmx${opts.heap}`,
+    // A cluster's small JVMs start with a small heap and grow; the standalone one reserves its heap.
+    ...(opts.cluster ? [`-Xmx${proc.heap}`] : [`-Xms${proc.heap}`, `-Xmx${proc.heap}`]),
     ...javaFlags(),
-    instanceMarker(opts),
+    ...instanceMarkers(opts, proc),
     `-Dhbase.log.dir=${opts.logDir}`,
-    `-Dhbase.log.file=${path.basename(opts.logFile)}`,
-    `-Dlog4j.configuration=${pathToFileURL(path.join(opts.confDir, 'log4j.properties')).href}`,
+    `-Dhbase.log.file=${path.basename(proc.logFile)}`,
+    `-Dlog4j.configuration=${pathToFileURL(proc.log4jFile).href}`,
     '-cp', `${opts.confDir}:${classpath}`,
-    MAIN_CLASS, 'start'
+    proc.mainClass, ...proc.args
   ]
   // logTail() shows only what follows the last marker, i.e. this run's lines.
-  const marker = `${START_MARKER} ${new Date().toISOString()} HBase ${opts.version}\n`
-  fs.appendFileSync(opts.logFile, marker)
-  const out = fs.openSync(opts.outFile, 'a')
+  const marker = `${START_MARKER} ${new Date().toISOString()} HBase ${opts.version} ${proc.name}\n`
+  fs.appendFileSync(proc.logFile, marker)
+  const out = fs.openSync(proc.outFile, 'a')
   try {
     fs.writeSync(out, marker)
     const child = spawn(javaBin(), args, { cwd: opts.stateDir, detached: true, stdio: ['ignore', out, out] })
@@ -133,7 +145,7 @@ function spawnServer (opts, classpath) {
     child.on('error', () => {})
     if (!child.pid) throw new Error(`hbase: could not spawn ${javaBin()} (install JDK 17 or set JAVA_HOME)`)
     child.unref()
-    fs.writeFileSync(opts.pidFile, `${child.pid}\n`)
+    fs.writeFileSync(proc.pidFile, `${child.pid}\n`)
     return child.pid
   } finally {
     fs.closeSync(out)
@@ -141,25 +153,26 @@ function spawnServer (opts, classpath) {
 }
 
 /**
- * Signals the recorded HBase JVM and waits for it to exit; SIGKILL after `timeoutMs`.
- * Only the pid from the pid file is ever signalled. Removes the pid file.
+ * Signals one JVM of the instance and waits for it to exit; SIGKILL after `timeoutMs`.
+ * Only the pid from its pid file is ever signalled. Removes the pid file.
  * @param {Readonly<Record<string, any>>} opts from resolveOptions()
+ * @param {HBaseProcess} proc
  * @param {{ signal?: NodeJS.Signals, timeoutMs?: number }} [how]
  * @returns {Promise<{ pid: number|null, forced: boolean, stopMs: number }>}
  */
-async function stopServer (opts, { signal = 'SIGTERM', timeoutMs = 60000 } = {}) {
+async function stopProcess (opts, proc, { signal = 'SIGTERM', timeoutMs = 60000 } = {}) {
   const started = Date.now()
-  const pid = runningPid(opts)
+  const pid = runningPid(opts, proc)
   let forced = signal === 'SIGKILL'
   if (pid) {
     process.kill(pid, signal)
     if (!await waitForExit(pid, timeoutMs)) {
       forced = true
       process.kill(pid, 'SIGKILL')
-      if (!await waitForExit(pid, 10000)) throw new Error(`hbase: pid ${pid} survived SIGKILL`)
+      if (!await waitForExit(pid, 10000)) throw new Error(`hbase: pid ${pid} (${proc.name}) survived SIGKILL`)
     }
   }
-  fs.rmSync(opts.pidFile, { force: true })
+  fs.rmSync(proc.pidFile, { force: true })
   return { pid, forced, stopMs: Date.now() - started }
 }
 
@@ -221,13 +234,13 @@ function readOr (file, fallback) {
 }
 
 /**
- * The last lines of the server's stdout/stderr and log file, for error messages.
- * @param {Readonly<Record<string, any>>} opts from resolveOptions()
+ * The last lines of a JVM's stdout/stderr and log file, for error messages.
+ * @param {HBaseProcess} proc
  * @param {number} [n]
  * @returns {string}
  */
-function logTail (opts, n = 15) {
-  return [opts.outFile, opts.logFile].map((file) => {
+function logTail (proc, n = 15) {
+  return [proc.outFile, proc.logFile].map((file) => {
     const text = readOr(file, '')
     const run = text.slice(Math.max(0, text.lastIndexOf(START_MARKER)))
     return `--- ${file}\n${run.trim().split('\n').slice(-n).join('\n')}`
@@ -242,9 +255,12 @@ function readCmdline (pid) {
   }
 }
 
-// Identifies this instance's JVM in /proc/<pid>/cmdline.
-function instanceMarker (opts) {
-  return `-Dbeacon.hbase.stateDir=${opts.stateDir}`
+// Identify this instance's JVMs in /proc/<pid>/cmdline. The standalone JVM carries only the
+// state dir (as it always has), a cluster's JVMs their name too.
+function instanceMarkers (opts, proc) {
+  const markers = [`-Dbeacon.hbase.stateDir=${opts.stateDir}`]
+  if (proc.role !== 'standalone') markers.push(`-Dbeacon.hbase.process=${proc.name}`)
+  return markers
 }
 
-module.exports = { runningPid, isAlive, portAccepts, assertPortsFree, spawnServer, stopServer, waitForExit, withStartLock, logTail }
+module.exports = { runningPid, isAlive, portAccepts, assertPortsFree, spawnProcess, stopProcess, waitForExit, withStartLock, logTail }

@@ -3,14 +3,33 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
+const { processesOf } = require('./processes')
 
 /**
- * hbase-site.xml properties for one standalone instance (master, RegionServer and ZooKeeper in
- * one JVM) that binds to and advertises only `opts.host`.
+ * hbase-site.xml properties for one instance that binds to and advertises only `opts.host`:
+ * standalone (master, RegionServer and ZooKeeper in one JVM) or a cluster of separate JVMs. A
+ * cluster's per-process ports and tmp dirs are `-D` arguments of each process (processes.js).
  * @param {Readonly<Record<string, any>>} opts from resolveOptions()
  * @returns {Record<string, string|number|boolean>}
  */
 function siteProperties (opts) {
+  return opts.cluster ? { ...commonProperties(opts), ...clusterProperties(opts) } : commonProperties(opts)
+}
+
+function clusterProperties (opts) {
+  return {
+    'hbase.cluster.distributed': true,
+    // Every RegionServer reports before the master assigns regions, so tables start spread.
+    'hbase.master.wait.on.regionservers.mintostart': opts.regionServers,
+    'hbase.master.wait.on.regionservers.maxtostart': opts.regionServers,
+    // A SIGKILLed server is noticed when its ZooKeeper session expires: 90 s by default, seconds here.
+    'zookeeper.session.timeout': opts.zkSessionTimeoutMs,
+    // Rebalance a restarted (empty) RegionServer within a minute instead of HBase's 5.
+    'hbase.balancer.period': 60000
+  }
+}
+
+function commonProperties (opts) {
   return {
     'hbase.cluster.distributed': false,
     'hbase.rootdir': pathToFileURL(path.join(opts.dataDir, 'hbase')).href,
@@ -66,16 +85,42 @@ function log4jProperties (file, level = 'INFO') {
 }
 
 /**
- * Writes `<confDir>/hbase-site.xml` and `<confDir>/log4j.properties` for the server JVM and
- * `<confDir>/tool-log4j.properties` for the setup tool (its own file, so two JVMs never share one).
+ * ZooKeeper's own configuration for a cluster: one server, 1 s ticks so that sessions of 2..20 s
+ * are allowed (HBase asks for `zkSessionTimeoutMs`), no admin web server (it would take port 8080).
+ * @param {Readonly<Record<string, any>>} opts from resolveOptions()
+ * @returns {string}
+ */
+function zooCfg (opts) {
+  return [
+    'tickTime=1000',
+    'initLimit=10',
+    'syncLimit=5',
+    'minSessionTimeout=2000',
+    'maxSessionTimeout=20000',
+    `dataDir=${path.join(opts.dataDir, 'zk')}`,
+    `clientPort=${opts.zkPort}`,
+    `clientPortAddress=${opts.host}`,
+    // Every RegionServer, master and client of this machine connects from one address.
+    'maxClientCnxns=0',
+    'admin.enableServer=false'
+  ].join('\n') + '\n'
+}
+
+/**
+ * Writes `<confDir>/hbase-site.xml`, a log4j configuration per JVM (each its own file), one for
+ * the setup tool, and in a cluster ZooKeeper's `zoo.cfg`.
  * @param {Readonly<Record<string, any>>} opts from resolveOptions()
  */
 function writeConfig (opts) {
   fs.mkdirSync(opts.confDir, { recursive: true })
   fs.mkdirSync(opts.logDir, { recursive: true })
   writeIfChanged(path.join(opts.confDir, 'hbase-site.xml'), siteXml(siteProperties(opts)))
-  writeIfChanged(path.join(opts.confDir, 'log4j.properties'), log4jProperties(opts.logFile))
+  for (const proc of processesOf(opts)) writeIfChanged(proc.log4jFile, log4jProperties(proc.logFile))
   writeIfChanged(path.join(opts.confDir, 'tool-log4j.properties'), log4jProperties(opts.toolLogFile, 'WARN'))
+  if (opts.cluster) {
+    fs.mkdirSync(path.join(opts.dataDir, 'zk'), { recursive: true })
+    writeIfChanged(path.join(opts.confDir, 'zoo.cfg'), zooCfg(opts))
+  }
 }
 
 function siteXml (props) {
@@ -98,4 +143,4 @@ function writeIfChanged (file, text) {
   fs.writeFileSync(file, text)
 }
 
-module.exports = { siteProperties, log4jProperties, writeConfig }
+module.exports = { siteProperties, zooCfg, log4jProperties, writeConfig }

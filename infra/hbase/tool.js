@@ -6,41 +6,43 @@ const { spawn } = require('node:child_process')
 const { pathToFileURL } = require('node:url')
 const { javaFlags, javaBin } = require('./jvm')
 
-const SOURCE = path.join(__dirname, 'java', 'BeaconHBaseTool.java')
-const CLASS_NAME = 'BeaconHBaseTool'
+const JAVA_DIR = path.join(__dirname, 'java')
+// setup/shutdown (BeaconHBaseTool) and read-only views (BeaconHBaseInspect: cluster, dump).
+const CLASSES = ['BeaconHBaseTool', 'BeaconHBaseInspect']
+const SOURCES = CLASSES.map((name) => path.join(JAVA_DIR, `${name}.java`))
 
 /**
- * Compiles BeaconHBaseTool.java into `<stateDir>/classes` unless the class file is newer than both
- * the source and the classpath it was compiled against.
+ * Compiles the tool's Java sources into `<stateDir>/classes` unless every class file is newer
+ * than every source and the classpath it was compiled against.
  * @param {Readonly<Record<string, any>>} opts from resolveOptions()
  * @param {string} classpath
  * @returns {Promise<void>}
  */
 async function ensureToolCompiled (opts, classpath) {
-  const classFile = path.join(opts.classesDir, `${CLASS_NAME}.class`)
-  const built = mtime(classFile)
-  if (built > mtime(SOURCE) && built > mtime(opts.classpathFile)) return
+  const built = Math.min(...CLASSES.map((name) => mtime(path.join(opts.classesDir, `${name}.class`))))
+  if (built > Math.max(...SOURCES.map(mtime)) && built > mtime(opts.classpathFile)) return
   fs.mkdirSync(opts.classesDir, { recursive: true })
   const javac = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'javac') : 'javac'
-  const { code, output } = await run(javac, ['-nowarn', '-cp', classpath, '-d', opts.classesDir, SOURCE])
-  if (code !== 0) throw new Error(`hbase: javac ${SOURCE} failed (exit ${code}):\n${output}`)
+  const { code, output } = await run(javac, ['-nowarn', '-cp', classpath, '-d', opts.classesDir, ...SOURCES])
+  if (code !== 0) throw new Error(`hbase: javac ${SOURCES.join(' ')} failed (exit ${code}):\n${output}`)
 }
 
 /**
- * Runs one tool command (`setup` or `shutdown`) and returns its JSON summary.
+ * Runs one tool command (`setup`, `shutdown`; with tool 'BeaconHBaseInspect': `cluster`, `dump`)
+ * and returns its JSON summary.
  * @param {Readonly<Record<string, any>>} opts from resolveOptions()
  * @param {string} classpath
  * @param {string[]} args command and its arguments
- * @param {{ stdinLines?: Iterable<string>, signal?: AbortSignal }} [io] lines for the tool's stdin
- *   (written lazily); a signal that kills the tool JVM when aborted
+ * @param {{ stdinLines?: Iterable<string>, signal?: AbortSignal, tool?: string }} [io] lines for
+ *   the tool's stdin (written lazily); a signal that kills the tool JVM when aborted; the class
  * @returns {Promise<Record<string, any>>}
  */
-async function runTool (opts, classpath, args, { stdinLines, signal } = {}) {
+async function runTool (opts, classpath, args, { stdinLines, signal, tool = CLASSES[0] } = {}) {
   const jvmArgs = [
     ...javaFlags(),
     `-Dlog4j.configuration=${pathToFileURL(path.join(opts.confDir, 'tool-log4j.properties')).href}`,
     '-cp', [opts.classesDir, opts.confDir, classpath].join(':'),
-    CLASS_NAME, ...args
+    tool, ...args
   ]
   const { code, signal: killedBy, stdout, output } = await run(javaBin(), jvmArgs, { stdinLines, signal })
   if (code !== 0) {

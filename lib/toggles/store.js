@@ -28,6 +28,20 @@ const FIRST_ID_ROW = '-' // the lowest character an id may start with
  */
 
 /**
+ * Split keys that cut the config table into `regions` ranges by the id's first digit (the
+ * sample ids are 1..N in decimal), for a cluster where each RegionServer should hold a share.
+ * The reserved `!` rows sort before every id and live in the first region.
+ * @param {number} regions 1..9
+ * @returns {string[]}
+ */
+function configSplitKeys (regions) {
+  if (!Number.isInteger(regions) || regions < 1 || regions > 9) throw new RangeError('config regions must be 1..9')
+  const keys = []
+  for (let i = 1; i < regions; i++) keys.push(String(1 + Math.round((9 * i) / regions)))
+  return keys
+}
+
+/**
  * @param {Record<string, unknown>} toggles
  * @returns {string} the cell value
  */
@@ -170,4 +184,4 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
   }
 }
 
-module.exports = { createToggleStore, encodeToggles, decodeToggles, SWITCH_ROW_PREFIX, CHANGES_ROW, FIRST_ID_ROW }
+module.exports = { createToggleStore, configSplitKeys, encodeToggles, decodeToggles, SWITCH_ROW_PREFIX, CHANGES_ROW, FIRST_ID_ROW }

@@ -6,10 +6,12 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.HRegionLocation;
+import org.apache.hadoop.hbase.ServerName;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.TableNotFoundException;
 import org.apache.hadoop.hbase.client.Admin;
@@ -20,6 +22,7 @@ import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.RegionInfo;
 import org.apache.hadoop.hbase.client.RegionLocator;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.Table;
@@ -29,10 +32,13 @@ import org.apache.hadoop.hbase.util.Bytes;
 /**
  * Admin tasks against the standalone HBase, one JVM run each, printing a one-line JSON summary.
  *
- * setup: waits until a freshly (re)started HBase really serves, creates the beacon tables if
- *   absent and seeds the config table from stdin. Arguments (all required but --split, which
- *   repeats): --timeout-ms N --config-table T --config-family F --config-qualifier Q
- *   --seed-check-row R --probe-row R --log-table T --log-family F [--split KEY]...
+ * setup: waits until a freshly (re)started HBase really serves (in a cluster: until
+ *   --expect-servers RegionServers have reported in), creates the beacon tables if absent, seeds
+ *   the config table from stdin, and in a cluster waits until every RegionServer holds regions of
+ *   the access-log table (asking the balancer if one holds none). Arguments (all required but the
+ *   repeating --split and --config-split, and --expect-servers): --timeout-ms N --config-table T
+ *   --config-family F --config-qualifier Q --seed-check-row R --probe-row R --log-table T
+ *   --log-family F [--split KEY]... [--config-split KEY]... [--expect-servers N]
  *   stdin: one "rowkey TAB value" line per config row; read only when the seed is missing.
  * shutdown: asks the master for an orderly cluster shutdown. Arguments: --timeout-ms N
  */
@@ -44,18 +50,24 @@ public final class BeaconHBaseTool {
     Map<String, List<String>> args = parseArgs(argv);
     long started = System.nanoTime();
     long deadline = started + Long.parseLong(one(args, "--timeout-ms")) * 1_000_000L;
-    Configuration conf = HBaseConfiguration.create();
-    // Fail each attempt fast; the loops below own the overall deadline.
-    conf.setInt("hbase.client.retries.number", 5);
-    conf.setInt("hbase.client.pause", 100);
-    conf.setInt("hbase.rpc.timeout", 10_000);
-    conf.setInt("hbase.client.operation.timeout", 20_000);
-    conf.setInt("zookeeper.recovery.retry", 1);
+    Configuration conf = clientConf();
     switch (argv[0]) {
       case "setup" -> setup(conf, args, started, deadline);
       case "shutdown" -> shutdown(conf, deadline);
       default -> throw new IllegalArgumentException("unknown command " + argv[0]);
     }
+  }
+
+  /** HBase's own client configuration (hbase-site.xml from the classpath), failing each attempt fast. */
+  static Configuration clientConf() {
+    Configuration conf = HBaseConfiguration.create();
+    // The callers' loops own the overall deadline.
+    conf.setInt("hbase.client.retries.number", 5);
+    conf.setInt("hbase.client.pause", 100);
+    conf.setInt("hbase.rpc.timeout", 10_000);
+    conf.setInt("hbase.client.operation.timeout", 20_000);
+    conf.setInt("zookeeper.recovery.retry", 1);
+    return conf;
   }
 
   /**
@@ -78,12 +90,18 @@ public final class BeaconHBaseTool {
     TableName logTable = TableName.valueOf(one(args, "--log-table"));
     byte[] logFamily = Bytes.toBytes(one(args, "--log-family"));
     List<String> splits = args.getOrDefault("--split", List.of());
+    List<String> configSplits = args.getOrDefault("--config-split", List.of());
+    int expectServers = Integer.parseInt(args.getOrDefault("--expect-servers", List.of("1")).get(0));
 
     try (Connection conn = ConnectionFactory.createConnection(conf); Admin admin = conn.getAdmin()) {
       List<String> created = new ArrayList<>();
+      await(deadline, expectServers + " RegionServer(s) reported in", () -> {
+        int live = admin.getRegionServers().size();
+        if (live < expectServers) throw new IOException(live + " of " + expectServers + " live");
+      });
       // getDescriptor goes through the master and fails until it is initialized.
       await(deadline, "master initialized and tables present", () -> {
-        if (ensureTable(admin, configTable, configFamily, List.of())) created.add(configTable.getNameAsString());
+        if (ensureTable(admin, configTable, configFamily, configSplits)) created.add(configTable.getNameAsString());
         if (ensureTable(admin, logTable, logFamily, splits)) created.add(logTable.getNameAsString());
       });
       // After a crash the master is up before WAL recovery reopens the user regions: read every region.
@@ -93,6 +111,7 @@ public final class BeaconHBaseTool {
         regions.put(logTable.getNameAsString(), probeRegions(conn, logTable));
       });
       long readyMs = (System.nanoTime() - started) / 1_000_000L;
+      Map<String, Integer> spread = expectServers > 1 ? awaitSpread(admin, logTable, deadline) : Map.of();
 
       int seeded = 0;
       try (Table table = conn.getTable(configTable)) {
@@ -111,6 +130,7 @@ public final class BeaconHBaseTool {
             + ",\"regions\":{\"" + configTable + "\":" + regions.get(configTable.getNameAsString())
             + ",\"" + logTable + "\":" + regions.get(logTable.getNameAsString()) + "}"
             + ",\"seeded\":" + seeded
+            + ",\"spread\":" + jsonCounts(spread)
             + ",\"probe\":" + (value == null ? "null" : jsonString(Bytes.toString(value))) + "}");
       }
     }
@@ -130,6 +150,31 @@ public final class BeaconHBaseTool {
       else admin.createTable(desc.build(), keys);
       return true;
     }
+  }
+
+  /**
+   * Regions of `table` per live RegionServer, once every live server holds at least one. A server
+   * that holds none (say it joined after the table was created) gets some from the balancer.
+   */
+  private static Map<String, Integer> awaitSpread(Admin admin, TableName table, long deadline) throws Exception {
+    Map<String, Integer> spread = new TreeMap<>();
+    boolean[] askedBalancer = {false};
+    await(deadline, "regions of " + table + " on every RegionServer", () -> {
+      spread.clear();
+      for (ServerName server : admin.getRegionServers()) {
+        int n = 0;
+        for (RegionInfo region : admin.getRegions(server)) if (region.getTable().equals(table)) n++;
+        spread.put(server.getAddress().toString(), n);
+      }
+      if (spread.containsValue(0)) {
+        if (!askedBalancer[0]) {
+          admin.balancerSwitch(true, true);
+          askedBalancer[0] = admin.balance();
+        }
+        throw new IOException("a RegionServer holds no region of " + table + ": " + spread);
+      }
+    });
+    return spread;
   }
 
   private static int probeRegions(Connection conn, TableName name) throws IOException {
@@ -170,11 +215,11 @@ public final class BeaconHBaseTool {
     return rows;
   }
 
-  private interface Step {
+  interface Step {
     void run() throws Exception;
   }
 
-  private static void await(long deadline, String what, Step step) throws Exception {
+  static void await(long deadline, String what, Step step) throws Exception {
     while (true) {
       try {
         step.run();
@@ -188,7 +233,7 @@ public final class BeaconHBaseTool {
     }
   }
 
-  private static Map<String, List<String>> parseArgs(String[] argv) {
+  static Map<String, List<String>> parseArgs(String[] argv) {
     Map<String, List<String>> args = new HashMap<>();
     for (int i = 1; i + 1 < argv.length; i += 2) {
       args.computeIfAbsent(argv[i], k -> new ArrayList<>()).add(argv[i + 1]);
@@ -196,19 +241,27 @@ public final class BeaconHBaseTool {
     return args;
   }
 
-  private static String one(Map<String, List<String>> args, String name) {
+  static String one(Map<String, List<String>> args, String name) {
     List<String> values = args.get(name);
     if (values == null || values.size() != 1) throw new IllegalArgumentException("need exactly one " + name);
     return values.get(0);
   }
 
-  private static String jsonList(List<String> items) {
+  static String jsonCounts(Map<String, Integer> counts) {
+    StringBuilder sb = new StringBuilder("{");
+    for (Map.Entry<String, Integer> e : counts.entrySet()) {
+      sb.append(sb.length() > 1 ? "," : "").append(jsonString(e.getKey())).append(':').append(e.getValue());
+    }
+    return sb.append('}').toString();
+  }
+
+  static String jsonList(List<String> items) {
     StringBuilder sb = new StringBuilder("[");
     for (String item : items) sb.append(sb.length() > 1 ? "," : "").append(jsonString(item));
     return sb.append(']').toString();
   }
 
-  private static String jsonString(String s) {
+  static String jsonString(String s) {
     StringBuilder sb = new StringBuilder("\"");
     for (char c : s.toCharArray()) {
       if (c == '"' || c == '\\') sb.append('\\').append(c);
