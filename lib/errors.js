@@ -79,6 +79,8 @@ const ERRORS = Object.freeze({
   // Internal: the config source fails reads fast while the store keeps failing (answered as
   // CONFIG_UNAVAILABLE when nothing is cached).
   CIRCUIT_OPEN: createError('CIRCUIT_OPEN', 'config reads fail fast for a moment: the store failed repeatedly and is being probed', 503),
+  // Internal: a lookup queued behind reads in flight until its request deadline had passed.
+  LOOKUP_TIMEOUT: createError('LOOKUP_TIMEOUT', 'the config read did not finish within the request deadline', 503),
   CONFIG_INVALID: createError('CONFIG_INVALID', 'invalid settings', 500),
   // A module was built with options it cannot work with: a bug in the caller, caught at start.
   INVALID_OPTION: createError('INVALID_OPTION', 'invalid option', 500),

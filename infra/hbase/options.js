@@ -17,6 +17,9 @@ const SPEC = {
   stateDir: ['BEACON_HBASE_STATE_DIR', path.join(REPO_ROOT, '.state', 'hbase'), { parse: parseDir }],
   dataDir: ['BEACON_HBASE_DATA_DIR', (o) => path.join(o.stateDir, 'data'), { parse: parseDir }],
   host: ['BEACON_HBASE_HOST', '127.0.0.1', { parse: parseHost }],
+  // The address HBase tells clients (in hbase:meta and ZooKeeper) to reach its servers at, when
+  // that is not where they listen: e.g. a fault-injecting proxy in front of every server port.
+  advertiseHost: ['BEACON_HBASE_ADVERTISE_HOST', (o) => o.host, { parse: parseHost }],
   zkPort: ['BEACON_HBASE_ZK_PORT', 2181, port],
   masterPort: ['BEACON_HBASE_MASTER_PORT', 16000, port],
   rsPort: ['BEACON_HBASE_RS_PORT', 16020, port],

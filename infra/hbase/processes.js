@@ -117,10 +117,10 @@ function processOf (opts, role, index) {
  * @returns {string[]}
  */
 function bootstrapServers (opts) {
-  if (!opts.cluster) return [`${opts.host}:${opts.rsPort}`, `${opts.host}:${opts.masterPort}`]
+  if (!opts.cluster) return [`${opts.advertiseHost}:${opts.rsPort}`, `${opts.advertiseHost}:${opts.masterPort}`]
   return processesOf(opts)
     .filter((p) => p.role === 'regionserver' || p.role === 'master')
-    .map((p) => `${opts.host}:${p.port}`)
+    .map((p) => `${opts.advertiseHost}:${p.port}`)
 }
 
 function files (opts, name, base = name) {

@@ -6,7 +6,8 @@ const { pathToFileURL } = require('node:url')
 const { processesOf } = require('./processes')
 
 /**
- * hbase-site.xml properties for one instance that binds to and advertises only `opts.host`:
+ * hbase-site.xml properties for one instance that binds to `opts.host` only and advertises
+ * `opts.advertiseHost` (the same unless a proxy stands in front):
  * standalone (master, RegionServer and ZooKeeper in one JVM) or a cluster of separate JVMs. A
  * cluster's per-process ports and tmp dirs are `-D` arguments of each process (processes.js).
  * @param {Readonly<Record<string, any>>} opts from resolveOptions()
@@ -48,13 +49,13 @@ function commonProperties (opts) {
 
     'hbase.master.port': opts.masterPort,
     'hbase.master.ipc.address': opts.host,
-    'hbase.master.hostname': opts.host,
+    'hbase.master.hostname': opts.advertiseHost,
     'hbase.master.info.port': opts.masterInfoPort,
     'hbase.master.info.bindAddress': opts.host,
 
     'hbase.regionserver.port': opts.rsPort,
     'hbase.regionserver.ipc.address': opts.host,
-    'hbase.unsafe.regionserver.hostname': opts.host,
+    'hbase.unsafe.regionserver.hostname': opts.advertiseHost,
     'hbase.regionserver.info.port': opts.rsInfoPort,
     'hbase.regionserver.info.bindAddress': opts.host
   }

@@ -106,7 +106,7 @@ async function status (opts, { regions = false } = {}) {
 function annotate (opts, processes, view) {
   const byAddress = new Map(view.live.map((s) => [s.server, s]))
   for (const p of processes) {
-    const address = `${opts.host}:${p.port}`
+    const address = `${opts.advertiseHost}:${p.port}`
     if (p.role === 'master' && p.pid) p.master = view.active === address ? 'active' : view.backups.includes(address) ? 'backup' : 'not registered'
     const live = (p.role === 'regionserver' || p.role === 'standalone') && byAddress.get(address)
     if (live) Object.assign(p, { regions: live.regions, meta: live.meta, tables: live.tables, startCode: live.startCode })

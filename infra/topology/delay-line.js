@@ -54,6 +54,15 @@ class DelayLine {
     this.#onFlush = onFlush
   }
 
+  /**
+   * Changes the delay of the chunks pushed from now on (a fault that worsens or heals); chunks
+   * already queued keep their release times, and order is kept either way.
+   * @param {number} delayMs
+   */
+  setDelay (delayMs) {
+    this.#delayMs = delayMs
+  }
+
   /** Bytes accepted and not yet released. */
   get queuedBytes () {
     return this.#bytes

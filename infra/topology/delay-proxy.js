@@ -32,12 +32,13 @@ const noop = () => {}
  *   at the cost of a busy event loop while bytes are in flight (false: timers only, ±1 ms);
  *   highWaterMark: queued bytes per direction before the sender is paused
  * @returns {Promise<{ address: { host: string, port: number }, stats (): { accepted: number, active: number, bytesUp: number, bytesDown: number },
- *   close (): Promise<void>, destroy (): void }>}
+ *   setDelay (delayMs: number): void, close (): Promise<void>, destroy (): void }>}
  *   close(): stops accepting, releases the bytes already accepted, then closes every
  *   connection; idempotent. destroy(): drops everything at once.
  */
 async function createDelayProxy (options) {
-  const o = validate(options)
+  const validated = validate(options)
+  let o = validated
   const connections = new Set()
   const totals = { accepted: 0, bytesUp: 0, bytesDown: 0 }
   const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (client) => {
@@ -57,6 +58,15 @@ async function createDelayProxy (options) {
   return {
     address: { host, port },
     stats: () => ({ ...totals, active: connections.size }),
+    /**
+     * Sets the one-way delay for bytes that arrive from now on, on every connection (open and
+     * future): a link that turns slow or heals under load.
+     * @param {number} delayMs
+     */
+    setDelay (delayMs) {
+      o = Object.freeze({ ...validated, delayMs: ms(delayMs, 'delayMs') })
+      for (const c of connections) c.setDelay(o.delayMs)
+    },
     close () {
       closing ??= (async () => {
         const stopped = new Promise((resolve) => server.close(() => resolve()))
@@ -127,6 +137,10 @@ function connect (client, o, totals, connections) {
   upstream.on('close', onClose(upstream, down))
 
   const conn = {
+    setDelay (delayMs) {
+      up.setDelay(delayMs)
+      down.setDelay(delayMs)
+    },
     /** Lets the bytes already accepted out (bounded), then closes both sockets. */
     async closeAfterFlush () {
       const deadline = Date.now() + 3 * o.delayMs + o.jitterMs + 1000
@@ -144,6 +158,11 @@ function connect (client, o, totals, connections) {
   return conn
 }
 
+function ms (value, name) {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_DELAY_MS) throw new RangeError(`delay proxy: ${name} must be 0..${MAX_DELAY_MS} ms, got ${JSON.stringify(value)}`)
+  return value
+}
+
 function validate (options) {
   if (!options || typeof options !== 'object') throw new TypeError('delay proxy: options are required')
   const known = ['listen', 'target', 'delayMs', 'jitterMs', 'handshake', 'precise', 'highWaterMark', 'now', 'random']
@@ -153,10 +172,6 @@ function validate (options) {
   const { listen = {}, target, delayMs = 0, jitterMs = 0, handshake = true, precise = true, highWaterMark = DEFAULT_HIGH_WATER_MARK } = options
   const port = (value, name, allowZero) => {
     if (!Number.isInteger(value) || value < (allowZero ? 0 : 1) || value > 65535) throw new RangeError(`delay proxy: ${name} must be a port number, got ${JSON.stringify(value)}`)
-    return value
-  }
-  const ms = (value, name) => {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_DELAY_MS) throw new RangeError(`delay proxy: ${name} must be 0..${MAX_DELAY_MS} ms, got ${JSON.stringify(value)}`)
     return value
   }
   if (!target || typeof target !== 'object') throw new TypeError('delay proxy: target { host, port } is required')

@@ -8,13 +8,19 @@ const MAX_IDS_PER_MULTI_GET = 500
 const DEFAULT_MAX_IN_FLIGHT = 2
 // Shared: it carries no request data, and an open circuit fails every read the same way.
 const CIRCUIT_OPEN = Object.freeze(Object.assign(new ERRORS.CIRCUIT_OPEN(), { retryable: true }))
+const LOOKUP_TIMEOUT = Object.freeze(Object.assign(new ERRORS.LOOKUP_TIMEOUT(), { retryable: true }))
+// A read sent with less time than this left would only add load to a struggling HBase.
+const MIN_READ_MS = 10
 
 /**
  * Config source reading toggles from HBase through the toggle store (lib/toggles/store.js). Lookups made in the same turn of the
  * event loop are coalesced into one multi-get (one RPC per RegionServer) instead of one RPC
  * each, and an id asked for twice in that turn is read once. At most `maxInFlight` reads are
  * out at a time: under load, ids queue while they are, so batches grow with the load (fewer,
- * larger RPCs), while a lone request at low load is sent at once.
+ * larger RPCs), while a lone request at low load is sent at once. The store's deadline counts
+ * from when a lookup is made: a batch is read with what is left of its oldest lookup's time, and
+ * fails with LOOKUP_TIMEOUT if nearly nothing is left, so queueing behind slow reads never
+ * doubles a request's wait.
  *
  * An absent id resolves to the endpoint's default entry (found: false). A cell that is not a
  * JSON object is a data problem, not a client one: it is reported through `onInvalid` and the
@@ -28,12 +34,14 @@ const CIRCUIT_OPEN = Object.freeze(Object.assign(new ERRORS.CIRCUIT_OPEN(), { re
  * @param {ReturnType<typeof createCircuitBreaker>} [options.breaker] fails reads fast while the
  *   store keeps failing (default: opens after 3 failed reads in a row, for 1 s)
  * @param {(event: { ids: number, rpcs: number }) => void} [options.onBatch]
+ * @param {() => number} [options.now] monotonic ms clock (tests)
  * @returns {{ defaultEntry: import('./entry').ConfigEntry, breaker: ReturnType<typeof createCircuitBreaker>,
  *   lookup: (id: string) => Promise<import('./entry').ConfigEntry> }}
  */
-function createHBaseSource ({ store, defaultConfig, onInvalid, onBatch, maxInFlight = DEFAULT_MAX_IN_FLIGHT, breaker = createCircuitBreaker() }) {
+function createHBaseSource ({ store, defaultConfig, onInvalid, onBatch, maxInFlight = DEFAULT_MAX_IN_FLIGHT, breaker = createCircuitBreaker(), now = performance.now.bind(performance) }) {
   const defaultEntry = configEntry(defaultConfig, contentVersion('d', defaultConfig), false)
   let queue = new Map() // id → [{ resolve, reject }]
+  let queuedSince = 0 // when the oldest lookup in `queue` was made
   let scheduled = false
   let inFlight = 0
 
@@ -78,18 +86,22 @@ function createHBaseSource ({ store, defaultConfig, onInvalid, onBatch, maxInFli
     const batch = queue
     queue = new Map()
     const ids = [...batch.keys()]
+    // A store without a deadline of its own leaves it to the client's default.
+    const timeoutMs = Number.isFinite(store.timeoutMs) ? Math.floor(store.timeoutMs - (now() - queuedSince)) : undefined
+    const late = timeoutMs !== undefined && timeoutMs < MIN_READ_MS
     let rpcs = 0
     for (let from = 0; from < ids.length; from += MAX_IDS_PER_MULTI_GET) {
       const chunk = ids.slice(from, from + MAX_IDS_PER_MULTI_GET)
-      if (!breaker.allow()) {
-        for (const id of chunk) settle(batch.get(id), id, CIRCUIT_OPEN)
+      if (late || !breaker.allow()) {
+        const why = late ? LOOKUP_TIMEOUT : CIRCUIT_OPEN
+        for (const id of chunk) settle(batch.get(id), id, why)
         continue
       }
       rpcs++
       inFlight++
       if (chunk.length === 1) {
         const id = chunk[0]
-        store.read(id)
+        store.read(id, { timeoutMs })
           .then((row) => {
             breaker.success()
             settle(batch.get(id), id, row)
@@ -99,7 +111,7 @@ function createHBaseSource ({ store, defaultConfig, onInvalid, onBatch, maxInFli
           })
           .finally(done)
       } else {
-        store.readMany(chunk)
+        store.readMany(chunk, { timeoutMs })
           .then((rows) => {
             if (rows.some((row) => row instanceof Error && /** @type {any} */ (row).retryable)) breaker.failure()
             else breaker.success()
@@ -118,7 +130,10 @@ function createHBaseSource ({ store, defaultConfig, onInvalid, onBatch, maxInFli
       return new Promise((resolve, reject) => {
         const waiters = queue.get(id)
         if (waiters) waiters.push({ resolve, reject })
-        else queue.set(id, [{ resolve, reject }])
+        else {
+          if (queue.size === 0) queuedSince = now()
+          queue.set(id, [{ resolve, reject }])
+        }
         if (!scheduled) schedule()
       })
     }

@@ -79,22 +79,25 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
 
   return {
     table,
+    timeoutMs,
 
     /**
      * @param {string} id
+     * @param {{ timeoutMs?: number }} [opts] a shorter deadline than the store's
      * @returns {Promise<DecodedRow>}
      */
-    async read (id) {
-      return decodeRow(await client.get(table, id, { columns, timeout: timeoutMs }))
+    async read (id, opts) {
+      return decodeRow(await client.get(table, id, { columns, timeout: (opts && opts.timeoutMs) || timeoutMs }))
     },
 
     /**
      * One multi-get (one RPC per RegionServer) for many ids.
      * @param {string[]} ids
+     * @param {{ timeoutMs?: number }} [opts] a shorter deadline than the store's
      * @returns {Promise<Array<DecodedRow|Error>>} per id: its row, or the error of that id alone
      */
-    async readMany (ids) {
-      const rows = await client.multiGet(table, ids, { columns, timeout: timeoutMs })
+    async readMany (ids, opts) {
+      const rows = await client.multiGet(table, ids, { columns, timeout: (opts && opts.timeoutMs) || timeoutMs })
       return rows.map((row) => (row instanceof Error ? row : decodeRow(row)))
     },
 

@@ -26,6 +26,7 @@ describe('lib/errors', () => {
       STORE_UNAVAILABLE: 503,
       CONFIG_UNAVAILABLE: 503,
       CIRCUIT_OPEN: 503,
+      LOOKUP_TIMEOUT: 503,
       CONFIG_INVALID: 500,
       INVALID_OPTION: 500,
       INTERNAL: 500

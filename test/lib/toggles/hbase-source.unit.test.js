@@ -1,0 +1,73 @@
+'use strict'
+
+// The HBase source's request deadline counts from the lookup, not from when its read is sent:
+// a lookup queued behind slow reads gets what is left of its time, or fails fast. The store is a
+// stand-in whose reads settle when the test says (the real slow HBase: test/faults/hbase-slow).
+
+const { createHBaseSource } = require('../../../lib/toggles/hbase-source')
+
+function controlledStore (timeoutMs) {
+  const reads = []
+  const read = (ids, opts) => new Promise((resolve) => reads.push({ ids, timeoutMs: opts && opts.timeoutMs, resolve }))
+  return {
+    reads,
+    store: {
+      timeoutMs,
+      read: (id, opts) => read([id], opts).then((rows) => rows[0]),
+      readMany: (ids, opts) => read(ids, opts)
+    }
+  }
+}
+
+const row = (n) => ({ toggles: { n }, version: `v${n}`, timestamp: n })
+// Two event-loop turns: the read settles, then the source sends what queued behind it.
+const turn = async () => {
+  for (let i = 0; i < 2; i++) await new Promise((resolve) => setImmediate(resolve))
+}
+
+test('a lookup queued behind a read in flight is read with what is left of its deadline', async () => {
+  let clock = 0
+  const { store, reads } = controlledStore(1500)
+  const source = createHBaseSource({ store, defaultConfig: {}, maxInFlight: 1, now: () => clock })
+  const first = source.lookup('1')
+  await turn()
+  expect(reads).toHaveLength(1)
+  expect(reads[0].timeoutMs).toBe(1500)
+
+  const second = source.lookup('2') // queued at t=0: the only read slot is taken
+  await turn()
+  clock = 1200
+  reads[0].resolve([row(1)])
+  expect((await first).json).toBe(JSON.stringify({ n: 1 }))
+  await turn()
+  expect(reads).toHaveLength(2)
+  expect(reads[1].timeoutMs).toBe(300)
+  reads[1].resolve([row(2)])
+  expect((await second).json).toBe(JSON.stringify({ n: 2 }))
+})
+
+test('a lookup whose deadline passed while it queued fails with LOOKUP_TIMEOUT and sends nothing', async () => {
+  let clock = 0
+  const { store, reads } = controlledStore(1500)
+  const source = createHBaseSource({ store, defaultConfig: {}, maxInFlight: 1, now: () => clock })
+  const first = source.lookup('1')
+  await turn()
+  const late = source.lookup('2')
+  await turn()
+  clock = 1495
+  reads[0].resolve([row(1)])
+  await first
+  await expect(late).rejects.toMatchObject({ code: 'LOOKUP_TIMEOUT', statusCode: 503 })
+  await turn()
+  expect(reads).toHaveLength(1)
+})
+
+test('a store without a deadline of its own leaves the read to the client default', async () => {
+  const { store, reads } = controlledStore(undefined)
+  const source = createHBaseSource({ store, defaultConfig: {}, now: () => 0 })
+  const done = source.lookup('7')
+  await turn()
+  expect(reads[0].timeoutMs).toBeUndefined()
+  reads[0].resolve([row(7)])
+  expect((await done).json).toBe(JSON.stringify({ n: 7 }))
+})
