@@ -6,7 +6,9 @@
  * - seed: per endpoint a warm-up, then N closed-loop runs of D seconds at C connections
  *   (autocannon), the second-best reported; a bare node:http baseline in the same run;
  * - sweep: open-loop constant rates rising until the server breaks, and the knee;
- * - vus, cross-zone, connections, mixed: see bench/lib/scenarios.js;
+ * - vus, cross-zone, connections, mixed, lb (app hosts behind HAProxy): see bench/lib/scenarios.js;
+ * - chaos: a 3-RegionServer cluster of its own under load while a seeded driver kills, restarts,
+ *   moves and splits (bench/lib/chaos/); full runs and `--scenario chaos` only;
  * - access-log completeness over everything sent (lost: N), and the server-side view (CPU per
  *   1k requests, peak RSS) of every run.
  *
@@ -26,6 +28,7 @@ const { withRatios, markdownReport } = require('./lib/report')
 const { buildCharts } = require('./lib/charts')
 const { parseOptions } = require('./lib/options')
 const { createEnvironment } = require('./lib/environment')
+const { resolveOptions: resolveHBaseOptions } = require('../infra/hbase/options')
 const scenarios = require('./lib/scenarios')
 
 const ROOT = path.join(__dirname, '..')
@@ -86,16 +89,15 @@ async function checkCompleteness (endpoints, ledger, names, settings, client) {
   }
 }
 
-async function main () {
-  const params = parseOptions(process.argv.slice(2))
-  if (params.help) {
-    console.log(params.help)
-    return
-  }
-  const started = new Date()
-  const stamp = timestampForFile(started)
-  const stateDir = path.join(ROOT, '.state', 'bench', `${stamp}-${process.pid}`)
-  fs.mkdirSync(stateDir, { recursive: true })
+/**
+ * The scenarios that share one environment (HBase, the server cluster, load workers; see
+ * lib/environment.js), in order, then the access-log completeness check; fills `report`.
+ * @param {Readonly<Record<string, any>>} params
+ * @param {string[]} list scenario names
+ * @param {Record<string, any>} report
+ * @param {{ stamp: string, stateDir: string }} run
+ */
+async function runSharedScenarios (params, list, report, { stamp, stateDir }) {
   const accessLogTable = `beacon_bench_access_log_${stamp.replace(/-/g, '').replace('T', '_')}_${process.pid}`
   const durableTable = `${accessLogTable}_durable`
   // Endpoints declared for the bench only: the mixed scenario's (like sample3, so it starts
@@ -115,18 +117,13 @@ async function main () {
     workers: params.workers,
     port: params.port,
     keepHBase: params.keepHBase,
+    // The lb scenario's second app host and HAProxy get hosts of their own.
+    extraHosts: params.scenarios.includes('lb') ? ['app2', 'lb'] : [],
     log,
     env: { BEACON_STATE_DIR: stateDir, BEACON_ACCESS_LOG_TABLE: accessLogTable, BEACON_LOG_LEVEL: 'warn', BEACON_CONFIG_FILE: configFile }
   })
   const client = createHBaseClient({ bootstrap: env.bootstrap })
-  const report = {
-    date: started.toISOString(),
-    machine: describeMachine({ hbaseVersion: env.hbaseOptions.version, ...env.describe() }),
-    parameters: params,
-    endpoints: {},
-    baseline: null,
-    scenarios: {}
-  }
+  report.machine = describeMachine({ hbaseVersion: env.hbaseOptions.version, ...env.describe() })
   const ledger = {}
   try {
     for (const table of [accessLogTable, durableTable]) await client.admin.createTable(table, { families: ['l'], splits: accessLogSplitKeys() })
@@ -150,7 +147,7 @@ async function main () {
         l.sent += r.sent
       }
     }
-    for (const name of params.scenarios) {
+    for (const name of list) {
       log(`— scenario ${name} —`)
       const result = await scenarios[name](ctx)
       if (name === 'seed') {
@@ -165,6 +162,35 @@ async function main () {
     await env.close()
     for (const table of [accessLogTable, durableTable]) await client.admin.deleteTable(table).catch(() => {})
     await client.close()
+  }
+}
+
+async function main () {
+  const params = parseOptions(process.argv.slice(2))
+  if (params.help) {
+    console.log(params.help)
+    return
+  }
+  const started = new Date()
+  const stamp = timestampForFile(started)
+  const stateDir = path.join(ROOT, '.state', 'bench', `${stamp}-${process.pid}`)
+  fs.mkdirSync(stateDir, { recursive: true })
+  const report = {
+    date: started.toISOString(),
+    machine: null,
+    parameters: params,
+    endpoints: {},
+    baseline: null,
+    scenarios: {}
+  }
+  // Scenarios with an HBase cluster and server of their own run last, outside the environment.
+  const own = params.scenarios.filter((name) => scenarios.OWN_CLUSTER.includes(name))
+  const shared = params.scenarios.filter((name) => !own.includes(name))
+  if (shared.length) await runSharedScenarios(params, shared, report, { stamp, stateDir })
+  else report.machine = describeMachine({ hbaseVersion: resolveHBaseOptions().version, topology: 'loopback (only scenarios with an HBase cluster of their own)', netem: 'not applicable' })
+  for (const name of own) {
+    log(`— scenario ${name} —`)
+    report.scenarios[name] = await scenarios[name]({ params, log, stateDir })
   }
 
   const out = params.out ? path.resolve(params.out) : path.join(__dirname, 'results', `${stamp}-${params.label}.json`)

@@ -22,6 +22,7 @@ const ALLOWED = {
   // Tools around the server: they may read the server's modules, the server never reads them.
   'infra/hbase': ['lib', 'logging', 'config', 'infra/topology'],
   'infra/topology': [],
+  'infra/lb': [],
   bench: ['lib', 'logging', 'config', 'api', 'infra']
 }
 
@@ -29,7 +30,7 @@ function areaOf (file) {
   const rel = path.relative(ROOT, file).split(path.sep).join('/')
   if (rel === 'server.js') return 'server.js'
   if (rel === 'lib/errors.js' || rel === 'lib/names.js') return 'lib/shared'
-  for (const area of ['lib/toggles', 'lib/hbase', 'infra/hbase', 'infra/topology']) if (rel.startsWith(area + '/')) return area
+  for (const area of ['lib/toggles', 'lib/hbase', 'infra/hbase', 'infra/topology', 'infra/lb']) if (rel.startsWith(area + '/')) return area
   return rel.split('/')[0]
 }
 

@@ -11,9 +11,12 @@
  */
 
 const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
 const { spawn, execFile } = require('node:child_process')
 const hbase = require('../../infra/hbase')
+const { loopbackAddress } = require('../../infra/topology/options')
+const lb = require('../../infra/lb')
 const { startNode, waitForHttp, firstJsonLine } = require('./processes')
 const { createSampler } = require('./proc-sampler')
 
@@ -22,17 +25,22 @@ const LOAD_WORKER = path.join(__dirname, 'load-worker.js')
 const DELAY_PROXY = path.join(ROOT, 'infra', 'topology', 'delay-proxy.js')
 const HBASE_CLI = path.join(ROOT, 'infra', 'hbase', 'cli.js')
 const NETNS_HBASE_STATE = path.join(ROOT, '.state', 'hbase-netns')
+/** What the optional topology hosts run, for the report. */
+const EXTRA_ROLES = Object.freeze({ app2: 'second app host', lb: 'HAProxy' })
 
 /**
  * Decides the topology: 'netns' needs root and iproute2 (and fails without), 'loopback' never
  * touches namespaces, 'auto' uses namespaces when available and says why not otherwise.
  * @param {'auto'|'netns'|'loopback'} wanted
- * @param {{ log: (line: string) => void }} io
+ * @param {{ log: (line: string) => void, extraHosts: string[] }} io extraHosts: optional hosts
+ *   (app2, lb) besides app, mon and hbase
  * @returns {Promise<{ mode: 'netns'|'loopback', topology: any, namespaces?: Record<string, string>|null, reason: string|null, netem: any }>}
  */
-async function chooseTopology (wanted, { log }) {
+async function chooseTopology (wanted, { log, extraHosts }) {
   if (wanted === 'loopback') return { mode: 'loopback', topology: null, reason: 'loopback requested (--topology loopback)', netem: null }
-  const topology = require('../../infra/topology')
+  const { createTopology } = require('../../infra/topology')
+  // Configured from the environment like the module-level topology; extraHosts when asked.
+  const topology = createTopology(extraHosts.length ? { extraHosts } : {})
   const { available, reason } = await topology.available()
   if (!available) {
     if (wanted === 'netns') throw new Error(`bench: --topology netns, but network namespaces are unavailable: ${reason}`)
@@ -46,15 +54,16 @@ async function chooseTopology (wanted, { log }) {
 
 /**
  * @param {{ topology: 'auto'|'netns'|'loopback', workers: number, port: number, env: Record<string, string>,
- *   keepHBase?: boolean, log: (line: string) => void }} options
- *   env: extra environment of the server (state dir, access-log table, config file...)
+ *   keepHBase?: boolean, extraHosts?: string[], log: (line: string) => void }} options
+ *   env: extra environment of the server (state dir, access-log table, config file...);
+ *   extraHosts: the optional topology hosts a scenario needs (app2, lb: the lb scenario)
  */
 async function createEnvironment (options) {
   const { log } = options
-  const choice = await chooseTopology(options.topology, { log })
+  const choice = await chooseTopology(options.topology, { log, extraHosts: options.extraHosts || [] })
   const netns = choice.mode === 'netns'
   const t = choice.topology
-  const address = (host) => (netns ? t.hostAddress(host) : '127.0.0.1')
+  const address = (host) => (netns ? t.hostAddress(host) : loopbackAddress(host))
   const pinOf = (host) => (netns ? t.pin(host) : process.env[`BEACON_PIN_${host.toUpperCase()}`] || null)
   // In loopback mode the BEACON_PIN_* variables still pin each role, like topology.exec does.
   const spawnOn = (host) => (command, args, spawnOptions) => {
@@ -136,13 +145,45 @@ async function createEnvironment (options) {
   }
 
   /**
-   * Starts the server cluster on the app host and waits until `probePath` answers 200.
+   * Starts the server cluster on an app host and waits until `probePath` answers 200. A second
+   * app host (app2) gets the same ports on its own address and a state dir of its own.
    * @param {string} probePath
+   * @param {string} [host]
    */
-  async function startServer (probePath) {
-    const server = track(startNode(path.join(ROOT, 'server.js'), [], { env: serverEnv, log, name: 'beacon', spawnFn: spawnOn('app') }))
-    await waitForHttp(`http://${appHost}:${port}${probePath}`, { child: server })
+  async function startServer (probePath, host = 'app') {
+    const env = host === 'app'
+      ? serverEnv
+      : { ...serverEnv, HOST: address(host), ADMIN_HOST: address(host), BEACON_STATE_DIR: path.join(options.env.BEACON_STATE_DIR || path.join(ROOT, '.state'), `host-${host}`) }
+    const server = track(startNode(path.join(ROOT, 'server.js'), [], { env, log, name: host === 'app' ? 'beacon' : `beacon@${host}`, spawnFn: spawnOn(host) }))
+    await waitForHttp(`http://${address(host)}:${port}${probePath}`, { child: server })
     return server
+  }
+
+  /**
+   * HAProxy (infra/lb) on the lb host in front of the given app hosts, listening on
+   * `listenPort`; resolves once every host is UP in it.
+   * @param {string[]} hosts
+   * @param {number} listenPort
+   * @returns {Promise<import('../../infra/lb').LoadBalancer>}
+   */
+  async function startLoadBalancer (hosts, listenPort) {
+    // A short dir of its own: the admin socket's path must fit a unix socket address.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-bench-lb-'))
+    const handle = await lb.startLoadBalancer({
+      dir,
+      listen: { host: address('lb'), port: listenPort },
+      servers: hosts.map((h) => ({ name: h, host: address(h), port, checkPort: port + 1 })),
+      spawn: spawnOn('lb')
+    })
+    const stop = async () => {
+      owned.delete(entry)
+      await handle.stop()
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+    const entry = { stop }
+    owned.add(entry)
+    for (const h of hosts) await handle.waitFor(h, 'UP', 30000)
+    return { ...handle, stop }
   }
 
   async function startBaseline () {
@@ -154,14 +195,15 @@ async function createEnvironment (options) {
   /**
    * Runs one load job on the mon host while sampling the server side.
    * @param {object} job load-worker job without host/port
-   * @param {{ target: { host: string, port: number }, serverPid: number }} where
+   * @param {{ target: { host: string, port: number }, serverPid?: number, serverPids?: number[], lbPid?: number }} where
+   *   serverPids: every app host's server (their CPU is summed as `app`); lbPid: HAProxy's, sampled as `lb`
    * @returns {Promise<object>} the worker's summary plus `sampled` (per role CPU and RSS)
    */
-  async function load (job, { target, serverPid }) {
+  async function load (job, { target, serverPid, serverPids = [serverPid], lbPid }) {
     const child = track(spawnOn('mon')(process.execPath, [LOAD_WORKER, JSON.stringify({ ...job, host: target.host, port: target.port })], { stdio: ['ignore', 'pipe', 'pipe'] }))
     let stderr = ''
     child.stderr.on('data', (c) => { stderr += c })
-    const sampler = createSampler({ app: () => [serverPid], hbase: () => [hbasePidNow], loadgen: () => [child.pid] })
+    const sampler = createSampler({ app: () => serverPids, hbase: () => [hbasePidNow], loadgen: () => [child.pid], ...(lbPid ? { lb: () => [lbPid] } : {}) })
     sampler.start()
     const timeoutMs = (job.durationMs || 0) + (job.timeoutMs || 10000) + 120000
     try {
@@ -191,7 +233,7 @@ async function createEnvironment (options) {
   async function startCrossZoneLink (delayMs, listenPort) {
     const appTarget = { host: appHost, port }
     if (netns && choice.netem && choice.netem.available) {
-      const o = t.resolveOptions()
+      const o = t.options
       const ends = [[['ip', 'netns', 'exec', o.hosts.mon.netns, 'tc'], o.innerIfname], [['tc'], o.hosts.mon.veth]]
       const tc = (prefix, args) => new Promise((resolve, reject) => {
         execFile(prefix[0], [...prefix.slice(1), ...args], (err, so, se) => (err ? reject(new Error(`${prefix.join(' ')} ${args.join(' ')}: ${se || err.message}`)) : resolve()))
@@ -225,13 +267,14 @@ async function createEnvironment (options) {
     }
   }
 
-  const pins = ['app', 'mon', 'hbase'].map((h) => [h, pinOf(h)]).filter(([, p]) => p)
+  const extras = options.extraHosts || []
+  const pins = ['app', 'mon', 'hbase', ...extras].map((h) => [h, pinOf(h)]).filter(([, p]) => p)
   return {
     mode: choice.mode,
     describe: () => ({
       topology: netns
-        ? `netns (HBase in ${choice.namespaces.hbase} ${address('hbase')}, server in ${choice.namespaces.app} ${appHost}, load generator in ${choice.namespaces.mon} ${address('mon')}; one machine's cores shared)`
-        : `loopback (single host: load generator, server and HBase share the cores${choice.reason ? `; ${choice.reason}` : ''})`,
+        ? `netns (HBase in ${choice.namespaces.hbase} ${address('hbase')}, server in ${choice.namespaces.app} ${appHost}, load generator in ${choice.namespaces.mon} ${address('mon')}${extras.map((h) => `, ${EXTRA_ROLES[h]} in ${choice.namespaces[h]} ${address(h)}`).join('')}; one machine's cores shared)`
+        : `loopback (single host: load generator, server and HBase share the cores${extras.map((h) => `; ${EXTRA_ROLES[h]} on ${address(h)}`).join('')}${choice.reason ? `; ${choice.reason}` : ''})`,
       netem: choice.netem ? (choice.netem.available ? 'available' : `unavailable (${choice.netem.reason}); cross-zone uses the userspace delay proxy`) : 'not applicable on loopback; cross-zone uses the userspace delay proxy',
       pinning: pins.length ? pins.map(([h, p]) => `${h}=${p}`).join(', ') : null
     }),
@@ -242,6 +285,7 @@ async function createEnvironment (options) {
     baselinePort,
     serverEnv,
     startServer,
+    startLoadBalancer,
     startBaseline,
     startDelayProxy,
     startCrossZoneLink,

@@ -33,7 +33,8 @@ const SPIN_BELOW_MS = 1.5
 const HEADER_END = '\r\n\r\n'
 
 /**
- * @typedef {{ path: string, tag?: string }} PlannedRequest
+ * @typedef {{ path: string, tag?: string, headers?: Record<string, string> }} PlannedRequest
+ *   headers: extra request headers (e.g. a User-Agent that marks this one request)
  * @typedef {{ count: number, mean: number, stdev: number, p50: number, p90: number, p99: number,
  *   p999: number, max: number }} LatencySummary latency in ms
  */
@@ -42,12 +43,16 @@ const HEADER_END = '\r\n\r\n'
  * Runs one open-loop (or closed-loop) load test.
  * @param {{ host: string, port: number, rate: number, durationMs: number, connections?: number,
  *   keepAlive?: boolean, next: () => PlannedRequest, timeoutMs?: number, lateMs?: number,
- *   hostHeader?: string, precise?: boolean }} options
+ *   hostHeader?: string, precise?: boolean, signal?: AbortSignal,
+ *   onAnswer?: (request: PlannedRequest, outcome: { status: number, error?: string, due: number, sent: number, done: number }) => void }} options
  *   rate: requests per second (0 = closed loop); next: the path (and an optional tag that gets
  *   its own latency summary) of each request; keepAlive false: a new connection per request
  *   (`Connection: close`), connect time included; lateMs: a request sent more than this after
  *   its due time counts as `late` (the generator or the pool could not keep the schedule);
- *   precise false: timers only (less CPU while idle, ~0.5 ms more measured latency on average)
+ *   precise false: timers only (less CPU while idle, ~0.5 ms more measured latency on average);
+ *   signal: aborting it ends the run early (what was due is still sent and awaited);
+ *   onAnswer: called once per request sent, with what `next()` returned and its outcome (status 0
+ *   and an error code when it got no answer; times in epoch ms) — for runs that check every answer
  * @returns {Promise<{ offeredRate: number, rps: number, durationMs: number, sent: number,
  *   requests: number, ok: number, non2xx: number, errors: number, errorCodes: Record<string, number>,
  *   late: number, unsent: number, maxSendLagMs: number, latencyMean: number, latencyStdev: number,
@@ -58,9 +63,14 @@ const HEADER_END = '\r\n\r\n'
 async function runOpenLoop (options) {
   const o = validate(options)
   const closed = o.rate === 0
-  const total = closed ? Infinity : Math.floor(o.rate * o.durationMs / 1000)
+  let total = closed ? Infinity : Math.floor(o.rate * o.durationMs / 1000)
   const intervalMs = closed ? 0 : 1000 / o.rate
-  const request = (path) => `GET ${path} HTTP/1.1\r\nHost: ${o.hostHeader}\r\n${o.keepAlive ? '' : 'Connection: close\r\n'}\r\n`
+  const request = (item) => `GET ${item.path} HTTP/1.1\r\nHost: ${o.hostHeader}\r\n${o.keepAlive ? '' : 'Connection: close\r\n'}${item.headers ? headerLines(item.headers) : ''}\r\n`
+  // performance.now() → epoch ms, for onAnswer
+  const epoch = (t) => performance.timeOrigin + t
+  const report = (item, status, error) => {
+    if (o.onAnswer) o.onAnswer(item.planned, { status, error, due: epoch(item.due), sent: epoch(item.sentAt), done: epoch(performance.now()) })
+  }
 
   const all = hdr.build(HISTOGRAM)
   const tags = new Map()
@@ -71,7 +81,7 @@ async function runOpenLoop (options) {
   let lastAnswer = 0
 
   let t0 = NaN // set when the clock starts, after keep-alive connections are open
-  let endAt = NaN
+  let endAt = NaN // t0 + durationMs, or earlier when the signal aborts the run
   let planned = 0
   let stopping = false
   const conns = Array.from({ length: o.connections }, () => ({ socket: null, queue: [], current: null, buf: '', closeAfter: false }))
@@ -115,6 +125,7 @@ async function runOpenLoop (options) {
     if (c.current) {
       counts.errors++
       errorCodes[code] = (errorCodes[code] || 0) + 1
+      report(c.current, 0, code)
       c.current = null
     }
     socket.destroy()
@@ -131,14 +142,14 @@ async function runOpenLoop (options) {
     c.current = item
     counts.sent++
     if (!c.socket) connect(c).catch(() => {})
-    c.socket.write(request(item.path))
+    c.socket.write(request(item))
   }
 
   function pump (c) {
     if (c.current || stopping || Number.isNaN(t0)) return
     if (closed && !c.queue.length && performance.now() < endAt) {
       const next = o.next()
-      c.queue.push({ due: performance.now(), path: next.path, tag: next.tag })
+      c.queue.push({ due: performance.now(), path: next.path, tag: next.tag, headers: next.headers, planned: next })
     }
     if (c.queue.length) send(c)
     else if (stopping || (!closed && planned >= total)) maybeDone()
@@ -186,6 +197,7 @@ async function runOpenLoop (options) {
       counts.non2xx++
       if (t) t.non2xx++
     }
+    report(item, status)
     c.current = null
     if (!o.keepAlive || serverCloses) {
       const socket = c.socket
@@ -220,7 +232,7 @@ async function runOpenLoop (options) {
     while (planned < total && t0 + planned * intervalMs <= now) {
       const c = conns[planned % o.connections]
       const next = o.next()
-      c.queue.push({ due: t0 + planned * intervalMs, path: next.path, tag: next.tag })
+      c.queue.push({ due: t0 + planned * intervalMs, path: next.path, tag: next.tag, headers: next.headers, planned: next })
       planned++
       if (!c.current) pump(c)
     }
@@ -253,6 +265,7 @@ async function runOpenLoop (options) {
       if (c.current) {
         counts.errors++
         errorCodes.TIMEOUT = (errorCodes.TIMEOUT || 0) + 1
+        report(c.current, 0, 'TIMEOUT')
         c.current = null
       }
       if (c.socket) c.socket.destroy()
@@ -261,20 +274,35 @@ async function runOpenLoop (options) {
     done()
   }
 
-  if (closed) {
-    conns.forEach(pump)
-    // Closed loop ends when the duration is over and the last answers are in.
-    const endTimer = setTimeout(function check () {
-      maybeDone()
-      if (!stopping) setTimeout(check, 5)
-    }, o.durationMs)
-    finished.then(() => clearTimeout(endTimer))
-  } else {
-    schedule()
+  // Closed loop ends when the duration is over and the last answers are in.
+  function check () {
+    maybeDone()
+    if (!stopping) endTimer = setTimeout(check, 5)
   }
+  let endTimer = closed ? setTimeout(check, o.durationMs) : null
+  // An abort ends the run early, as if its duration were over now: nothing new is planned, the
+  // requests already due are still sent and awaited (up to timeoutMs).
+  const onAbort = () => {
+    endAt = Math.min(endAt, performance.now())
+    if (closed) {
+      clearTimeout(endTimer)
+      check()
+    } else {
+      total = Math.min(total, planned)
+      maybeDone()
+    }
+  }
+  if (o.signal) {
+    if (o.signal.aborted) onAbort()
+    else o.signal.addEventListener('abort', onAbort, { once: true })
+  }
+  if (closed) conns.forEach(pump)
+  else if (!stopping) schedule()
   await finished
+  clearTimeout(endTimer)
+  if (o.signal) o.signal.removeEventListener('abort', onAbort)
 
-  const elapsedMs = Math.max(o.durationMs, (lastAnswer || performance.now()) - t0)
+  const elapsedMs = Math.max(endAt - t0, (lastAnswer || performance.now()) - t0)
   const latency = summarize(all)
   const result = {
     offeredRate: o.rate,
@@ -294,6 +322,15 @@ async function runOpenLoop (options) {
   }
   for (const [tag, t] of tags) result.tags[tag] = { ...summarize(t.histogram), ok: t.ok, non2xx: t.non2xx }
   return result
+}
+
+function headerLines (headers) {
+  let out = ''
+  for (const [name, value] of Object.entries(headers)) {
+    if (/[\r\n]/.test(name + value)) throw new TypeError(`open-loop: header ${JSON.stringify(name)} has a line break`)
+    out += `${name}: ${value}\r\n`
+  }
+  return out
 }
 
 function contentLength (head) {

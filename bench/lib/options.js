@@ -7,7 +7,7 @@
 
 const os = require('node:os')
 const { parseArgs } = require('node:util')
-const { SCENARIOS } = require('./scenarios')
+const { SCENARIOS, QUICK_SCENARIOS } = require('./scenarios')
 
 const USAGE = `npm run bench -- [--quick] [--out FILE.json] [--label NAME] [--scenario all|${SCENARIOS.join(',')}]
   [--topology auto|netns|loopback] [--keep-hbase] [--precise] [--endpoints a,b] [--port 4100] [--workers N]
@@ -16,12 +16,15 @@ const USAGE = `npm run bench -- [--quick] [--out FILE.json] [--label NAME] [--sc
   vus:         [--vus 100,1000] [--vu-duration 20] [--scenario-endpoints a,b]
   cross-zone:  [--cross-zone-delay 3.5] [--cross-zone-endpoints a,b]
   connections: [--conn-counts 1,2,...,256] [--no-keepalive-counts 1,16,100] [--conn-duration 5] [--conn-endpoints a,b]
-  mixed:       [--mixed-rate 2000] [--mixed-duration 20] [--mix hit,miss,absent]`
+  mixed:       [--mixed-rate 2000] [--mixed-duration 20] [--mix hit,miss,absent]
+  lb:          [--lb-endpoints sample3] [--lb-duration 10] [--lb-rate 2000] [--lb-connections 50] [--lb-id-range 1000]
+  chaos:       [--chaos-seconds 180] [--chaos-seed 11] [--chaos-rate 200] [--chaos-connections 32]   (full runs and --scenario chaos, never --quick's all)`
 
 const STRING_OPTIONS = ['out', 'label', 'scenario', 'topology', 'endpoints', 'port', 'workers', 'connections', 'duration', 'runs', 'warmup',
   'miss-ratio', 'id-range', 'hbase-warmup', 'sweep-rates', 'sweep-step', 'sweep-endpoints', 'sweep-connections', 'vus', 'vu-duration',
   'scenario-endpoints', 'cross-zone-delay', 'cross-zone-endpoints', 'conn-counts', 'no-keepalive-counts', 'conn-duration', 'conn-endpoints',
-  'mixed-rate', 'mixed-duration', 'mix']
+  'mixed-rate', 'mixed-duration', 'mix', 'lb-endpoints', 'lb-duration', 'lb-rate', 'lb-connections', 'lb-id-range',
+  'chaos-seconds', 'chaos-seed', 'chaos-rate', 'chaos-connections']
 
 /**
  * @param {string[]} argv
@@ -57,8 +60,13 @@ function parseOptions (argv) {
     return out
   }
   const names = (key, full, quick) => list(key, full, quick, String)
+  const integer = (key, dflt) => {
+    const n = Number(pick(key, dflt, dflt))
+    if (!Number.isSafeInteger(n)) throw new RangeError(`bench: --${key} must be an integer (got ${a[key]})`)
+    return n
+  }
 
-  const scenarios = pick('scenario', 'all', 'all') === 'all' ? SCENARIOS : names('scenario', 'all', 'all')
+  const scenarios = pick('scenario', 'all', 'all') === 'all' ? (q ? QUICK_SCENARIOS : SCENARIOS) : names('scenario', 'all', 'all')
   for (const s of scenarios) if (!SCENARIOS.includes(s)) throw new RangeError(`bench: unknown scenario ${JSON.stringify(s)} (known: all, ${SCENARIOS.join(', ')})`)
   const topology = pick('topology', 'auto', 'loopback')
   if (!['auto', 'netns', 'loopback'].includes(topology)) throw new RangeError(`bench: --topology must be auto, netns or loopback (got ${topology})`)
@@ -104,6 +112,17 @@ function parseOptions (argv) {
     mixedRate: number('mixed-rate', 2000, 1000, 1),
     mixedSeconds: number('mixed-duration', 20, 3, 1),
     mix: { hit: mix[0], miss: mix[1], absent: mix[2] },
+    // app hosts behind HAProxy
+    lbEndpoints: names('lb-endpoints', a.endpoints || 'sample3', a.endpoints || 'sample3'),
+    lbSeconds: number('lb-duration', 10, 2, 1),
+    lbRate: number('lb-rate', 2000, 1000, 1),
+    lbConnections: number('lb-connections', 50, 50, 1),
+    lbIdRange: number('lb-id-range', 1000, 1000, 1),
+    // chaos under load, on an HBase cluster of its own (bench/lib/chaos/)
+    chaosSeconds: number('chaos-seconds', 180, 180, 10),
+    chaosSeed: integer('chaos-seed', 11),
+    chaosRate: number('chaos-rate', 200, 200, 1),
+    chaosConnections: number('chaos-connections', 32, 32, 1),
     // open-loop send timing: poll (sub-ms) up to this rate, timers above (see scenarios.js)
     precise: a.precise,
     preciseMaxRate: 200

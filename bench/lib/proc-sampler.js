@@ -36,6 +36,10 @@ function parseStat (text) {
   return { ppid: Number(f[1]), cpuTicks: Number(f[11]) + Number(f[12]), rssBytes: Number(f[21]) * PAGE_SIZE }
 }
 
+/**
+ * Every process's /proc/<pid>/stat, parsed.
+ * @returns {Map<number, { ppid: number, cpuTicks: number, rssBytes: number }>}
+ */
 function readAll () {
   const stats = new Map()
   let names
@@ -124,4 +128,4 @@ function createSampler (roles, { intervalMs = 250 } = {}) {
   }
 }
 
-module.exports = { createSampler, parseStat, withDescendants }
+module.exports = { createSampler, parseStat, withDescendants, readAll }

@@ -159,6 +159,7 @@ function markdownReport (report) {
       out.push('')
     }
     if (sc.notes) out.push(...sc.notes, '')
+    if (sc.markdown) out.push(...sc.markdown, '') // a scenario's own tables (chaos: the action table)
     out.push(...scenarioTable(sc.rows || {}), '')
   }
   const charts = Object.entries(report.charts || {})

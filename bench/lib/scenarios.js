@@ -12,8 +12,16 @@
 
 const { secondBest, withServerView, stdev, round } = require('./report')
 const { runSweep, LIMITS } = require('./sweep')
+const { chaos } = require('./chaos/scenario')
 
-const SCENARIOS = ['seed', 'sweep', 'vus', 'cross-zone', 'connections', 'mixed']
+const SCENARIOS = ['seed', 'sweep', 'vus', 'cross-zone', 'connections', 'mixed', 'lb', 'chaos']
+/**
+ * Scenarios that bring their own HBase and server (ctx: { params, log, stateDir } only): they run
+ * after the others, and a run of only these starts no shared environment.
+ */
+const OWN_CLUSTER = ['chaos']
+/** What `--quick` runs by default: the chaos scenario needs minutes and a cluster of its own. */
+const QUICK_SCENARIOS = SCENARIOS.filter((s) => s !== 'chaos')
 /** An endpoint declared by the bench only (BEACON_CONFIG_FILE) so the mixed scenario starts cold. */
 const MIXED_ENDPOINT = 'bench_mixed'
 /** sample5 with its HBase access log in durable mode (declared by the bench), and its sink. */
@@ -35,11 +43,16 @@ function precise (ctx, rate) {
   return ctx.params.precise || (rate > 0 && rate <= ctx.params.preciseMaxRate)
 }
 
-/** One load job against the server (or `where`), ledgered, with its server-side view. */
+/**
+ * One load job against the server (or `where`), ledgered, with its server-side view.
+ * where: { target, server (a ChildProcess instead of ctx.server), servers (several, CPU summed),
+ * lb (HAProxy, sampled as its own role), noLedger }
+ */
 async function run (ctx, job, where = {}) {
   if (job.generator === 'open-loop' && job.rate > 0) job = { precise: precise(ctx, job.rate), ...job }
   const target = where.target || { host: ctx.env.address('app'), port: ctx.env.port }
-  const r = await ctx.env.load(job, { target, serverPid: (where.server || ctx.server).pid })
+  const serverPids = (where.servers || [where.server || ctx.server]).map((s) => s.pid)
+  const r = await ctx.env.load(job, { target, serverPids, lbPid: where.lb && where.lb.pid })
   if (!where.noLedger) ctx.ledger(job.paths.endpoint, r)
   const { sampled, ...summary } = r
   return withServerView({ ...summary, connections: job.connections }, sampled)
@@ -195,4 +208,71 @@ async function mixed (ctx) {
   }
 }
 
-module.exports = { SCENARIOS, MIXED_ENDPOINT, DURABLE_ENDPOINT, DURABLE_SINK, seed, sweep, vus, 'cross-zone': crossZone, connections, mixed }
+/**
+ * The app tier behind HAProxy: 1 host direct, 1 host via HAProxy, 2 hosts via HAProxy, each
+ * closed loop and at a fixed rate. On one 2-core machine every host, HAProxy, HBase and the
+ * load generator share the cores, so what this shows is the CPU each request costs and what
+ * the balancer adds, not the throughput a second machine would bring.
+ */
+async function lb (ctx) {
+  const p = ctx.params
+  const fileLogged = (n) => ctx.settings.endpoints[n].accessLog.some((sink) => ctx.settings.logSinks[sink].type === 'file')
+  const skipped = p.lbEndpoints.filter((n) => ctx.names.includes(n) && fileLogged(n))
+  const endpoints = p.lbEndpoints.filter((n) => ctx.names.includes(n) && !fileLogged(n))
+  const rows = {}
+  const paths = (endpoint) => ({ endpoint, kind: 'random', idRange: p.lbIdRange, missRatio: 0 })
+  const shapes = [['closed loop', 0], [`@ ${p.lbRate.toLocaleString('en-US')} req/s`, p.lbRate]]
+  const measure = async (label, where, hosts) => {
+    for (const name of endpoints) {
+      // Every worker of every host sees every id: the runs below read the caches, not HBase.
+      const passes = hosts * p.workers * 3
+      await run(ctx, { generator: 'autocannon', connections: p.lbConnections, amount: p.lbIdRange * passes, paths: { endpoint: name, kind: 'sweep', idRange: p.lbIdRange, passes } }, where)
+      for (const [shape, rate] of shapes) {
+        const r = await run(ctx, { generator: 'open-loop', rate, connections: p.lbConnections, durationMs: p.lbSeconds * 1000, paths: paths(name) }, where)
+        ctx.log(`lb ${name} ${label}, ${shape}: ${r.rps} req/s, p99 ${r.p99} ms, beacon ${r.server.app?.cpuMsPer1k} µs/req, HAProxy ${r.server.lb?.cpuMsPer1k ?? '-'} µs/req, errors ${r.errors}`)
+        rows[`${name} ${label}, ${shape}`] = r
+      }
+    }
+  }
+  const probe = `/api/${endpoints[0] || 'sample1'}.js?id=1`
+  const front = ctx.env.port + 4
+  await measure('1 host direct', {}, 1)
+  const one = await ctx.env.startLoadBalancer(['app'], front)
+  try {
+    await measure('1 host via HAProxy', { target: one.address, lb: one }, 1)
+  } finally {
+    await one.stop()
+  }
+  const second = await ctx.env.startServer(probe, 'app2')
+  try {
+    const two = await ctx.env.startLoadBalancer(['app', 'app2'], front)
+    try {
+      await measure('2 hosts via HAProxy', { target: two.address, lb: two, servers: [ctx.server, second] }, 2)
+    } finally {
+      await two.stop()
+    }
+  } finally {
+    await second.stop()
+  }
+  const us = (v) => (v === null || v === undefined ? '' : String(v))
+  const notes = [
+    'On this 2-core machine the point of this scenario is the CPU cost per request and the load balancer\'s overhead, not more throughput: both app hosts, HAProxy, HBase and the load generator share the same 2 cores, so a second host cannot add capacity here (it only splits the same cores). What carries over to real machines is the CPU per request: a host serves about (its cores × 10⁶) / (beacon µs per request) requests per second, and HAProxy costs its µs per request on its own machine.',
+    '',
+    '| case | req/s | p99 ms | beacon CPU µs/req (all hosts) | HAProxy CPU µs/req | together µs/req |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...Object.entries(rows).map(([k, r]) => {
+      const app = r.server.app?.cpuMsPer1k
+      const balancer = r.server.lb?.cpuMsPer1k
+      return `| ${k} | ${Math.round(r.rps).toLocaleString('en-US')} | ${r.p99} | ${us(app)} | ${us(balancer)} | ${app === null || app === undefined ? '' : round(app + (balancer || 0), 2)} |`
+    }),
+    ...(skipped.length ? ['', `Skipped (a file access log: the second host writes its lines in its own state dir, which the completeness check does not count): ${skipped.join(', ')}.`] : [])
+  ]
+  return {
+    title: 'App hosts behind HAProxy',
+    description: `The app tier behind a real load balancer (Debian's HAProxy, infra/lb: round robin, /readyz health checks, one thread): 1 host direct, 1 host via HAProxy, 2 hosts via HAProxy (the second a server cluster of its own, ${p.workers} worker(s), on the app2 host), each closed loop and at a constant ${p.lbRate.toLocaleString('en-US')} req/s, ${p.lbConnections} keep-alive connections, ${p.lbSeconds} s, ids 1..${p.lbIdRange} (caches warmed first). CPU per request from /proc: every beacon process of every host ("app" columns, ms per 1k requests = µs per request) and HAProxy's process.`,
+    notes,
+    rows
+  }
+}
+
+module.exports = { SCENARIOS, OWN_CLUSTER, QUICK_SCENARIOS, MIXED_ENDPOINT, DURABLE_ENDPOINT, DURABLE_SINK, seed, sweep, vus, 'cross-zone': crossZone, connections, mixed, lb, chaos }

@@ -8,11 +8,13 @@ const topology = require('./index')
 
 const USAGE = `usage: node infra/topology/cli.js <command>
   up [--fallback] [--no-verify]   create beacon_app, beacon_mon, beacon_hbase on ${'$'}BEACON_TOPOLOGY_SUBNET and check TCP between them
-                                  (--fallback: if namespaces are unavailable, say so and exit 0: everything runs on 127.0.0.1)
+                                  (BEACON_TOPOLOGY_EXTRA_HOSTS=app2,lb adds a second app host and a load-balancer host)
+                                  (--fallback: if namespaces are unavailable, say so and exit 0: everything runs on loopback,
+                                  127.0.0.1, and 127.0.0.11 / 127.0.0.40 for app2 / lb)
   down [--force]                  remove every beacon_ namespace and link (--force: SIGTERM processes still inside)
   status                          what exists now
   env                             shell exports with the host addresses:  eval "$(node infra/topology/cli.js env)"
-  exec <app|mon|hbase> -- <command> [args...]
+  exec <app|mon|hbase|app2|lb> -- <command> [args...]
                                   run a command inside a host's namespace (pinned with taskset if BEACON_PIN_<HOST> is set)`
 
 const log = (line) => console.log(line)
@@ -23,7 +25,7 @@ const COMMANDS = {
     const t0 = Date.now()
     const r = await topology.up({ allowFallback: values.fallback, verify: !values['no-verify'] })
     if (r.mode === 'loopback') {
-      log(`topology: network namespaces unavailable (${r.reason}); fall back to loopback: every host is 127.0.0.1`)
+      log(`topology: network namespaces unavailable (${r.reason}); fall back to loopback: ${Object.entries(r.hosts).map(([h, a]) => `${h} ${a}`).join(', ')}`)
       return 0
     }
     log(`topology: up in ${Date.now() - t0} ms (${r.actions.length ? `${r.actions.length} changes` : 'already in place, nothing changed'})`)
@@ -73,14 +75,12 @@ const COMMANDS = {
     parseArgs({ args, options: {} })
     const s = await topology.status()
     const mode = s.available && s.complete ? 'netns' : 'loopback'
-    const address = (host) => (mode === 'netns' ? s.hosts[host].address : '127.0.0.1')
+    const address = (host) => (mode === 'netns' ? s.hosts[host].address : topology.loopbackAddress(host))
     const rsPort = process.env.BEACON_HBASE_RS_PORT || '16020'
     const masterPort = process.env.BEACON_HBASE_MASTER_PORT || '16000'
     const lines = [
       `BEACON_TOPOLOGY_MODE=${mode}`,
-      `BEACON_APP_HOST=${address('app')}`,
-      `BEACON_MON_HOST=${address('mon')}`,
-      `BEACON_HBASE_HOST=${address('hbase')}`,
+      ...Object.keys(s.hosts).map((host) => `BEACON_${host.toUpperCase()}_HOST=${address(host)}`),
       `BEACON_HBASE_BOOTSTRAP=${address('hbase')}:${rsPort},${address('hbase')}:${masterPort}`
     ]
     if (mode === 'loopback') console.error(`topology: not up${s.available ? '' : ` (${s.reason})`}; printing loopback addresses`)

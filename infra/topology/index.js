@@ -15,27 +15,26 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { setTimeout: sleep } = require('node:timers/promises')
-const { resolveOptions, overlaps, HOSTS } = require('./options')
+const { resolveOptions, overlaps, loopbackAddress, HOSTS, OPTIONAL_HOSTS } = require('./options')
 const { createIp } = require('./ip')
 const { createDelayProxy } = require('./delay-proxy')
 const { verifyHosts, probeNetemOn } = require('./verify')
 const { stopProcesses } = require('./stop-processes')
 
-const LOOPBACK = '127.0.0.1'
 const NETNS_DIR = '/var/run/netns' // iproute2's NETNS_RUN_DIR
 const VERIFY_TIMEOUT_MS = 10000
 const DOWN_SETTLE_MS = 5000
 const noop = () => {}
 
 /**
- * @typedef {{ mode: 'netns'|'loopback', hosts: Record<'app'|'mon'|'hbase', string>,
+ * @typedef {{ mode: 'netns'|'loopback', hosts: Record<string, string>,
  *   reason: string|null, bridge: { name: string, address: string }|null,
  *   namespaces: Record<string, string>|null, netem: { available: boolean, reason: string|null },
  *   verified: Array<{ from: string, to: string, rttMs: number }>, actions: string[] }} UpResult
  */
 
 /**
- * @param {Parameters<typeof resolveOptions>[0]} [overrides] prefix, subnet, addresses, pins
+ * @param {Parameters<typeof resolveOptions>[0]} [overrides] prefix, subnet, extraHosts, addresses, pins
  * @param {{ env?: NodeJS.ProcessEnv, ipPath?: string, tcPath?: string, tasksetPath?: string,
  *   nodePath?: string, log?: (line: string) => void }} [io]
  */
@@ -56,7 +55,7 @@ function createTopology (overrides = {}, io = {}) {
   let availability = null
 
   function hostOf (host) {
-    if (!Object.hasOwn(opts.hosts, host)) throw new TypeError(`topology: unknown host ${JSON.stringify(host)} (hosts: ${HOSTS.join(', ')})`)
+    if (!Object.hasOwn(opts.hosts, host)) throw new TypeError(`topology: unknown host ${JSON.stringify(host)} (hosts: ${opts.hostNames.join(', ')})`)
     return opts.hosts[host]
   }
 
@@ -108,7 +107,7 @@ function createTopology (overrides = {}, io = {}) {
       log(`topology: loopback mode (${reason})`)
       return {
         mode,
-        hosts: /** @type {Record<'app'|'mon'|'hbase', string>} */ (Object.fromEntries(HOSTS.map((h) => [h, LOOPBACK]))),
+        hosts: Object.fromEntries(opts.hostNames.map((h) => [h, opts.hosts[h].loopback])),
         reason,
         bridge: null,
         namespaces: null,
@@ -129,16 +128,16 @@ function createTopology (overrides = {}, io = {}) {
     await ensureBridge(rootLinks, act)
     const namespaces = await ip.netnsList()
     rootLinks = await ip.links()
-    for (const name of HOSTS) await ensureHost(opts.hosts[name], rootLinks, namespaces, act)
+    for (const name of opts.hostNames) await ensureHost(opts.hosts[name], rootLinks, namespaces, act)
     mode = 'netns'
 
     const verified = verify ? await verifyConnectivity(verifyTimeoutMs) : []
     return {
       mode,
-      hosts: /** @type {Record<'app'|'mon'|'hbase', string>} */ (Object.fromEntries(HOSTS.map((h) => [h, opts.hosts[h].address]))),
+      hosts: Object.fromEntries(opts.hostNames.map((h) => [h, opts.hosts[h].address])),
       reason: null,
       bridge: { name: opts.bridge, address: opts.bridgeAddress },
-      namespaces: Object.fromEntries(HOSTS.map((h) => [h, opts.hosts[h].netns])),
+      namespaces: Object.fromEntries(opts.hostNames.map((h) => [h, opts.hosts[h].netns])),
       netem: await probeNetem(),
       verified,
       actions
@@ -287,7 +286,7 @@ function createTopology (overrides = {}, io = {}) {
       hosts: {},
       others: []
     }
-    for (const name of HOSTS) {
+    for (const name of opts.hostNames) {
       const h = opts.hosts[name]
       result.hosts[name] = { netns: h.netns, address: h.address, exists: false, configured: false, pids: [], pin: h.pin }
     }
@@ -300,7 +299,7 @@ function createTopology (overrides = {}, io = {}) {
     result.bridge.configured = result.bridge.up && bridgeAddrs.some((a) => a.local === opts.bridgeAddress && a.prefixlen === opts.prefixLength)
     const namespaces = await ip.netnsList()
     const ours = new Set([opts.bridge])
-    for (const name of HOSTS) {
+    for (const name of opts.hostNames) {
       const h = opts.hosts[name]
       const s = result.hosts[name]
       ours.add(h.netns).add(h.veth)
@@ -312,7 +311,7 @@ function createTopology (overrides = {}, io = {}) {
       s.pids = await ip.pids(h.netns).catch(() => [])
     }
     result.others = [...namespaces, ...links.map((l) => l.ifname)].filter((n) => n.startsWith(opts.prefix) && !ours.has(n))
-    result.complete = result.bridge.configured && HOSTS.every((n) => result.hosts[n].configured)
+    result.complete = result.bridge.configured && opts.hostNames.every((n) => result.hosts[n].configured)
     return result
   }
 
@@ -320,7 +319,7 @@ function createTopology (overrides = {}, io = {}) {
    * Spawns a command "on" a host: inside its namespace (`ip netns exec beacon_<host> ...`),
    * pinned with `taskset -c` when a cpu list is configured for the host. In loopback mode it
    * runs in the root namespace (still pinned).
-   * @param {'app'|'mon'|'hbase'} host
+   * @param {string} host app, mon, hbase, or an optional host of this topology (app2, lb)
    * @param {string} command
    * @param {string[]} [args]
    * @param {import('node:child_process').SpawnOptions} [spawnOptions]
@@ -338,16 +337,17 @@ function createTopology (overrides = {}, io = {}) {
   }
 
   /**
-   * @param {'app'|'mon'|'hbase'} host
-   * @returns {string} the host's address (127.0.0.1 in loopback mode)
+   * @param {string} host
+   * @returns {string} the host's address (in loopback mode 127.0.0.1, or 127.0.0.<n> for an
+   *   optional host: see loopbackAddress in options.js)
    */
   function hostAddress (host) {
     const h = hostOf(host)
-    return mode === 'loopback' ? LOOPBACK : h.address
+    return mode === 'loopback' ? h.loopback : h.address
   }
 
   /**
-   * @param {'app'|'mon'|'hbase'} host
+   * @param {string} host
    * @returns {string|null} taskset cpu list from BEACON_PIN_<HOST>, or null when not pinned
    */
   function pin (host) {
@@ -375,7 +375,9 @@ module.exports = {
   createTopology,
   createDelayProxy,
   resolveOptions,
+  loopbackAddress,
   HOSTS,
+  OPTIONAL_HOSTS,
   /** @type {(options?: Parameters<ReturnType<typeof createTopology>['up']>[0]) => Promise<UpResult>} */
   up: (options) => topology().up(options),
   down: (options) => topology().down(options),

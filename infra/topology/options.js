@@ -5,8 +5,26 @@ const os = require('node:os')
 /** The three machines of the seed benchmark, in the order they are set up and reported. */
 const HOSTS = Object.freeze(['app', 'mon', 'hbase'])
 
-// Offsets of the default addresses inside the subnet: 198.18.0.0/24 -> .1, .10, .20, .30.
-const OFFSETS = Object.freeze({ bridge: 1, app: 10, mon: 20, hbase: 30 })
+/**
+ * Hosts a topology has only when asked (`extraHosts`, BEACON_TOPOLOGY_EXTRA_HOSTS): a second app
+ * host and a load balancer in front of both (infra/lb), for the app tier's scale-out.
+ */
+const OPTIONAL_HOSTS = Object.freeze(['app2', 'lb'])
+
+// Offsets of the default addresses inside the subnet: 198.18.0.0/24 -> .1, .10, .11, .20, .30, .40.
+const OFFSETS = Object.freeze({ bridge: 1, app: 10, app2: 11, mon: 20, hbase: 30, lb: 40 })
+
+/**
+ * A host's address when there are no namespaces: 127.0.0.1 for the seed's three (they never
+ * bind the same port), 127.0.0.<its offset> for the optional ones, so that two app hosts can
+ * use the same ports on one loopback interface as they would on two machines (Linux routes all
+ * of 127.0.0.0/8 to `lo`).
+ * @param {string} host
+ * @returns {string}
+ */
+function loopbackAddress (host) {
+  return OPTIONAL_HOSTS.includes(host) ? `127.0.0.${OFFSETS[host]}` : '127.0.0.1'
+}
 
 // The kernel's IFNAMSIZ is 16 bytes including the terminating NUL.
 const MAX_IFNAME = 15
@@ -19,16 +37,18 @@ const INNER_IFNAME = 'eth0'
  * Options for one emulated topology: explicit overrides, else environment, else defaults.
  * 198.18.0.0/15 is RFC 2544's range for benchmarking networks: never routed on the internet and
  * unlikely to clash with a real LAN on the machine.
- * @param {{ prefix?: string, subnet?: string, bridgeAddress?: string,
- *   addresses?: Partial<Record<'app'|'mon'|'hbase', string>>,
- *   pins?: Partial<Record<'app'|'mon'|'hbase', string|null>> }} [overrides]
+ * @param {{ prefix?: string, subnet?: string, bridgeAddress?: string, extraHosts?: string[],
+ *   addresses?: Partial<Record<string, string>>,
+ *   pins?: Partial<Record<string, string|null>> }} [overrides] extraHosts: optional hosts to
+ *   add to app, mon and hbase (of OPTIONAL_HOSTS: app2, lb)
  * @param {NodeJS.ProcessEnv} [env]
  * @returns {Readonly<{ prefix: string, subnet: string, network: string, prefixLength: number,
- *   bridge: string, bridgeAddress: string, innerIfname: string,
- *   hosts: Readonly<Record<string, Readonly<{ name: string, netns: string, veth: string, address: string, pin: string|null }>>> }>}
+ *   bridge: string, bridgeAddress: string, innerIfname: string, hostNames: readonly string[],
+ *   hosts: Readonly<Record<string, Readonly<{ name: string, netns: string, veth: string, address: string, loopback: string, pin: string|null }>>> }>}
+ *   hostNames: every host of this topology, the seed's three first
  */
 function resolveOptions (overrides = {}, env = process.env) {
-  const known = ['prefix', 'subnet', 'bridgeAddress', 'addresses', 'pins']
+  const known = ['prefix', 'subnet', 'bridgeAddress', 'extraHosts', 'addresses', 'pins']
   for (const key of Object.keys(overrides)) {
     if (!known.includes(key)) throw new TypeError(`topology options: unknown option "${key}" (known: ${known.join(', ')})`)
   }
@@ -49,9 +69,10 @@ function resolveOptions (overrides = {}, env = process.env) {
   }
 
   const bridgeAddress = addressIn('bridge', overrides.bridgeAddress, 'BEACON_TOPOLOGY_BRIDGE_ADDR')
+  const hostNames = Object.freeze([...HOSTS, ...parseExtraHosts(pick(overrides.extraHosts, 'BEACON_TOPOLOGY_EXTRA_HOSTS', []))])
   const hosts = {}
   const seen = new Map([[bridgeAddress, 'bridge']])
-  for (const name of HOSTS) {
+  for (const name of hostNames) {
     const upper = name.toUpperCase()
     const address = addressIn(name, overrides.addresses?.[name], `BEACON_TOPOLOGY_${upper}_ADDR`)
     if (seen.has(address)) throw new RangeError(`topology options: ${name} and ${seen.get(address)} both have address ${address}`)
@@ -64,6 +85,7 @@ function resolveOptions (overrides = {}, env = process.env) {
       netns: prefix + name,
       veth: checkIfname(prefix + name, prefix),
       address,
+      loopback: loopbackAddress(name),
       pin: parseCpuList(pinPick)
     })
   }
@@ -76,8 +98,18 @@ function resolveOptions (overrides = {}, env = process.env) {
     bridge: checkIfname(prefix + 'br0', prefix),
     bridgeAddress,
     innerIfname: INNER_IFNAME,
+    hostNames,
     hosts: Object.freeze(hosts)
   })
+}
+
+/** "app2,lb" or ["app2", "lb"]: optional hosts, each once, in OPTIONAL_HOSTS order. */
+function parseExtraHosts ({ raw, source }) {
+  const names = (Array.isArray(raw) ? raw : String(raw).split(',')).map((s) => String(s).trim()).filter(Boolean)
+  for (const name of names) {
+    if (!OPTIONAL_HOSTS.includes(name)) throw new TypeError(`topology options: ${source}: unknown optional host ${JSON.stringify(name)} (optional hosts: ${OPTIONAL_HOSTS.join(', ')})`)
+  }
+  return OPTIONAL_HOSTS.filter((name) => names.includes(name))
 }
 
 function parsePrefix ({ raw, source }) {
@@ -167,4 +199,4 @@ function overlaps (a, b) {
   return ((x.ip & mask) >>> 0) === ((y.ip & mask) >>> 0)
 }
 
-module.exports = { resolveOptions, overlaps, HOSTS }
+module.exports = { resolveOptions, overlaps, loopbackAddress, HOSTS, OPTIONAL_HOSTS }

@@ -5,7 +5,6 @@
 
 const path = require('node:path')
 const { execFile } = require('node:child_process')
-const { HOSTS } = require('./options')
 
 const PROBE_SCRIPT = path.join(__dirname, 'probe.js')
 
@@ -18,17 +17,18 @@ const PROBE_SCRIPT = path.join(__dirname, 'probe.js')
  */
 async function verifyHosts ({ opts, exec, nodePath, timeoutMs, log }) {
   const deadline = Date.now() + timeoutMs
+  const names = opts.hostNames
   const listeners = []
   try {
     const ports = {}
-    for (const name of HOSTS) {
+    for (const name of names) {
       const child = exec(name, nodePath, [PROBE_SCRIPT, 'serve', opts.hosts[name].address, String(timeoutMs)], { stdio: ['pipe', 'pipe', 'pipe'] })
       listeners.push(child)
       ports[name] = child
     }
-    for (const name of HOSTS) ports[name] = (await firstJsonLine(ports[name], deadline, `listener in ${opts.hosts[name].netns}`)).port
-    const perHost = await Promise.all(HOSTS.map(async (from) => {
-      const targets = HOSTS.filter((to) => to !== from).map((to) => `${to}=${opts.hosts[to].address}:${ports[to]}`)
+    for (const name of names) ports[name] = (await firstJsonLine(ports[name], deadline, `listener in ${opts.hosts[name].netns}`)).port
+    const perHost = await Promise.all(names.map(async (from) => {
+      const targets = names.filter((to) => to !== from).map((to) => `${to}=${opts.hosts[to].address}:${ports[to]}`)
       const child = exec(from, nodePath, [PROBE_SCRIPT, 'connect', String(Math.max(deadline - Date.now(), 1)), ...targets], { stdio: ['ignore', 'pipe', 'pipe'] })
       const results = await firstJsonLine(child, deadline, `client in ${opts.hosts[from].netns}`)
       return results.map((r) => ({ from, ...r }))
@@ -39,7 +39,7 @@ async function verifyHosts ({ opts, exec, nodePath, timeoutMs, log }) {
       const lines = failures.map((r) => `${r.from} -> ${r.name} (${r.address}:${r.port}): ${r.ok ? `server saw ${r.seen}, expected ${opts.hosts[r.from].address}` : r.error}`)
       throw new Error(`topology: connectivity check failed:\n  ${lines.join('\n  ')}`)
     }
-    log(`topology: verified ${results.length} TCP round trips between ${HOSTS.join(', ')}`)
+    log(`topology: verified ${results.length} TCP round trips between ${names.join(', ')}`)
     return results.map((r) => ({ from: r.from, to: r.name, rttMs: r.rttMs }))
   } finally {
     for (const child of listeners) {

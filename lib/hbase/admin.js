@@ -4,14 +4,43 @@ const { HBaseError, badArgument } = require('./errors')
 const { tableNameProto, regionContains } = require('./meta')
 const { toBytes, toNumber } = require('./cells')
 const { listRegions } = require('./region-op')
+const { ADDRESS } = require('./pool')
 
 const PROCEDURE_RUNNING = 1
 const PROCEDURE_FINISHED = 2
 const ADMIN_TIMEOUT = 120000
 
+/** RegionSpecifier type: the region is named by its encoded name (the hash at the end of its full name). */
+const ENCODED_REGION_NAME = 2
+
+/**
+ * The encoded name of a region, from its full name ("table,start,id.<encoded>.").
+ * @param {string} regionName
+ * @returns {Buffer}
+ */
+function encodedName (regionName) {
+  const encoded = /\.([0-9a-f]{32})\.$/.exec(String(regionName))
+  if (!encoded) throw badArgument(`"${regionName}" is not a full region name`)
+  return Buffer.from(encoded[1])
+}
+
+/**
+ * Whether an error of a MasterService call says the address asked is not (or no longer) the
+ * active master: gone, silent, or a backup / restarted master ("ServerNotRunningYet"), so the
+ * bootstrap servers must be asked again. A PleaseHoldException is the right master still
+ * initializing: it is kept.
+ * @param {Error & { code?: string, relocate?: boolean }} err
+ * @returns {boolean}
+ */
+function notTheActiveMaster (err) {
+  return err.code === 'HBASE_CONNECTION' || err.code === 'HBASE_CALL_TIMEOUT' || err.relocate === true
+}
+
 /**
  * Master operations the setup scripts and tests need: create/delete tables (with pre-split
- * regions), split and move regions. Each waits until the master's procedure has finished.
+ * regions), split, merge and move regions, switch the balancer. Each waits until the master's
+ * procedure has finished. The active master is found through the bootstrap servers
+ * (ClientMetaService.GetActiveMaster) and found again when it fails over.
  * @param {import('./region-op').Core} core the client's pool, locator, retry policy and options
  * @param {<T>(operation: () => Promise<T>) => Promise<T>} run runs one operation under the
  *   client's lifecycle (refused once the client is closed, counted as in flight meanwhile)
@@ -46,15 +75,19 @@ function createAdmin (core, run) {
    * @param {string} method MasterService method
    * @param {object} request
    * @param {number} deadline
+   * @param {{ blocking?: boolean }} [how] blocking: the master answers only when the work is
+   *   done (MoveRegion, a synchronous balancer switch), so the call may take until the deadline
+   *   instead of rpcTimeout; sending it again because it was slow would start the work twice
    * @returns {Promise<any>}
    */
-  async function callMaster (method, request, deadline) {
+  async function callMaster (method, request, deadline, { blocking = false } = {}) {
     return policy.retry(`master ${method}`, deadline, async () => {
       const address = await findMaster(deadline)
+      const timeout = blocking ? Math.max(1, deadline - Date.now()) : policy.rpcTimeout(deadline)
       try {
-        return await pool.call(address, 'MasterService', method, request, policy.rpcTimeout(deadline))
+        return await pool.call(address, 'MasterService', method, request, timeout)
       } catch (err) {
-        if (err.code === 'HBASE_CONNECTION' || err.code === 'HBASE_CALL_TIMEOUT') master = null
+        if (notTheActiveMaster(err) && master === address) master = null
         throw err
       }
     })
@@ -82,6 +115,19 @@ function createAdmin (core, run) {
       if (Date.now() >= deadline) throw new HBaseError('HBASE_TIMEOUT', `${what} still running at its deadline`, { retryable: true })
       await policy.sleep(Math.min(500, 20 * (n + 1)))
     }
+  }
+
+  /**
+   * The full server name (host, port, start code) of a RegionServer, asked of the server itself.
+   * @param {string} address "host:port"
+   * @param {number} deadline
+   * @returns {Promise<object>} protobuf ServerName
+   */
+  async function serverName (address, deadline) {
+    if (!ADDRESS.test(String(address))) throw badArgument(`destination "${address}" must be a RegionServer "host:port"`)
+    const res = await policy.retry(`GetServerInfo of ${address}`, deadline, () =>
+      pool.call(address, 'AdminService', 'GetServerInfo', {}, policy.rpcTimeout(deadline)))
+    return res.serverInfo.serverName
   }
 
   return {
@@ -155,16 +201,46 @@ function createAdmin (core, run) {
     }),
 
     /**
-     * Asks the master to move (close and reopen) a region; without a destination it picks one,
-     * which on a single RegionServer reopens the region in place.
+     * Asks the master to move (close and reopen) a region and waits until it is open again.
+     * Without `to` the master picks another server (on a single RegionServer it leaves the region
+     * where it is); with `to`, the RegionServer "host:port" is asked its full server name (start
+     * code included) and the region goes there.
      * @param {string} regionName full region name, as in `client.regions()`
-     * @param {{ timeout?: number }} [opts]
+     * @param {{ to?: string, timeout?: number }} [opts]
      * @returns {Promise<void>}
      */
-    moveRegion: (regionName, { timeout = ADMIN_TIMEOUT } = {}) => run(async () => {
-      const encoded = /\.([0-9a-f]{32})\.$/.exec(regionName)
-      if (!encoded) throw badArgument(`"${regionName}" is not a full region name`)
-      await callMaster('MoveRegion', { region: { type: 2, value: Buffer.from(encoded[1]) } }, Date.now() + timeout)
+    moveRegion: (regionName, { to, timeout = ADMIN_TIMEOUT } = {}) => run(async () => {
+      const region = { type: ENCODED_REGION_NAME, value: encodedName(regionName) }
+      const deadline = Date.now() + timeout
+      const destServerName = to ? await serverName(to, deadline) : undefined
+      await callMaster('MoveRegion', { region, destServerName }, deadline, { blocking: true })
+    }),
+
+    /**
+     * Merges adjacent regions of one table into one; resolves when the merged region is open.
+     * @param {string[]} regionNames two or more full region names, as in `client.regions()`
+     * @param {{ forcible?: boolean, timeout?: number }} [opts] forcible: merge regions that are
+     *   not adjacent (HBase's own warning applies: it can make overlapping regions)
+     * @returns {Promise<void>}
+     */
+    mergeRegions: (regionNames, { forcible = false, timeout = ADMIN_TIMEOUT } = {}) => run(async () => {
+      if (!Array.isArray(regionNames) || regionNames.length < 2) throw badArgument('mergeRegions needs at least two region names')
+      const deadline = Date.now() + timeout
+      const region = regionNames.map((name) => ({ type: ENCODED_REGION_NAME, value: encodedName(name) }))
+      const res = await callMaster('MergeTableRegions', { region, forcible }, deadline)
+      await waitProcedure(toNumber(res.procId), `merge ${regionNames.join(' + ')}`, deadline)
+    }),
+
+    /**
+     * Switches the master's balancer on or off (it stays so across master failover); waits for a
+     * balancing round in progress to end.
+     * @param {boolean} on
+     * @param {{ timeout?: number }} [opts]
+     * @returns {Promise<boolean>} whether it was on before
+     */
+    setBalancer: (on, { timeout = ADMIN_TIMEOUT } = {}) => run(async () => {
+      const res = await callMaster('SetBalancerRunning', { on: on === true, synchronous: true }, Date.now() + timeout, { blocking: true })
+      return res.prevBalanceValue === true
     }),
 
     /**

@@ -72,10 +72,9 @@ class Batch {
       await this._round(pending)
       pending = this.retry
       if (!pending.length) break
-      const wait = policy.pause(attempt)
-      const inTime = !policy.aborted && Date.now() + wait < this.deadline
+      const wait = policy.aborted ? null : policy.waitBefore(attempt, undefined, this.deadline)
       // The sleep rejects when the client is destroyed meanwhile.
-      if (!inTime || !(await policy.sleep(wait).then(() => true, () => false))) {
+      if (wait === null || !(await policy.sleep(wait).then(() => true, () => false))) {
         for (const i of pending) this.results[i] = this._giveUp(i)
         break
       }

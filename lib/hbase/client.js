@@ -1,7 +1,7 @@
 'use strict'
 
 const os = require('node:os')
-const { ConnectionPool } = require('./pool')
+const { ConnectionPool, ADDRESS } = require('./pool')
 const { RegionLocator } = require('./locator')
 const { RetryPolicy } = require('./retry')
 const { regionOp, listRegions } = require('./region-op')
@@ -67,7 +67,7 @@ function parseBootstrap (bootstrap) {
     .map((s) => s.trim()).filter(Boolean)
   if (list.length === 0) throw badArgument('bootstrap needs at least one "host:port"')
   for (const address of list) {
-    if (!/^[^\s:]+:\d{1,5}$/.test(address)) throw badArgument(`bootstrap address "${address}" must be "host:port"`)
+    if (!ADDRESS.test(address)) throw badArgument(`bootstrap address "${address}" must be "host:port"`)
   }
   return list
 }
@@ -103,7 +103,7 @@ class HBaseClient {
     const policy = new RetryPolicy({ pause, maxPause, rpcTimeout, signal: this._gate.signal })
     /** @type {import('./region-op').Core} */
     this._core = Object.freeze({ options: this.options, pool, locator, policy })
-    /** Master operations: createTable, deleteTable, tableExists, splitRegion, moveRegion. */
+    /** Master operations: createTable, deleteTable, tableExists, splitRegion, mergeRegions, moveRegion, setBalancer. */
     this.admin = createAdmin(this._core, (operation) => this._gate.run(operation))
   }
 

@@ -29,6 +29,7 @@ class Connection extends EventEmitter {
     this._buffered = 0
     this._corked = false
     this._sweeper = null
+    this._sweepEvery = 0
     this._ending = false
     this._uncork = () => { this._corked = false; this.socket.uncork() }
 
@@ -108,25 +109,35 @@ class Connection extends EventEmitter {
     if (this._ending && this._pending.size === 0) this.close()
   }
 
-  // One timer per connection, not per call: it sweeps expired calls while any are pending.
+  // One timer per connection, not per call: it sweeps expired calls while any are pending, every
+  // quarter of the shortest timeout among them (10..250 ms), so no call overruns its own by more.
   _armSweeper (timeoutMs) {
-    if (this._sweeper) return
     const every = Math.max(10, Math.min(250, Math.floor(timeoutMs / 4)))
+    if (this._sweeper && this._sweepEvery <= every) return
+    this._stopSweeper()
+    this._sweepEvery = every
     this._sweeper = setInterval(() => this._sweep(), every)
     this._sweeper.unref()
   }
 
+  _stopSweeper () {
+    if (this._sweeper) clearInterval(this._sweeper)
+    this._sweeper = null
+  }
+
   _sweep () {
     if (this._pending.size === 0) {
-      clearInterval(this._sweeper)
-      this._sweeper = null
+      this._stopSweeper()
       return
     }
     const now = Date.now()
     for (const [callId, call] of this._pending) {
       if (call.deadline <= now) {
         this._pending.delete(callId)
-        call.reject(new HBaseError('HBASE_CALL_TIMEOUT', `${call.method.name} to ${this.address} got no answer in time`, { retryable: true, server: this.address }))
+        // relocate: a server that stopped answering (a long GC pause, a frozen host) is declared
+        // dead by the master after its ZooKeeper session expires and its regions move, while its
+        // sockets stay open: only asking meta again finds them.
+        call.reject(new HBaseError('HBASE_CALL_TIMEOUT', `${call.method.name} to ${this.address} got no answer in time`, { retryable: true, relocate: true, server: this.address }))
       }
     }
     this._closeIfDrained()
@@ -135,8 +146,7 @@ class Connection extends EventEmitter {
   _fail (err) {
     if (this.closed) return
     this.closed = true
-    if (this._sweeper) clearInterval(this._sweeper)
-    this._sweeper = null
+    this._stopSweeper()
     this.socket.destroy()
     const pending = this._pending
     this._pending = new Map()

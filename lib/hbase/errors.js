@@ -37,7 +37,7 @@ const CODES = Object.freeze({
   HBASE_REGION_UNAVAILABLE: 'the region is moving, splitting, opening or not served here',
   HBASE_SERVER_BUSY: 'the server asked the client to back off',
   HBASE_SCANNER_EXPIRED: 'the server-side scanner is gone; the scan restarts from the last row',
-  HBASE_PROCEDURE_FAILED: 'a master procedure (create/delete table, split) failed',
+  HBASE_PROCEDURE_FAILED: 'a master procedure (create/delete table, split, merge) failed',
   HBASE_PROTOCOL: 'the server sent something this client cannot decode',
   HBASE_REMOTE: 'the server raised an exception this client does not retry'
 })

@@ -8,6 +8,9 @@ const { clientClosed } = require('./errors')
  * @typedef {{ method: string, server: string, ms: number, error?: Error }} RpcEvent
  */
 
+/** A server address as this client takes it: "host:port". */
+const ADDRESS = /^[^\s:]+:\d{1,5}$/
+
 /**
  * @param {string} address "host:port"
  * @returns {{ host: string, port: number }}
@@ -122,4 +125,4 @@ class ConnectionPool {
   }
 }
 
-module.exports = { ConnectionPool }
+module.exports = { ConnectionPool, ADDRESS }

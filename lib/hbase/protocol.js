@@ -40,7 +40,12 @@ const SERVICES = {
     GetTableDescriptors: ['GetTableDescriptorsRequest', 'GetTableDescriptorsResponse'],
     MoveRegion: ['MoveRegionRequest', 'MoveRegionResponse'],
     SplitRegion: ['SplitTableRegionRequest', 'SplitTableRegionResponse'],
+    MergeTableRegions: ['MergeTableRegionsRequest', 'MergeTableRegionsResponse'],
+    SetBalancerRunning: ['SetBalancerRunningRequest', 'SetBalancerRunningResponse'],
     getProcedureResult: ['GetProcedureResultRequest', 'GetProcedureResultResponse']
+  },
+  AdminService: {
+    GetServerInfo: ['GetServerInfoRequest', 'GetServerInfoResponse']
   }
 }
 

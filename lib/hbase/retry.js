@@ -7,6 +7,13 @@ const { HBaseError, clientClosed } = require('./errors')
 const BACKOFF = Object.freeze([1, 2, 3, 5, 10, 20, 40, 100])
 
 /**
+ * Time kept for one last attempt (a meta lookup and one RPC) when the backoff would end past the
+ * deadline: a region that comes back just before the deadline (a split's daughters opening) is
+ * still reached, instead of giving up a backoff early.
+ */
+const LAST_TRY_MS = 100
+
+/**
  * The timeout for one RPC: `rpcTimeout`, or what is left before `deadline` if that is less
  * (at least 1 ms).
  * @param {number} rpcTimeout ms
@@ -48,6 +55,20 @@ class RetryPolicy {
   }
 
   /**
+   * How long to wait before the next attempt of an operation that must end by `deadline`: the
+   * backoff, cut short so that one last attempt keeps LAST_TRY_MS; null when even that does not fit.
+   * @param {number} attempt attempts made so far, minus one
+   * @param {{ serverOverloaded?: boolean }|undefined} err the error of the last attempt
+   * @param {number} deadline epoch ms
+   * @returns {number|null} ms
+   */
+  waitBefore (attempt, err, deadline) {
+    const left = deadline - Date.now()
+    if (left <= LAST_TRY_MS) return null
+    return Math.min(this.pause(attempt, err), left - LAST_TRY_MS)
+  }
+
+  /**
    * The timeout for one RPC of an operation that must end by `deadline`.
    * @param {number} deadline epoch ms
    * @returns {number} ms
@@ -78,8 +99,8 @@ class RetryPolicy {
   }
 
   /**
-   * Runs `attempt` until it succeeds, fails with an error that is not retryable, or the next
-   * try would start after `deadline` (then HBASE_TIMEOUT, `cause` the last error).
+   * Runs `attempt` until it succeeds, fails with an error that is not retryable, or no attempt
+   * fits before `deadline` any more (then HBASE_TIMEOUT, `cause` the last error).
    * @template T
    * @param {string} what names the operation in the timeout message
    * @param {number} deadline epoch ms
@@ -93,8 +114,8 @@ class RetryPolicy {
       } catch (err) {
         if (this.aborted) throw err.code === 'HBASE_CLIENT_CLOSED' ? err : clientClosed(err)
         if (!(err instanceof HBaseError) || !err.retryable) throw err
-        const wait = this.pause(n, err)
-        if (Date.now() + wait >= deadline) {
+        const wait = this.waitBefore(n, err, deadline)
+        if (wait === null) {
           throw new HBaseError('HBASE_TIMEOUT', `${what} did not succeed within its deadline after ${n + 1} attempt(s); last error: ${err.message}`, { retryable: true, cause: err })
         }
         await this.sleep(wait)
@@ -103,4 +124,4 @@ class RetryPolicy {
   }
 }
 
-module.exports = { BACKOFF, RetryPolicy, callTimeout }
+module.exports = { BACKOFF, LAST_TRY_MS, RetryPolicy, callTimeout }

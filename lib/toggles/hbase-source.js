@@ -113,7 +113,10 @@ function createHBaseSource ({ store, defaultConfig, onInvalid, onBatch, maxInFli
       } else {
         store.readMany(chunk, { timeoutMs })
           .then((rows) => {
-            if (rows.some((row) => row instanceof Error && /** @type {any} */ (row).retryable)) breaker.failure()
+            // The breaker tracks whether the store answers at all. Rows that failed while others
+            // were read (one region in transition, the rest served) fail alone: counting them
+            // against the breaker would fail every id for the sake of one region.
+            if (rows.every((row) => row instanceof Error && /** @type {any} */ (row).retryable)) breaker.failure()
             else breaker.success()
             rows.forEach((row, i) => settle(batch.get(chunk[i]), chunk[i], row))
           }, (err) => chunk.forEach((id) => settle(batch.get(id), id, err)))

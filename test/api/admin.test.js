@@ -175,7 +175,7 @@ test('an endpoint switched off at runtime is off on every host (stored in HBase)
     const off = await request(`${app.url}/api/sample2.js?id=1&callback=cb`)
     expect(off.status).toBe(404) // this process: at once
     expect(off.body).toContain('ENDPOINT_DISABLED')
-    // Another process: within its poll interval (100 ms here, 2 s by default) plus one read.
+    // Another process: within its poll interval (100 ms here, 1 s by default) plus one read.
     const switchedAt = Date.now()
     while (await status(otherHost.url) === 200 && Date.now() - switchedAt < 5000) await new Promise((resolve) => setTimeout(resolve, 20))
     expect(await status(otherHost.url)).toBe(404)

@@ -1,6 +1,7 @@
 'use strict'
 
 const net = require('node:net')
+const http = require('node:http')
 const { runOpenLoop } = require('../../bench/lib/open-loop')
 const { startFixture } = require('../../bench/lib/fixture-server')
 const { validateOpenLoop } = require('../../bench/validate-open-loop')
@@ -58,6 +59,52 @@ describe('open-loop generator', () => {
       expect(r.requests).toBe(0)
       expect(r.errors + r.unsent).toBe(50)
       expect(r.errors).toBeGreaterThan(0)
+    })
+
+    test('per-request headers and outcomes reach the caller; an abort ends an open or closed run early', async () => {
+      const seen = []
+      const server = http.createServer((req, res) => {
+        seen.push(req.headers['user-agent'])
+        res.writeHead(req.url === '/fail' ? 503 : 200, { 'content-length': 0 })
+        res.end()
+      })
+      await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+      try {
+        for (const rate of [200, 0]) {
+          seen.length = 0
+          const outcomes = []
+          const controller = new AbortController()
+          let i = 0
+          const started = Date.now()
+          const run = runOpenLoop({
+            host: '127.0.0.1',
+            port: server.address().port,
+            rate,
+            durationMs: 60000,
+            connections: 2,
+            signal: controller.signal,
+            next: () => {
+              const n = i++
+              return { path: n % 2 ? '/fail' : '/ok', headers: { 'user-agent': `m/${n}` }, n }
+            },
+            onAnswer: (req, o) => outcomes.push({ n: req.n, ...o })
+          })
+          setTimeout(() => controller.abort(), 300)
+          const r = await run
+          expect(Date.now() - started).toBeLessThan(5000)
+          expect(r.requests).toBeGreaterThan(20)
+          expect(outcomes).toHaveLength(r.sent)
+          expect(r.errors).toBe(0)
+          expect([...seen].sort()).toEqual(outcomes.map((o) => `m/${o.n}`).sort())
+          for (const o of outcomes) {
+            expect(o.status).toBe(o.n % 2 ? 503 : 200)
+            expect(o.due <= o.sent + 1 && o.sent <= o.done).toBe(true)
+            expect(Math.abs(o.done - started)).toBeLessThan(5000) // epoch ms
+          }
+        }
+      } finally {
+        server.close()
+      }
     })
 
     test('a server that never answers: requests time out and are counted as errors', async () => {

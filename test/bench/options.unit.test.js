@@ -1,7 +1,7 @@
 'use strict'
 
 const { parseOptions } = require('../../bench/lib/options')
-const { SCENARIOS } = require('../../bench/lib/scenarios')
+const { SCENARIOS, QUICK_SCENARIOS } = require('../../bench/lib/scenarios')
 
 describe('bench options', () => {
   test('a full run does every scenario with the seed protocol, on the best topology available', () => {
@@ -17,7 +17,7 @@ describe('bench options', () => {
   test('--quick shortens everything and stays on loopback unless told otherwise', () => {
     const p = parseOptions(['--quick'])
     expect(p).toMatchObject({ quick: true, topology: 'loopback', runs: 1, durationSeconds: 5, label: 'quick' })
-    expect(p.scenarios).toEqual(SCENARIOS)
+    expect(p.scenarios).toEqual(QUICK_SCENARIOS)
     expect(parseOptions(['--quick', '--topology', 'netns']).topology).toBe('netns')
   })
 
@@ -27,6 +27,23 @@ describe('bench options', () => {
     expect(p.sweepEndpoints).toEqual(['sample1', 'sample5'])
     expect(p.scenarioEndpoints).toEqual(['sample1', 'sample5'])
     expect(p.connectionEndpoints).toEqual(['sample1', 'sample5'])
+    expect(p.lbEndpoints).toEqual(['sample1', 'sample5'])
+  })
+
+  test('lb: sample3 by default, 10 s per case (2 s quick), closed loop and 2,000 req/s (1,000 quick)', () => {
+    expect(parseOptions([])).toMatchObject({ lbEndpoints: ['sample3'], lbSeconds: 10, lbRate: 2000, lbConnections: 50, lbIdRange: 1000 })
+    expect(parseOptions(['--quick'])).toMatchObject({ lbEndpoints: ['sample3'], lbSeconds: 2, lbRate: 1000 })
+    expect(parseOptions(['--scenario', 'lb']).scenarios).toEqual(['lb'])
+    expect(() => parseOptions(['--lb-rate', '0'])).toThrow(/--lb-rate/)
+  })
+
+  test('chaos: in full runs (last) and on request, never in --quick\'s all; 3 minutes, seeded', () => {
+    expect(SCENARIOS[SCENARIOS.length - 1]).toBe('chaos')
+    expect(QUICK_SCENARIOS).not.toContain('chaos')
+    expect(parseOptions([])).toMatchObject({ chaosSeconds: 180, chaosSeed: 11, chaosRate: 200, chaosConnections: 32 })
+    expect(parseOptions(['--quick', '--scenario', 'chaos']).scenarios).toEqual(['chaos'])
+    expect(parseOptions(['--scenario', 'chaos', '--chaos-seconds', '240', '--chaos-seed', '7'])).toMatchObject({ chaosSeconds: 240, chaosSeed: 7 })
+    expect(() => parseOptions(['--chaos-seed', '1.5'])).toThrow(/--chaos-seed/)
   })
 
   test('bad values fail with the option name', () => {

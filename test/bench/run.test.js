@@ -9,7 +9,8 @@ const path = require('node:path')
 const { execFile } = require('node:child_process')
 
 const ROOT = path.join(__dirname, '..', '..')
-// 4700 (public), 4701 (admin), 4702 (baseline): kept clear of the other tests' ports.
+// 4700 (public), 4701 (admin), 4702 (baseline), 4703 (cross-zone proxy), 4704 (HAProxy; the
+// second app host uses 4700/4701 on 127.0.0.11): kept clear of the other tests' ports.
 const PORT = 4700
 
 test('bench/run.js --quick writes the JSON contract, the markdown and the charts; nothing lost', async () => {
@@ -19,9 +20,10 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
     '--duration', '2', '--warmup', '1', '--hbase-warmup', '1', '--id-range', '500', '--sweep-rates', '300', '--sweep-step', '1',
     '--vus', '20', '--vu-duration', '1', '--scenario-endpoints', 'sample5', '--cross-zone-endpoints', 'sample1', '--conn-endpoints', 'sample1',
     '--conn-counts', '2', '--no-keepalive-counts', '2', '--conn-duration', '1', '--mixed-rate', '200', '--mixed-duration', '1',
+    '--lb-endpoints', 'sample1', '--lb-duration', '1', '--lb-rate', '200', '--lb-connections', '8', '--lb-id-range', '50',
     '--port', String(PORT), '--out', out]
   const stdout = await new Promise((resolve, reject) => {
-    execFile(process.execPath, args, { cwd: ROOT, timeout: 100000, maxBuffer: 16 * 2 ** 20 }, (err, so, se) => (err ? reject(new Error(`${err.message}\n${se}`)) : resolve(so)))
+    execFile(process.execPath, args, { cwd: ROOT, timeout: 150000, maxBuffer: 16 * 2 ** 20 }, (err, so, se) => (err ? reject(new Error(`${err.message}\n${se}`)) : resolve(so)))
   })
   const report = JSON.parse(fs.readFileSync(out, 'utf8'))
   for (const name of ['sample1', 'sample4', 'sample5']) {
@@ -57,7 +59,20 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
   expect(rows('cross-zone')['sample1 20 VUs via 3.5 ms link'].p50 - rows('cross-zone')['sample1 20 VUs direct'].p50).toBeGreaterThan(6)
   expect(Object.keys(rows('connections'))).toEqual(['sample1 2 keep-alive', 'sample1 2 connection per request'])
   expect(Object.keys(rows('mixed'))).toEqual(expect.arrayContaining(['all (0.8 / 0.1 / 0.1)', 'hit (of all)']))
-  for (const name of ['vus', 'cross-zone', 'connections', 'mixed']) {
+  // App hosts behind HAProxy: 1 host direct, via HAProxy, 2 hosts via HAProxy; HAProxy's CPU
+  // sampled on its own; the 2-host rows sum both server clusters (about twice the memory).
+  const lbRows = rows('lb')
+  const cases = ['1 host direct', '1 host via HAProxy', '2 hosts via HAProxy'].flatMap((c) => [`sample1 ${c}, closed loop`, `sample1 ${c}, @ 200 req/s`])
+  expect(Object.keys(lbRows)).toEqual(cases)
+  for (const key of cases) {
+    expect(lbRows[key].rps).toBeGreaterThan(0)
+    expect(lbRows[key].server.app.cpuMsPer1k).toBeGreaterThan(0)
+    if (key.includes('via HAProxy')) expect(lbRows[key].server.lb.cpuMs).not.toBeNull()
+    else expect(lbRows[key].server.lb).toBeUndefined()
+  }
+  expect(lbRows['sample1 2 hosts via HAProxy, closed loop'].server.app.peakRssMiB).toBeGreaterThan(1.5 * lbRows['sample1 1 host via HAProxy, closed loop'].server.app.peakRssMiB)
+  expect(report.scenarios.lb.notes[0]).toMatch(/the point of this scenario is the CPU cost per request and the load balancer's overhead, not more throughput/)
+  for (const name of ['vus', 'cross-zone', 'connections', 'mixed', 'lb']) {
     for (const [key, r] of Object.entries(rows(name))) {
       expect(r.errors ?? 0).toBe(0)
       expect(r.non2xx).toBe(0)
@@ -74,4 +89,4 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
     expect(md).toContain(`](quick-${chart}.svg)`)
   }
   fs.rmSync(dir, { recursive: true, force: true })
-}, 120000)
+}, 180000)

@@ -20,6 +20,7 @@ const { isAlive } = require('../../infra/hbase/server-process')
 const { startNode, waitForHttp } = require('../../bench/lib/processes')
 const { freePorts } = require('../support/ports')
 const { request } = require('../support/beacon')
+const { until } = require('../support/until')
 
 jest.setTimeout(6 * 60 * 1000)
 
@@ -43,16 +44,6 @@ async function npm (script, ...args) {
   const { stdout } = await run('npm', ['run', '--silent', script, ...(args.length ? ['--', ...args] : [])],
     { cwd: ROOT, env: { ...process.env, ...ENV }, timeout: 240000 })
   return stdout
-}
-
-async function until (what, predicate, boundMs) {
-  const deadline = Date.now() + boundMs
-  for (;;) {
-    const value = await predicate()
-    if (value) return value
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${boundMs} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 250))
-  }
 }
 
 function rssMb (pid) {
@@ -113,11 +104,12 @@ test('a RegionServer killed by index is noticed in seconds, its regions move, an
   expect(out).toMatch(/killed rs-2 \(pid \d+, SIGKILL\)/)
 
   // The master learns of the death when ZooKeeper expires the server's session.
-  const after = await until('rs-2 declared dead and its regions reassigned', async () => {
+  let after = null
+  await until('rs-2 declared dead and its regions reassigned', async () => {
     const view = await hbase.inspectCluster(options).catch(() => null)
-    const ok = view && view.live.length === 2 && view.inTransition === 0 &&
-      view.live.reduce((n, s) => n + (s.tables[options.accessLogTable] || 0), 0) === options.accessLogRegions
-    return ok && view
+    after = view
+    return Boolean(view && view.live.length === 2 && view.inTransition === 0 &&
+      view.live.reduce((n, s) => n + (s.tables[options.accessLogTable] || 0), 0) === options.accessLogRegions)
   }, 60000)
   const recoveredMs = Date.now() - killedAt
   console.log(`cluster: rs-2 (held ${victim.regions} regions${victim.meta ? ', incl. hbase:meta' : ''}) SIGKILLed; dead and every region on the 2 others ${recoveredMs} ms later (session timeout ${options.zkSessionTimeoutMs} ms)`)
@@ -130,7 +122,7 @@ test('a RegionServer killed by index is noticed in seconds, its regions move, an
   expect(restarted).toMatch(/rs-2 started pid \d+/)
   await until('rs-2 back among the live servers', async () => {
     const view = await hbase.inspectCluster(options).catch(() => null)
-    return view && view.live.length === 3
+    return Boolean(view && view.live.length === 3)
   }, 60000)
 })
 

@@ -14,6 +14,7 @@ const hbase = require('../../infra/hbase')
 const { startBeacon, request } = require('../support/beacon')
 const { createHBaseClient } = require('../../lib/hbase')
 const { startLoops, stopRunningLoads } = require('../support/load')
+const { until } = require('../support/until')
 
 jest.setTimeout(10 * 60 * 1000)
 
@@ -71,15 +72,6 @@ function startLoad () {
     }
   })
   return { results, stop: load.stop }
-}
-
-async function until (what, predicate, boundMs) {
-  const deadline = Date.now() + boundMs
-  for (;;) {
-    if (await predicate()) return
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${boundMs} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 250))
-  }
 }
 
 test('SIGKILL of HBase under load: cached endpoints serve, sample2 fails fast with 503, no access-log entry is lost', async () => {

@@ -19,6 +19,7 @@ const { createDelayProxy } = require('../../infra/topology/delay-proxy')
 const { createHBaseClient } = require('../../lib/hbase')
 const { startBeacon, request } = require('../support/beacon')
 const { startLoops, stopRunningLoads } = require('../support/load')
+const { until } = require('../support/until')
 
 jest.setTimeout(6 * 60 * 1000)
 
@@ -75,15 +76,6 @@ function percentile (values, p) {
   if (values.length === 0) return NaN
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
-}
-
-async function until (what, predicate, boundMs) {
-  const deadline = Date.now() + boundMs
-  for (;;) {
-    if (await predicate()) return
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${boundMs} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 250))
-  }
 }
 
 test('a slow HBase: cached endpoints stay fast, sample2 fails within its deadline, the log spills by policy and drains', async () => {

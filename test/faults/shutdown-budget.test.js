@@ -27,6 +27,7 @@ const { countLines } = require('../../logging/file-sink')
 const { journalFiles } = require('../../logging/journal')
 const { request } = require('../support/beacon')
 const { startLoops, stopRunningLoads } = require('../support/load')
+const { until } = require('../support/until')
 
 jest.setTimeout(6 * 60 * 1000)
 
@@ -79,20 +80,6 @@ afterAll(async () => {
 afterEach(stopRunningLoads)
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
-async function until (what, predicate, boundMs, every = 250) {
-  const deadline = Date.now() + boundMs
-  let last
-  for (;;) {
-    try {
-      if (await predicate()) return
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${boundMs} ms${last ? ` (last error: ${last.message})` : ''}`)
-    await sleep(every)
-  }
-}
 
 async function ensureHBaseUp () {
   if (hbaseStalled) {

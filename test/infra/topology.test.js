@@ -159,6 +159,20 @@ describe('options', () => {
     expect(() => resolveOptions({}, env)).toThrow(message)
   })
 
+  test('optional hosts: a second app host (.11) and a load balancer (.40), only when asked', () => {
+    expect(resolveOptions({}, {}).hostNames).toEqual(['app', 'mon', 'hbase'])
+    const o = resolveOptions({ extraHosts: ['lb', 'app2'] }, {})
+    expect(o.hostNames).toEqual(['app', 'mon', 'hbase', 'app2', 'lb'])
+    expect([o.hosts.app2.netns, o.hosts.app2.address, o.hosts.app2.loopback]).toEqual(['beacon_app2', '198.18.0.11', '127.0.0.11'])
+    expect([o.hosts.lb.netns, o.hosts.lb.address, o.hosts.lb.loopback]).toEqual(['beacon_lb', '198.18.0.40', '127.0.0.40'])
+    expect(o.hosts.app.loopback).toBe('127.0.0.1')
+    const e = resolveOptions({}, { BEACON_TOPOLOGY_EXTRA_HOSTS: 'lb', BEACON_TOPOLOGY_LB_ADDR: '198.18.0.99', BEACON_PIN_LB: '0' })
+    expect(e.hostNames).toEqual(['app', 'mon', 'hbase', 'lb'])
+    expect([e.hosts.lb.address, e.hosts.lb.pin]).toEqual(['198.18.0.99', '0'])
+    expect(() => resolveOptions({ extraHosts: ['db'] }, {})).toThrow(/unknown optional host "db" \(optional hosts: app2, lb\)/)
+    expect(() => createTopology({}, { env: {} }).hostAddress('lb')).toThrow(/unknown host "lb" \(hosts: app, mon, hbase\)/)
+  })
+
   test('unknown option and unknown host are named', () => {
     expect(() => createTopology({ subnett: 'x' }, { env: {} })).toThrow(/unknown option "subnett"/)
     expect(() => createTopology({}, { env: {} }).hostAddress('db')).toThrow(/unknown host "db"/)
@@ -181,16 +195,28 @@ describe('fallback when network namespaces are unavailable', () => {
     expect(HOSTS.map((h) => topo.hostAddress(h))).toEqual(['127.0.0.1', '127.0.0.1', '127.0.0.1'])
   })
 
-  test('exec() runs on loopback and a TCP round trip works there', async () => {
-    await topo.up({ allowFallback: true })
-    const echo = await startEchoIn(topo, 'app')
+  /** An echo server on `server`, 3 round trips from `client`: the peer it saw. */
+  async function loopbackRoundTrip (t, server, client) {
+    const echo = await startEchoIn(t, server)
     try {
-      const r = await roundTripsFrom(topo, 'mon', topo.hostAddress('app'), echo.port, 3)
+      const r = await roundTripsFrom(t, client, t.hostAddress(server), echo.port, 3)
       expect(r.rtts).toHaveLength(3)
-      expect(await echo.lines.next()).toEqual({ peer: '127.0.0.1' })
+      return (await echo.lines.next()).peer
     } finally {
       echo.stop()
     }
+  }
+
+  test('optional hosts fall back to addresses of their own on loopback (127.0.0.11, 127.0.0.40), reachable from the others', async () => {
+    const wide = createTopology({ ...TEST_OPTIONS, extraHosts: ['app2', 'lb'] }, { env: {}, ipPath: '/nonexistent/ip', log: () => {} })
+    const r = await wide.up({ allowFallback: true })
+    expect(r.hosts).toEqual({ app: '127.0.0.1', mon: '127.0.0.1', hbase: '127.0.0.1', app2: '127.0.0.11', lb: '127.0.0.40' })
+    expect(await loopbackRoundTrip(wide, 'app2', 'lb')).toBe('127.0.0.1')
+  })
+
+  test('exec() runs on loopback and a TCP round trip works there', async () => {
+    await topo.up({ allowFallback: true })
+    expect(await loopbackRoundTrip(topo, 'app', 'mon')).toBe('127.0.0.1')
   })
 })
 

@@ -174,6 +174,21 @@ describe('region changes under a live client', () => {
     expect(await client.count(table)).toBe(100)
   })
 
+  test('after two regions are merged, reads and writes reach the merged region', async () => {
+    const table = await createTable('merge', { families: ['f'], splits: ['m'] })
+    const keys = ['a1', 'k1', 'm1', 'z1']
+    await client.multiPut(table, keys.map((row) => ({ row, cells: { f: { v: row } } })))
+    expect(await client.multiGet(table, keys)).toHaveLength(4) // caches both regions
+    await client.admin.mergeRegions((await client.regions(table)).map((r) => r.name))
+    expect((await client.regions(table)).map((r) => r.startKey.toString())).toEqual([''])
+    // Both cached regions are gone: the client must relocate by itself.
+    const rows = await client.multiGet(table, keys)
+    expect(rows.map((r) => findCell(r, 'f', 'v').value.toString())).toEqual(keys)
+    await client.put(table, 'q1', { f: { v: 'after merge' } })
+    expect(findCell(await client.get(table, 'q1'), 'f', 'v').value.toString()).toBe('after merge')
+    await expect(client.admin.mergeRegions([(await client.regions(table))[0].name])).rejects.toMatchObject({ code: 'HBASE_BAD_ARGUMENT' })
+  })
+
   test('after a region is moved (closed and reopened), the client relocates it', async () => {
     const table = await createTable('move', { families: ['f'] })
     await client.put(table, 'x', { f: { v: '1' } })

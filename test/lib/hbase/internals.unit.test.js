@@ -10,7 +10,7 @@ const { regionContains, tableNameProto, tableNameString } = require('../../../li
 const { types, METHODS, encodeCall } = require('../../../lib/hbase/protocol')
 const { Connection } = require('../../../lib/hbase/connection')
 const { ConnectionPool } = require('../../../lib/hbase/pool')
-const { RetryPolicy, BACKOFF } = require('../../../lib/hbase/retry')
+const { RetryPolicy, BACKOFF, LAST_TRY_MS } = require('../../../lib/hbase/retry')
 const { OperationGate } = require('../../../lib/hbase/lifecycle')
 const { chunks } = require('../../../lib/hbase/batch')
 const { parseBootstrap } = require('../../../lib/hbase/client')
@@ -194,6 +194,8 @@ describe('connection framing over a real socket', () => {
       const req = { region: { type: 1, value: Buffer.from('x') }, get: { row: Buffer.from('r') } }
       const first = await conn.call(METHODS.ClientService.Get, req, 100).catch((e) => e)
       expect(first.code).toBe('HBASE_CALL_TIMEOUT')
+      // A silent server may be a frozen one whose regions were reassigned: look them up again.
+      expect(first.relocate).toBe(true)
       const second = await conn.call(METHODS.ClientService.Get, req, 5000).catch((e) => e)
       expect(second.code).toBe('HBASE_CONNECTION')
       expect(conn.closed).toBe(true)
@@ -201,6 +203,19 @@ describe('connection framing over a real socket', () => {
   })
 
   const getRequest = { region: { type: 1, value: Buffer.from('x') }, get: { row: Buffer.from('r') } }
+
+  test('a short call behind a long one still times out on time', async () => {
+    await withServer(() => {}, async (conn) => {
+      const long = conn.call(METHODS.ClientService.Get, getRequest, 5000).catch((e) => e)
+      const started = Date.now()
+      const short = await conn.call(METHODS.ClientService.Get, getRequest, 40).catch((e) => e)
+      expect(short.code).toBe('HBASE_CALL_TIMEOUT')
+      // Swept at a quarter of the long call's timeout (250 ms), it would be 200 ms late.
+      expect(Date.now() - started).toBeLessThan(150)
+      conn.close()
+      expect((await long).code).toBe('HBASE_CONNECTION')
+    })
+  })
 
   test('end() refuses new calls, lets the pending one be answered, then closes', async () => {
     await withServer((socket, calls) => {
@@ -285,6 +300,19 @@ describe('retry policy', () => {
     const err = await policy.retry('op', Date.now() + 30, async () => { throw busy }).catch((e) => e)
     expect(err.code).toBe('HBASE_TIMEOUT')
     expect(err.cause).toBe(busy)
+  })
+
+  test('when the backoff would end past the deadline, one last attempt still runs before it', async () => {
+    const policy = new RetryPolicy({ pause: 1000, maxPause: 1000, rpcTimeout: 100 })
+    const busy = new HBaseError('HBASE_REGION_UNAVAILABLE', 'opening', { retryable: true })
+    const started = Date.now()
+    let n = 0
+    // A full 1 s backoff would give up at once; the last try, just before the deadline, succeeds.
+    expect(await policy.retry('op', started + 400, async () => { if (++n === 1) throw busy; return 'done' })).toBe('done')
+    expect(n).toBe(2)
+    expect(Date.now() - started).toBeLessThan(400)
+    expect(policy.waitBefore(0, undefined, Date.now() + 400)).toBeLessThanOrEqual(400 - LAST_TRY_MS)
+    expect(policy.waitBefore(0, undefined, Date.now() + LAST_TRY_MS)).toBeNull()
   })
 
   test('an aborted signal ends a backoff wait at once with HBASE_CLIENT_CLOSED', async () => {

@@ -71,3 +71,29 @@ test('a store without a deadline of its own leaves the read to the client defaul
   reads[0].resolve([row(7)])
   expect((await done).json).toBe(JSON.stringify({ n: 7 }))
 })
+
+test('rows that fail while the rest of a multi-get is read fail alone: the breaker stays closed', async () => {
+  const { store, reads } = controlledStore(1500)
+  const source = createHBaseSource({ store, defaultConfig: {}, now: () => 0 })
+  const regionDown = Object.assign(new Error('region in transition'), { code: 'HBASE_TIMEOUT', retryable: true })
+  for (let round = 0; round < 5; round++) {
+    const ok = source.lookup('1')
+    const down = source.lookup('7')
+    await turn()
+    reads[reads.length - 1].resolve([row(1), regionDown])
+    expect((await ok).json).toBe(JSON.stringify({ n: 1 }))
+    await expect(down).rejects.toBe(regionDown)
+  }
+  expect(source.breaker.allow()).toBe(true)
+
+  // A read in which every row failed is the store not answering: three of those open it.
+  for (let round = 0; round < 3; round++) {
+    const a = source.lookup('1')
+    const b = source.lookup('7')
+    await turn()
+    reads[reads.length - 1].resolve([regionDown, regionDown])
+    await expect(a).rejects.toBe(regionDown)
+    await expect(b).rejects.toBe(regionDown)
+  }
+  await expect(source.lookup('1')).rejects.toMatchObject({ code: 'CIRCUIT_OPEN' })
+})
