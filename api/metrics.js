@@ -3,7 +3,7 @@
 const client = require('prom-client')
 
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
-const SINK_COUNTERS = ['accepted', 'written', 'spilled', 'replayed', 'shed', 'failed', 'rejectedAfterClose', 'claimed', 'claimedFromWal', 'walFailures']
+const SINK_COUNTERS = ['accepted', 'written', 'spilled', 'replayed', 'shed', 'failed', 'rejectedAfterClose', 'claimed', 'claimedFromWal', 'walFailures', 'corrupt']
 
 /**
  * Prometheus metrics of one process on its own registry (never prom-client's global one), and
@@ -95,26 +95,44 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
    * @param {Map<string, { stats: () => object }>} sinks
    */
   function watchSinks (sinks) {
-    const last = new Map()
-    new client.Counter({ // eslint-disable-line no-new
-      name: 'beacon_access_log_entries_total',
-      help: 'Access-log entries by sink and what happened to them (accepted, written, spilled, replayed, shed, failed, rejectedAfterClose; claimed from a dead writer\'s journal, claimedFromWal of them from its write-ahead log; walFailures: not durable)',
-      labelNames: ['sink', 'state'],
-      registers: [register],
-      collect () {
-        for (const [name, sink] of sinks) {
-          const stats = sink.stats()
-          for (const state of SINK_COUNTERS) {
-            if (typeof stats[state] !== 'number') continue
-            const key = name + ' ' + state
-            const delta = stats[state] - (last.get(key) || 0)
-            if (delta > 0) this.inc({ sink: name, state }, delta)
-            else if (!last.has(key)) this.inc({ sink: name, state }, 0)
-            last.set(key, stats[state])
+    /**
+     * A counter that follows monotonic numbers of the sinks' stats, advanced by the difference
+     * at scrape time: `read` yields [label value, number] pairs for one sink's stats (label
+     * null: one number per sink, under the label value '').
+     * @param {string} name @param {string} help @param {string|null} label
+     * @param {(stats: any) => Array<[string, number]>} read
+     */
+    const follow = (name, help, label, read) => {
+      const last = new Map()
+      return new client.Counter({
+        name,
+        help,
+        labelNames: label ? ['sink', label] : ['sink'],
+        registers: [register],
+        collect () {
+          for (const [sinkName, sink] of sinks) {
+            for (const [value, n] of read(sink.stats())) {
+              if (typeof n !== 'number') continue
+              const labels = label ? { sink: sinkName, [label]: value } : { sink: sinkName }
+              const key = sinkName + ' ' + value
+              const delta = n - (last.get(key) || 0)
+              if (delta > 0) this.inc(labels, delta)
+              else if (!last.has(key)) this.inc(labels, 0)
+              last.set(key, n)
+            }
           }
         }
-      }
-    })
+      })
+    }
+    follow('beacon_access_log_entries_total',
+      'Access-log entries by sink and what happened to them (accepted, written, spilled, replayed, shed, failed, rejectedAfterClose; claimed from a dead writer\'s journal, claimedFromWal of them from its write-ahead log; walFailures: not durable; corrupt: lines of damaged journal files that could not be replayed)',
+      'state', (stats) => SINK_COUNTERS.map((state) => [state, stats[state]]))
+    follow('beacon_access_log_shed_total',
+      'Access-log entries dropped, by reason: overload (the shed policy), disk_full / write_error (the local disk refused the journal or file log), write_backlog (the disk is slower than the entries come)',
+      'reason', (stats) => Object.entries(stats.shedBy || {}))
+    follow('beacon_access_log_quarantined_files_total',
+      'Damaged journal or write-ahead-log files renamed <name>.damaged-<ms> and left for the operator',
+      null, (stats) => [['', stats.quarantinedFiles]])
     /** @param {string} name @param {string} help @param {(stats: any) => number|undefined} read @param {client.Aggregator} [aggregator] */
     const gauge = (name, help, read, aggregator = 'sum') => new client.Gauge({
       name,
@@ -131,7 +149,9 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     })
     gauge('beacon_access_log_queue_depth', 'Entries held in memory and not yet sent (queued or waiting for a retry)', (s) => s.queueDepth)
     gauge('beacon_access_log_pending', 'Entries accepted but not yet durable in the sink (queue depth + batches in flight)', (s) => s.pending)
-    gauge('beacon_access_log_journal_pending', 'Entries spilled to the local journal, not yet replayed', (s) => s.journalPending)
+    gauge('beacon_access_log_journal_pending', 'Entries in local journal files on disk, not yet replayed', (s) => s.journalPending)
+    gauge('beacon_access_log_journal_buffered', 'Entries handed to the journal and still in memory, waiting for its disk (bounded; shed past the bound)', (s) => s.journalBuffered)
+    gauge('beacon_access_log_write_failing', '1 while the local disk refuses the sink\'s writes (journal or file log) and entries wait in memory', (s) => (s.writeFailing === undefined ? undefined : s.writeFailing ? 1 : 0), 'max')
     gauge('beacon_access_log_oldest_pending_seconds', 'Age of the oldest entry not yet written', (s) => (typeof s.oldestPendingMs === 'number' ? s.oldestPendingMs / 1000 : undefined), 'max')
   }
 

@@ -3,13 +3,14 @@
 /**
  * The `/readyz` check: may a load balancer send this process traffic? Ready when HBase answers
  * or the caches can serve without it (so a shared-HBase outage does not pull every warm host
- * out at once), no access-log sink is saturated, and the process is not closing.
+ * out at once), no access-log sink is saturated or failing to write to its local disk, and the
+ * process is not closing.
  *
  * @param {object} options
  * @param {{ ping: (opts: { timeout: number }) => Promise<void> }} options.client
  * @param {number} options.pingTimeoutMs
  * @param {Map<string, { cache: { stats: () => { size: number } }|null }>} options.endpoints
- * @param {Map<string, { stats: () => any, maxQueue?: number, overload?: string }>} options.sinks
+ * @param {Map<string, { stats: () => any, type?: string, maxQueue?: number, overload?: string }>} options.sinks
  * @param {() => boolean} options.closing
  * @returns {() => Promise<{ ready: boolean, checks: Record<string, string|number> }>}
  */
@@ -33,14 +34,29 @@ function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, closing }) 
       // Memory is full: new entries are spilled or shed (the sink's policy). Still answering,
       // but a load balancer should prefer a host that is not.
       const full = sink.maxQueue > 0 && stats.pending >= sink.maxQueue
-      saturated = saturated || full
+      // The local disk refuses the sink's writes (a full disk): entries wait in memory, within
+      // a bound, and past it are shed. A host that can log should get the traffic instead.
+      const failing = typeof stats.writeFailing === 'string'
+      saturated = saturated || full || failing
       let check = 'ok'
-      if (full) check = `saturated: ${sink.overload === 'shed' ? 'shedding' : 'spilling to the journal'}`
+      if (failing) check = writeFailingCheck(sink, stats)
+      else if (full) check = `saturated: ${sink.overload === 'shed' ? 'shedding' : 'spilling to the journal'}`
       else if (stats.state === 'down') check = `spilling to the journal (HBase not answering; ${stats.journalPending} pending)`
       checks[`accessLog.${name}`] = check
     }
     return { ready: (hbaseOk || cachedEntries > 0) && !saturated && !closing(), checks }
   }
+}
+
+/**
+ * @param {{ type?: string }} sink
+ * @param {{ writeFailing: string, pending: number, journalBuffered?: number, shed?: number }} stats
+ * @returns {string} e.g. `journal cannot be written: ENOSPC (1200 entries in memory, 0 shed)`
+ */
+function writeFailingCheck (sink, stats) {
+  const what = sink.type === 'file' ? 'file log' : 'journal'
+  const held = sink.type === 'file' ? stats.pending : stats.journalBuffered
+  return `${what} cannot be written: ${stats.writeFailing} (${held} entries in memory, ${stats.shed || 0} shed)`
 }
 
 module.exports = { createReadiness }

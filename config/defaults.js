@@ -37,8 +37,10 @@ const LRU_CACHE_DEFAULTS = {
  * two sinks never share a journal.
  */
 const SINK_DEFAULTS = {
-  file: { rotateSize: '100m', rotateFrequency: 'daily', keepFiles: 14 },
-  hbase: { buckets: 16, batchSize: 500, flushIntervalMs: 100, maxQueue: 50000, overload: 'spill', durable: false, retryMaxMs: 30000 }
+  // maxPendingLines / journalMaxBuffered: the memory bounds when the local disk refuses writes
+  // (README, "Access logs: nothing is lost"); past them entries are shed and counted.
+  file: { rotateSize: '100m', rotateFrequency: 'daily', keepFiles: 14, maxPendingLines: 50000 },
+  hbase: { buckets: 16, batchSize: 500, flushIntervalMs: 100, maxQueue: 50000, journalMaxBuffered: 50000, overload: 'spill', durable: false, retryMaxMs: 30000 }
 }
 
 const HBASE_DEFAULT_CONFIG = { features: {} }

@@ -26,7 +26,8 @@ const fileSink = closed({
   path: str(),
   rotateSize: str({ pattern: '^[1-9][0-9]*[kmg]?$', description: 'a size like 100m (k, m or g)' }),
   rotateFrequency: { oneOf: [{ enum: ['hourly', 'daily'] }, int(1000)], description: '"hourly", "daily" or an interval in ms (>= 1000)' },
-  keepFiles: int(1, 10000)
+  keepFiles: int(1, 10000),
+  maxPendingLines: int(1)
 })
 
 const hbaseSink = closed({
@@ -36,6 +37,7 @@ const hbaseSink = closed({
   batchSize: int(1, 100000),
   flushIntervalMs: int(1),
   maxQueue: int(1),
+  journalMaxBuffered: int(1),
   journalDir: str(),
   overload: { enum: ['spill', 'shed'] },
   durable: { type: 'boolean', description: 'true or false' },

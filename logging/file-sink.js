@@ -3,17 +3,23 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { serializeEntry } = require('./access-entry')
+const { createRollWriter } = require('./file-writer')
+const { writeFailureReason } = require('./journal-files')
+const { createWriteFailure } = require('./write-failure')
+const { SINK_DEFAULTS } = require('../config/defaults')
 const { ERRORS } = require('../lib/errors')
 const { isSafeName } = require('../lib/names')
 
-const PINO_ROLL = require.resolve('pino-roll')
 const DEFAULTS = Object.freeze({
   rotateSize: '100m',
   rotateFrequency: 'daily',
   keepFiles: 14,
   batchMs: 10,
   maxBatchLines: 1000,
-  closeTimeoutMs: 5000
+  closeTimeoutMs: 5000,
+  maxPendingLines: SINK_DEFAULTS.file.maxPendingLines, // lines not yet written that may wait in memory; more are shed
+  retryMs: 1000, // a write the disk refused is tried again after this
+  createWriter: createRollWriter
 })
 // Date part of rotated names, so a restart never appends to an older period's file.
 const DATE_FORMATS = { daily: 'yyyy-MM-dd', hourly: 'yyyy-MM-dd-HH' }
@@ -50,6 +56,12 @@ const DATE_FORMATS = { daily: 'yyyy-MM-dd', hourly: 'yyyy-MM-dd-HH' }
  * Each cluster worker writes its own files: `access.log` with workerTag "w1" becomes
  * `access-w1.<date>.<n>.log`, so workers never rotate or delete each other's files.
  *
+ * A disk that refuses writes (full, failing): the lines wait in memory and the write is tried
+ * again every `retryMs`; at most `maxPendingLines` lines wait (handed over or not), and past
+ * that a line is shed and counted by reason (disk_full, write_error, or write_backlog when the
+ * disk is merely slower than the lines come). stats().writeFailing names the error while it
+ * lasts; /readyz and /metrics show it. The books: accepted == written + pending + shed.
+ *
  * @param {object} options
  * @param {string} options.path absolute path; the name is the pattern (`.../access.log`)
  * @param {string|number} [options.rotateSize] "100m", "512k", "1g" (pino-roll units)
@@ -59,15 +71,19 @@ const DATE_FORMATS = { daily: 'yyyy-MM-dd', hourly: 'yyyy-MM-dd-HH' }
  * @param {number} [options.batchMs] how long lines wait to be handed over together
  * @param {number} [options.maxBatchLines] hand over at once when this many lines wait
  * @param {number} [options.closeTimeoutMs] bound on waiting for the writer to finish in close()
- * @param {{ warn: Function }} [options.logger]
+ * @param {number} [options.maxPendingLines] lines not yet written that may wait in memory
+ * @param {number} [options.retryMs] wait before trying a refused write again
+ * @param {typeof createRollWriter} [options.createWriter] the destination (tests inject failures)
+ * @param {{ warn: Function, error?: Function, info?: Function }} [options.logger]
  */
 function createFileSink (options) {
   const opts = { ...DEFAULTS, ...options }
   if (typeof opts.path !== 'string' || !path.isAbsolute(opts.path)) throw new ERRORS.INVALID_OPTION('file sink: path must be an absolute path')
   if (opts.workerTag != null && !isSafeName(opts.workerTag, 32)) throw new ERRORS.INVALID_OPTION('file sink: workerTag must match [A-Za-z0-9_-]{1,32}')
   if (!Number.isInteger(opts.keepFiles) || opts.keepFiles < 1) throw new ERRORS.INVALID_OPTION('file sink: keepFiles must be an integer >= 1')
+  if (!Number.isInteger(opts.maxPendingLines) || opts.maxPendingLines < 1) throw new ERRORS.INVALID_OPTION('file sink: maxPendingLines must be an integer >= 1')
   const { base, extension } = baseName(opts.path, opts.workerTag)
-  const rollOptions = {
+  const writer = opts.createWriter({
     file: base,
     extension,
     size: opts.rotateSize,
@@ -75,27 +91,59 @@ function createFileSink (options) {
     dateFormat: DATE_FORMATS[opts.rotateFrequency] || (typeof opts.rotateFrequency === 'number' ? 'yyyy-MM-dd-HHmmss' : undefined),
     limit: { count: opts.keepFiles, removeOtherLogFiles: true },
     mkdir: true
-  }
-  const writer = inlineWriter(rollOptions)
+  })
 
   let batch = []
   let batchTimer = null
+  let retryTimer = null
   let accepted = 0
   let written = 0
   let errors = 0
   let rejectedAfterClose = 0
   let lastError = null
   let closing = null
+  // Set while the last write failed; cleared by the next that works.
+  const failure = createWriteFailure({ what: 'file access log', log, fields: () => ({ pending: pendingLines(), shed }) })
+  let waitingForOpen = false
+  const shedBy = { disk_full: 0, write_error: 0, write_backlog: 0 }
+  let shed = 0
 
   function recordError (err) {
     errors++
     lastError = err.code || err.message
   }
 
-  writer.onError((err) => {
+  function log (level, fields, message) {
+    if (opts.logger && typeof opts.logger[level] === 'function') opts.logger[level]({ file: base, ...fields }, message)
+  }
+
+  // A write failed: lines wait in memory (bounded by maxPendingLines) and the writer retries
+  // every retryMs, no more often, so a full disk never turns into a busy loop.
+  writer.onError((/** @type {any} */ err) => {
     recordError(err)
-    if (opts.logger) opts.logger.warn({ err, file: base }, 'file access-log sink error')
+    failure.failed(err)
+    armRetry()
   })
+
+  writer.onWritten(() => {
+    failure.worked()
+    if (batch.length && !batchTimer) batchTimer = setTimeout(handOver, 0)
+  })
+
+  function armRetry () {
+    if (retryTimer || closing) return
+    retryTimer = setTimeout(() => {
+      retryTimer = null
+      if (!failure.current() && writer.ready()) return
+      writer.retry()
+      armRetry()
+    }, opts.retryMs)
+    retryTimer.unref()
+  }
+
+  function pendingLines () {
+    return batch.length + writer.unconfirmed()
+  }
 
   function handOver () {
     if (batchTimer) {
@@ -103,30 +151,41 @@ function createFileSink (options) {
       batchTimer = null
     }
     if (batch.length === 0) return
+    // Failing: the lines wait here; the retry hands them over once a write works.
+    if (failure.current()) {
+      armRetry()
+      return
+    }
+    if (!writer.ready()) {
+      waitForOpen()
+      return
+    }
     const chunk = batch.join('')
     const lines = batch.length
     batch = []
-    try {
-      writer.write(chunk, lines)
-    } catch (err) {
-      recordError(err)
-    }
+    writer.write(chunk, lines)
+  }
+
+  function waitForOpen () {
+    if (waitingForOpen) return
+    waitingForOpen = true
+    writer.settled().then(() => {
+      waitingForOpen = false
+      if (writer.ready()) handOver()
+    })
   }
 
   // A graceful exit without close() (process.exit in a handler) still gets the waiting lines
-  // out: prepended, so it runs before pino's own exit hook ends the transport.
+  // out, if the disk takes them: prepended, so it runs before pino's own exit hook.
   function onExit () {
     if (batch.length === 0) return
-    const chunk = batch.join('')
-    batch = []
-    try {
-      writer.writeSync(chunk)
-    } catch {}
+    if (writer.writeSync(batch.join(''), failure.current() !== null)) batch = []
   }
   process.prependListener('exit', onExit)
 
   /**
-   * Serializes the entry and queues the line. Never throws, never does I/O.
+   * Serializes the entry and queues the line. Never throws, never does I/O. Past
+   * `maxPendingLines` lines not yet written, the line is shed and counted by reason.
    * @param {import('./access-entry').AccessEntry} entry
    */
   function write (entry) {
@@ -142,6 +201,12 @@ function createFileSink (options) {
       return
     }
     accepted++
+    if (pendingLines() >= opts.maxPendingLines) {
+      shed++
+      const fail = failure.current()
+      shedBy[fail ? writeFailureReason(fail.code) : 'write_backlog']++
+      return
+    }
     batch.push(line)
     if (batch.length === opts.maxBatchLines) {
       if (batchTimer) clearTimeout(batchTimer)
@@ -152,43 +217,65 @@ function createFileSink (options) {
   }
 
   /**
-   * Resolves once every line accepted so far is written to the file; rejects with the writer's
-   * error if it cannot be.
+   * Resolves once every line accepted so far (and not shed) is written to the file; rejects
+   * with the writer's error if it cannot be.
    * @returns {Promise<void>}
    */
-  function flush () {
-    const upTo = accepted
+  async function flush () {
+    const upTo = accepted - shed
+    await writer.settled()
+    if (failure.current()) await writer.flush() // tries what failed again; rejects if the disk still refuses
     handOver()
-    return writer.flush().then(() => {
-      if (upTo > written) written = upTo
-    })
+    await writer.flush()
+    if (upTo > written) written = upTo
   }
 
   /**
    * Flushes, then ends the writer (closes the file). Idempotent; never rejects. The caller's
    * budget (`{ timeoutMs }`) bounds the wait for the writer to finish, default closeTimeoutMs.
+   * Lines the disk would not take by then are lost with the process: logged, and left in
+   * stats().pending.
    * @param {{ timeoutMs?: number }} [budget]
    * @returns {Promise<void>}
    */
   function close ({ timeoutMs = opts.closeTimeoutMs } = {}) {
     if (closing) return closing
+    const deadline = Date.now() + timeoutMs
     closing = (async () => {
+      if (retryTimer) clearTimeout(retryTimer)
       try {
-        await flush()
+        await withDeadline(flush(), deadline)
       } catch (err) {
         recordError(err)
       }
       process.removeListener('exit', onExit)
-      await writer.end(timeoutMs)
+      await writer.end(Math.max(0, deadline - Date.now()))
+      const left = stats().pending
+      if (left > 0) log('error', { pending: left, lastError }, 'file access log closed with lines it could not write')
     })()
     return closing
   }
 
-  /** @returns {{ accepted: number, written: number, pending: number, errors: number, rejectedAfterClose: number, lastError: string|null }} */
+  /**
+   * accepted == written + pending + shed. pending: in memory, at most maxPendingLines.
+   * @returns {{ accepted: number, written: number, pending: number, shed: number,
+   *   shedBy: Record<string, number>, writeFailing: string|null, errors: number,
+   *   rejectedAfterClose: number, lastError: string|null }}
+   */
   function stats () {
     const confirmed = writer.confirmed()
     if (confirmed > written) written = confirmed
-    return { accepted, written, pending: accepted - written, errors, rejectedAfterClose, lastError }
+    return {
+      accepted,
+      written,
+      pending: accepted - shed - written,
+      shed,
+      shedBy: { ...shedBy },
+      writeFailing: failure.current()?.code ?? null,
+      errors,
+      rejectedAfterClose,
+      lastError
+    }
   }
 
   /** This sink's files (every rotation still on disk), oldest first. */
@@ -197,6 +284,20 @@ function createFileSink (options) {
   }
 
   return { type: 'file', base, write, flush, close, stats, files }
+}
+
+/**
+ * @template T
+ * @param {Promise<T>} promise
+ * @param {number} deadline epoch ms
+ * @returns {Promise<T>} rejects with ETIMEDOUT at the deadline
+ */
+function withDeadline (promise, deadline) {
+  let timer
+  const late = new Promise((resolve, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })), Math.max(0, deadline - Date.now()))
+  })
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
 }
 
 function baseName (filePath, workerTag) {
@@ -220,73 +321,6 @@ function sinkFiles (base, extension) {
     .filter((n) => n.startsWith(prefix) && n.endsWith('.' + extension) && /^[0-9.-]+$/.test(n.slice(prefix.length, -extension.length - 1)))
     .map((n) => path.join(dir, n))
     .sort((a, b) => fs.statSync(a).mtimeMs - fs.statSync(b).mtimeMs)
-}
-
-/** pino-roll in this thread: asynchronous sonic-boom, writes on libuv's pool. */
-function inlineWriter (rollOptions) {
-  const errorHandlers = []
-  const emitError = (err) => { for (const fn of errorHandlers) fn(err) }
-  let dest = null
-  let failed = null
-  let early = [] // chunks written before pino-roll has opened the file
-  // Lines whose bytes sonic-boom reported written: [cumulative bytes, cumulative lines] marks.
-  const marks = []
-  let handedBytes = 0
-  let handedLines = 0
-  let doneBytes = 0
-  let doneLines = 0
-  // minLength > 0 makes sonic-boom's flush(cb) wait for in-flight writes (with 0 it calls back
-  // at once); the sink already hands over whole batches, so 1 byte is enough.
-  const ready = require(PINO_ROLL)({ ...rollOptions, sync: false, minLength: 1 }).then((d) => {
-    dest = d
-    dest.on('error', emitError)
-    dest.on('write', (n) => {
-      doneBytes += n
-      let i = 0
-      while (i < marks.length && marks[i][0] <= doneBytes) doneLines = marks[i++][1]
-      if (i) marks.splice(0, i)
-    })
-    if (early.length) dest.write(early.join(''))
-    early = null
-  }, (err) => {
-    failed = err
-    early = null
-    emitError(err)
-  })
-  return {
-    onError (fn) { errorHandlers.push(fn) },
-    write (chunk, lines) {
-      handedBytes += Buffer.byteLength(chunk)
-      handedLines += lines
-      marks.push([handedBytes, handedLines])
-      if (dest) dest.write(chunk)
-      else if (failed) throw failed
-      else early.push(chunk)
-    },
-    confirmed () { return doneLines },
-    writeSync (chunk) {
-      if (!dest || dest.destroyed) return
-      dest.write(chunk)
-      dest.flushSync()
-    },
-    async flush () {
-      await ready
-      if (failed) throw failed
-      await new Promise((resolve, reject) => dest.flush((err) => (err ? reject(err) : resolve())))
-    },
-    async end (timeoutMs) {
-      await ready
-      if (!dest) return
-      await new Promise((resolve) => {
-        const timer = setTimeout(resolve, timeoutMs)
-        dest.once('close', () => {
-          clearTimeout(timer)
-          resolve()
-        })
-        dest.end()
-      })
-    }
-  }
 }
 
 /**

@@ -15,9 +15,9 @@ const { ERRORS } = require('../lib/errors')
  * `stats()` returns counters.
  *
  * @param {Record<string, object>} sinkSettings name → `{ type: 'file', path, rotateSize,
- *   rotateFrequency, keepFiles }` or `{ type: 'hbase', table, buckets, batchSize,
- *   flushIntervalMs, maxQueue, journalDir, overload, retryMaxMs }`; paths absolute (a relative
- *   one is taken against stateDir)
+ *   rotateFrequency, keepFiles, maxPendingLines }` or `{ type: 'hbase', table, buckets,
+ *   batchSize, flushIntervalMs, maxQueue, journalMaxBuffered, journalDir, overload, retryMaxMs }`;
+ *   paths absolute (a relative one is taken against stateDir)
  * @param {object} context
  * @param {import('../lib/hbase').HBaseClient} [context.client] needed by hbase sinks
  * @param {string} context.stateDir
@@ -40,6 +40,7 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
           rotateSize: spec.rotateSize,
           rotateFrequency: spec.rotateFrequency,
           keepFiles: spec.keepFiles,
+          ...(spec.maxPendingLines ? { maxPendingLines: spec.maxPendingLines } : {}),
           workerTag,
           logger: sinkLogger
         }))

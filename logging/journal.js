@@ -1,138 +1,40 @@
 'use strict'
 
-const fs = require('node:fs')
 const fsp = require('node:fs/promises')
 const path = require('node:path')
 const { ERRORS } = require('../lib/errors')
-const { isSafeName } = require('../lib/names')
+const files = require('./journal-files')
+const { createJournalWriter } = require('./journal-writer')
+
+const { TRANSIENT_CODES, holdWriter, isOrphan, countFileLines, readRecords, quarantineFile } = files
 
 /**
  * The spill journal of an HBase sink: append-only NDJSON files in `dir`, one active file per
- * writer, rotated by size. Each line is one access-log row, `{"k":"<row key>","v":<entry>}`,
- * so a replay writes exactly the row the live path would have written (same key: a replay
- * that is repeated after a crash overwrites the row instead of adding one).
+ * writer, rotated by size (format: journal-files.js). A replay writes exactly the row the live
+ * path would have written (same key: a replay repeated after a crash overwrites the row).
  *
- * append() only pushes onto an array; the lines are written in batches from a later tick
- * through a FileHandle (libuv's pool), never on the caller's stack.
+ * Writing (journal-writer.js): append() queues in memory, within `maxBufferedLines`, and never
+ * does I/O on the caller's stack; a disk that refuses writes keeps the lines waiting and is
+ * retried. This module keeps the files ready for replay (sealed, oldest first).
  *
  * File names carry the writer's pid and id: `j-<pid>-<writerId>-<seq>.ndjson`. A file whose
  * pid is not running (or, for this pid, whose writer is not open in this process) is an
  * orphan: claimOrphans() takes it over by renaming it into this writer's name space (rename is
- * atomic, so two claimers never both get a file).
+ * atomic, so two claimers never both get a file). A damaged file (empty, not a regular file,
+ * unreadable, or holding records that are not whole) is quarantined: renamed
+ * `<original name>.damaged-<ms>`, never deleted, never in the way of the others.
  */
 
-const FILE_PATTERN = /^j-(\d+)-([A-Za-z0-9_-]+)-(\d+)\.ndjson$/
-const RECORD_HEAD = '{"k":"'
-const RECORD_MID = '","v":'
-const DEFAULTS = Object.freeze({ maxFileBytes: 16 * 1024 * 1024, retryMs: 1000, pid: process.pid })
-
-// Writers with an open journal in this process, by directory and writer id: a file of this
-// pid is an orphan only if its writer is not among them.
-const liveWriters = new Set()
-
-/**
- * Marks a writer as live in this process, so that claimOrphans() here leaves its files alone
- * (the write-ahead log of a durable sink uses this too).
- * @param {string} dir
- * @param {string} writerId
- * @returns {() => void} releases the mark
- */
-function holdWriter (dir, writerId) {
-  if (!isSafeName(writerId, 64)) throw new ERRORS.INVALID_OPTION('journal: writerId must match [A-Za-z0-9_-]{1,64}')
-  const key = `${path.resolve(dir)}\0${writerId}`
-  if (liveWriters.has(key)) throw new Error(`journal: writer ${writerId} already has this journal open`)
-  liveWriters.add(key)
-  return () => liveWriters.delete(key)
-}
-
-/**
- * @param {string} key row key (no `"` or `\`)
- * @param {string} value the entry's JSON
- * @returns {string} one journal line, without the newline
- */
-function formatRecord (key, value) {
-  return RECORD_HEAD + key + RECORD_MID + value + '}'
-}
-
-/**
- * @param {string} line
- * @param {boolean} [verify] JSON.parse the value too (for a last line that may be cut short)
- * @returns {{ key: string, value: string }|null} null when the line is not a whole record
- */
-function parseRecord (line, verify = false) {
-  if (!line.startsWith(RECORD_HEAD) || line.charCodeAt(line.length - 1) !== 125 /* } */) return null
-  const end = line.indexOf(RECORD_MID, RECORD_HEAD.length)
-  if (end === -1) return null
-  const key = line.slice(RECORD_HEAD.length, end)
-  const value = line.slice(end + RECORD_MID.length, -1)
-  if (value.length === 0) return null
-  if (verify) {
-    try {
-      JSON.parse(value)
-    } catch {
-      return null
-    }
-  }
-  return { key, value }
-}
-
-/**
- * Reads a journal file. A line that is not a whole record (a writer killed mid-write leaves at
- * most its last line cut) is counted as corrupt and skipped.
- * @param {string} file
- * @returns {Promise<{ records: Array<{ key: string, value: string }>, corrupt: number }>}
- */
-async function readRecords (file) {
-  const text = await fsp.readFile(file, 'utf8')
-  const records = []
-  let corrupt = 0
-  let from = 0
-  while (from < text.length) {
-    let to = text.indexOf('\n', from)
-    const last = to === -1
-    if (last) to = text.length
-    if (to > from) {
-      const record = parseRecord(text.slice(from, to), last)
-      if (record) records.push(record)
-      else corrupt++
-    }
-    from = to + 1
-  }
-  return { records, corrupt }
-}
-
-/**
- * Counts the lines of a file (a last line without its newline counts).
- * @param {string} file
- * @returns {Promise<number>}
- */
-async function countFileLines (file) {
-  const fh = await fsp.open(file, 'r')
-  try {
-    const buf = Buffer.allocUnsafe(1 << 20)
-    let lines = 0
-    let last = 0x0a
-    for (;;) {
-      const { bytesRead } = await fh.read(buf, 0, buf.length, null)
-      if (bytesRead === 0) break
-      const chunk = buf.subarray(0, bytesRead)
-      for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) lines++
-      last = chunk[bytesRead - 1]
-    }
-    return last === 0x0a ? lines : lines + 1
-  } finally {
-    await fh.close()
-  }
-}
-
-function pidRunning (pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return err.code === 'EPERM' // exists, owned by someone else
-  }
-}
+const DEFAULTS = Object.freeze({
+  // A replay reads one sealed file at a time into memory (its text and its records: about 4× its
+  // size), so the file size bounds what a replay adds to a worker's memory.
+  maxFileBytes: 4 * 1024 * 1024,
+  retryMs: 1000,
+  maxBufferedLines: 50000,
+  maxWriteBytes: 1024 * 1024,
+  pid: process.pid,
+  fs: fsp
+})
 
 /**
  * @param {object} options
@@ -140,28 +42,31 @@ function pidRunning (pid) {
  * @param {string} options.writerId [A-Za-z0-9_-]{1,64}, unique among live writers
  * @param {number} [options.maxFileBytes] rotate the active file past this size
  * @param {number} [options.retryMs] wait before retrying a failed write
- * @param {{ warn: Function, error: Function }} [options.logger]
+ * @param {number} [options.maxBufferedLines] lines that may wait in memory for the disk
+ * @param {number} [options.maxWriteBytes] about how much one write(2) carries
+ * @param {number} [options.pid]
+ * @param {typeof fsp} [options.fs] the file system (tests inject failures)
+ * @param {{ warn: Function, error: Function, info?: Function }} [options.logger]
  */
 function createJournal (options) {
   const opts = { ...DEFAULTS, ...options }
   if (typeof opts.dir !== 'string' || !path.isAbsolute(opts.dir)) throw new ERRORS.INVALID_OPTION('journal: dir must be an absolute path')
+  const io = opts.fs
   const releaseWriter = holdWriter(opts.dir, opts.writerId)
-
   const prefix = `j-${opts.pid}-${opts.writerId}-`
   let fileSeq = 0
-  let buffer = [] // lines (with newline) not yet handed to the file
-  let active = null // { path, fh, bytes, lines }
-  const sealed = [] // { path, lines }, oldest first
-  let writing = null // promise of the running write loop
-  let scheduled = false
-  let closed = false
   let dirReady = null
-  let retryTimer = null
-  let errors = 0
-  let lastError = null
+  let closed = false
+  let quarantined = 0
+  /** @type {Array<{ path: string, lines: number, from?: string }>} ready for replay, oldest first */
+  const sealed = []
+
+  function log (level, fields, message) {
+    if (opts.logger && typeof opts.logger[level] === 'function') opts.logger[level]({ dir: opts.dir, ...fields }, message)
+  }
 
   function ensureDir () {
-    if (!dirReady) dirReady = fsp.mkdir(opts.dir, { recursive: true }).catch((err) => { dirReady = null; throw err })
+    if (!dirReady) dirReady = io.mkdir(opts.dir, { recursive: true }).catch((err) => { dirReady = null; throw err })
     return dirReady
   }
 
@@ -170,210 +75,183 @@ function createJournal (options) {
     return path.join(opts.dir, `${prefix}${Date.now()}${String(fileSeq++).padStart(6, '0')}.ndjson`)
   }
 
-  async function openActive () {
-    await ensureDir()
-    const file = nextName()
-    const fh = await fsp.open(file, 'a')
-    active = { path: file, fh, bytes: 0, lines: 0 }
-  }
+  const writer = createJournalWriter({
+    io,
+    ensureDir,
+    nextName,
+    onSealed: (file) => sealed.push(file),
+    maxFileBytes: opts.maxFileBytes,
+    maxBufferedLines: opts.maxBufferedLines,
+    maxWriteBytes: opts.maxWriteBytes,
+    retryMs: opts.retryMs,
+    log
+  })
 
-  async function sealActive () {
-    if (!active) return
-    const { path: file, fh, lines } = active
-    active = null
-    try {
-      await fh.datasync()
-    } finally {
-      await fh.close()
-    }
-    if (lines > 0) sealed.push({ path: file, lines })
-    else await fsp.unlink(file).catch(() => {})
-  }
-
-  async function writeLoop () {
-    while (buffer.length) {
-      const lines = buffer
-      buffer = []
-      const chunk = lines.join('')
-      try {
-        if (!active) await openActive()
-        await active.fh.write(chunk)
-        active.bytes += Buffer.byteLength(chunk)
-        active.lines += lines.length
-        if (active.bytes >= opts.maxFileBytes) await sealActive()
-      } catch (err) {
-        // Keep the lines, in order, and try again later: a disk that is full now may not be.
-        buffer = lines.concat(buffer)
-        errors++
-        lastError = err
-        if (opts.logger) opts.logger.error({ err, dir: opts.dir, lines: buffer.length }, 'access-log journal write failed; retrying')
-        if (active) {
-          const broken = active
-          active = null
-          await broken.fh.close().catch(() => {})
-          if (broken.lines > 0) sealed.push({ path: broken.path, lines: broken.lines })
-        }
-        // unref: a journal that cannot write must not keep the process alive by itself.
-        if (!retryTimer) {
-          retryTimer = setTimeout(() => {
-            retryTimer = null
-            runLoop()
-          }, opts.retryMs)
-          retryTimer.unref()
-        }
-        return
-      }
-    }
-  }
-
-  function runLoop () {
-    scheduled = false
-    if (writing) return writing
-    writing = writeLoop().finally(() => { writing = null })
-    return writing
-  }
-
-  /**
-   * Queues one record line; written from a later tick. Never throws, never does I/O.
-   * @param {string} line a record without its newline
-   */
-  function append (line) {
-    buffer.push(line + '\n')
-    if (!scheduled && !writing && !retryTimer) {
-      scheduled = true
-      setImmediate(runLoop)
-    }
-  }
-
-  /**
-   * Waits until every line appended so far is written and synced. Rejects if a write fails
-   * (the lines stay queued and are retried in the background).
-   */
-  async function flush () {
-    const before = errors
-    while (buffer.length || writing) {
-      await runLoop()
-      if (errors !== before) throw lastError
-    }
-    if (active) await active.fh.datasync()
-  }
-
-  /**
-   * Closes the active file (after flushing) so it can be replayed; later appends open a new
-   * one.
-   */
-  async function seal () {
-    await flush()
-    if (writing) await writing
-    await sealActive()
-  }
-
-  /** @returns {{ path: string, lines: number }|undefined} the oldest file ready for replay */
-  function nextSealed () {
-    return sealed[0]
-  }
-
-  /**
-   * Deletes a replayed file.
-   * @param {{ path: string }} file
-   */
-  async function remove (file) {
+  function unlist (file) {
     const i = sealed.indexOf(file)
     if (i !== -1) sealed.splice(i, 1)
-    await fsp.unlink(file.path).catch((err) => {
-      if (err.code !== 'ENOENT') throw err
-    })
   }
 
   /**
-   * Takes over the files of writers that no longer run. Skips files of live pids and of
-   * writers open in this process; a file another claimer renamed first is skipped too.
-   * @returns {Promise<Array<{ path: string, lines: number, from: string }>>} claimed files
+   * Takes a damaged file out of the replay and renames it `<original name>.damaged-<ms>`.
+   * Never throws: a file that cannot even be renamed keeps this writer's name (it is claimed,
+   * and tried, again once this writer is gone).
+   * @param {{ path: string, from?: string }} file
+   * @param {string} reason for the log
+   * @returns {Promise<string|null>} where it is now, or null when the rename failed
    */
-  async function claimOrphans () {
-    let names
+  async function quarantine (file, reason) {
+    unlist(file)
     try {
-      names = await fsp.readdir(opts.dir)
+      const to = await quarantineFile(file.path, file.from || path.basename(file.path), io)
+      quarantined++
+      log('warn', { file: file.from || path.basename(file.path), to, reason }, 'access-log journal: damaged file quarantined')
+      return to
     } catch (err) {
-      if (err.code === 'ENOENT') return []
-      throw err
+      if (err.code !== 'ENOENT') log('error', { err, file: file.path, reason }, 'access-log journal: damaged file could not be quarantined')
+      return null
     }
-    const claimed = []
-    for (const name of names.sort()) {
-      const m = FILE_PATTERN.exec(name)
-      if (!m) continue
-      const pid = Number(m[1])
-      if (pid === opts.pid) {
-        // This process: an orphan only if its writer is not open here (ours always is).
-        if (liveWriters.has(`${path.resolve(opts.dir)}\0${m[2]}`)) continue
-      } else if (pidRunning(pid)) {
-        continue
-      }
+  }
+
+  async function claimOne (name) {
+    const original = path.join(opts.dir, name)
+    const target = nextName()
+    try {
       await ensureDir()
-      const target = nextName()
+      await io.rename(original, target)
+    } catch (err) {
+      if (err.code !== 'ENOENT') log('error', { err, file: name }, 'access-log journal: could not claim an orphan file; skipped')
+      return null // ENOENT: another writer claimed it first
+    }
+    const file = { path: target, lines: 0, from: name }
+    try {
+      const st = await io.stat(target)
+      if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EISDIR' })
+      file.lines = st.size === 0 ? 0 : await countFileLines(target, io)
+    } catch (err) {
+      if (TRANSIENT_CODES.has(err.code)) {
+        await io.rename(target, original).catch(() => {}) // claimed again later
+        return null
+      }
+      await quarantine(file, `unreadable: ${err.code || err.message}`)
+      return null
+    }
+    if (file.lines === 0) {
+      // A writer killed between creating and writing it (nothing lost), or a file whose data a
+      // machine crash dropped (lost, count unknown): kept for the operator either way.
+      await quarantine(file, 'empty')
+      return null
+    }
+    sealed.push(file)
+    return file
+  }
+
+  return {
+    dir: opts.dir,
+    writerId: opts.writerId,
+    append: writer.append,
+    refusalReason: writer.refusalReason,
+    failing: writer.failing,
+    lend: writer.lend,
+    settleLent: writer.settleLent,
+    giveBack: writer.giveBack,
+    flush: () => writer.flush(),
+    bufferedLines: writer.bufferedLines,
+    quarantine,
+
+    /** Flushes and seals the active file so it can be replayed; later appends open a new one. */
+    seal: () => writer.seal(),
+
+    /** @returns {{ path: string, lines: number, from?: string }|undefined} the oldest file ready for replay */
+    nextSealed () {
+      return sealed[0]
+    },
+
+    /**
+     * Reads a sealed file's records (journal-files.js readRecords).
+     * @param {{ path: string }} file
+     * @param {number} maxBytes a bigger file is refused (code EFBIG): its records would not fit
+     *   in memory at once
+     * @returns {Promise<{ records: Array<{ key: string, value: string }>, corrupt: number }>}
+     */
+    async read (file, maxBytes) {
+      const st = await io.stat(file.path)
+      if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EISDIR' })
+      if (st.size > maxBytes) throw Object.assign(new Error(`${st.size} bytes, more than ${maxBytes}`), { code: 'EFBIG' })
+      return readRecords(file.path, io)
+    },
+
+    /**
+     * Deletes a replayed file.
+     * @param {{ path: string }} file
+     */
+    async remove (file) {
+      unlist(file)
+      await io.unlink(file.path).catch((err) => {
+        if (err.code !== 'ENOENT') throw err
+      })
+    },
+
+    /**
+     * Takes over the files of writers that no longer run (skipping live pids and writers open
+     * in this process). A damaged file is quarantined, one that cannot be claimed is logged and
+     * skipped: one bad file never keeps the others from being claimed.
+     * @returns {Promise<Array<{ path: string, lines: number, from: string }>>} claimed files
+     */
+    async claimOrphans () {
+      let names
       try {
-        await fsp.rename(path.join(opts.dir, name), target)
+        names = await io.readdir(opts.dir)
       } catch (err) {
-        if (err.code === 'ENOENT') continue // another writer claimed it first
+        if (err.code === 'ENOENT') return []
         throw err
       }
-      const lines = await countFileLines(target)
-      const file = { path: target, lines }
-      if (lines > 0) {
-        sealed.push(file)
-        claimed.push({ ...file, from: name })
-      } else {
-        await fsp.unlink(target).catch(() => {})
+      const claimed = []
+      for (const name of names.sort()) {
+        if (!isOrphan(opts.dir, name, opts.pid)) continue
+        const file = await claimOne(name)
+        if (file) claimed.push(file)
       }
+      return claimed
+    },
+
+    /** Flushes and closes the active file; the writer's files stay for a later claim. */
+    async close () {
+      if (closed) return
+      try {
+        await writer.seal()
+      } finally {
+        closed = true
+        writer.stop()
+        releaseWriter()
+      }
+    },
+
+    stats () {
+      return {
+        bufferedLines: writer.bufferedLines(),
+        activeLines: writer.activeLines(),
+        sealedFiles: sealed.length,
+        sealedLines: sealed.reduce((n, f) => n + f.lines, 0),
+        quarantined,
+        ...writer.stats()
+      }
+    },
+
+    /** Lines appended but not yet sealed into a file ready for replay (in memory included). */
+    unsealedLines () {
+      return writer.bufferedLines() + writer.activeLines()
     }
-    return claimed
-  }
-
-  /** Flushes and closes the active file; the writer's files stay for a later claim. */
-  async function close () {
-    if (closed) return
-    try {
-      await flush()
-      if (writing) await writing
-      await sealActive()
-    } finally {
-      closed = true
-      releaseWriter()
-      if (retryTimer) clearTimeout(retryTimer)
-    }
-  }
-
-  function stats () {
-    return {
-      bufferedLines: buffer.length,
-      activeLines: active ? active.lines : 0,
-      sealedFiles: sealed.length,
-      sealedLines: sealed.reduce((n, f) => n + f.lines, 0),
-      errors,
-      lastError: lastError && (lastError.code || lastError.message)
-    }
-  }
-
-  /** Lines appended but not yet sealed into a file ready for replay. */
-  function unsealedLines () {
-    return buffer.length + (active ? active.lines : 0)
-  }
-
-  return { dir: opts.dir, writerId: opts.writerId, append, flush, seal, nextSealed, remove, claimOrphans, close, stats, unsealedLines }
-}
-
-/**
- * Journal files in a directory (any writer), for tests and tools.
- * @param {string} dir
- * @returns {string[]}
- */
-function journalFiles (dir) {
-  try {
-    return fs.readdirSync(dir).filter((n) => FILE_PATTERN.test(n)).map((n) => path.join(dir, n))
-  } catch (err) {
-    if (err.code === 'ENOENT') return []
-    throw err
   }
 }
 
-module.exports = { createJournal, holdWriter, formatRecord, parseRecord, readRecords, journalFiles, FILE_PATTERN }
+module.exports = {
+  createJournal,
+  holdWriter,
+  formatRecord: files.formatRecord,
+  parseRecord: files.parseRecord,
+  readRecords: files.readRecords,
+  journalFiles: files.journalFiles,
+  quarantinedFiles: files.quarantinedFiles,
+  FILE_PATTERN: files.FILE_PATTERN
+}

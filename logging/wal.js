@@ -2,12 +2,12 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { formatRecord, holdWriter } = require('./journal')
+const { formatRecord, holdWriter } = require('./journal-files')
 const { ERRORS } = require('../lib/errors')
 
 // Short-lived segments: a segment is deleted once all its entries are written, so the replay
 // after a crash rewrites about one segment age of entries, not all that were already in HBase.
-const DEFAULTS = Object.freeze({ segmentLines: 20000, segmentMaxAgeMs: 1000, pid: process.pid })
+const DEFAULTS = Object.freeze({ segmentLines: 20000, segmentMaxAgeMs: 1000, pid: process.pid, fs })
 
 /**
  * The write-ahead log of an HBase sink in durable mode: every accepted entry is written to a
@@ -28,12 +28,14 @@ const DEFAULTS = Object.freeze({ segmentLines: 20000, segmentMaxAgeMs: 1000, pid
  * @param {string} options.writerId [A-Za-z0-9_-]{1,64}
  * @param {number} [options.segmentLines] entries per file before a new one is started
  * @param {number} [options.segmentMaxAgeMs] age of a file after which a new one is started
+ * @param {typeof fs} [options.fs] the file system (tests inject a disk that fills up)
  */
 function createWal (options) {
   const opts = { ...DEFAULTS, ...options }
   if (typeof opts.dir !== 'string' || !path.isAbsolute(opts.dir)) throw new ERRORS.INVALID_OPTION('wal: dir must be an absolute path')
+  const io = opts.fs
   const release = holdWriter(opts.dir, opts.writerId)
-  fs.mkdirSync(opts.dir, { recursive: true })
+  io.mkdirSync(opts.dir, { recursive: true })
   let fileSeq = 0
   let active = null // segment being appended to
   const segments = new Set() // every segment with a file on disk
@@ -44,7 +46,7 @@ function createWal (options) {
 
   function open () {
     const file = path.join(opts.dir, `j-${opts.pid}-${opts.writerId}-${Date.now()}${String(fileSeq++).padStart(6, '0')}.ndjson`)
-    const segment = { path: file, fd: fs.openSync(file, 'a'), lines: 0, pending: 0, sealed: false, openedAt: Date.now() }
+    const segment = { path: file, fd: io.openSync(file, 'a'), bytes: 0, lines: 0, pending: 0, sealed: false, openedAt: Date.now() }
     segments.add(segment)
     return segment
   }
@@ -52,7 +54,7 @@ function createWal (options) {
   function seal (segment) {
     segment.sealed = true
     if (segment.fd !== null) {
-      fs.closeSync(segment.fd)
+      io.closeSync(segment.fd)
       segment.fd = null
     }
     if (segment.pending === 0) drop(segment)
@@ -61,13 +63,13 @@ function createWal (options) {
   function drop (segment, sync = false) {
     segments.delete(segment)
     if (!sync) {
-      const unlink = fs.promises.unlink(segment.path).catch(() => {}) // gone already is fine
+      const unlink = io.promises.unlink(segment.path).catch(() => {}) // gone already is fine
       unlinking.add(unlink)
       unlink.then(() => unlinking.delete(unlink))
       return
     }
     try {
-      fs.unlinkSync(segment.path)
+      io.unlinkSync(segment.path)
     } catch (err) {
       if (err.code !== 'ENOENT') throw err
     }
@@ -88,15 +90,29 @@ function createWal (options) {
     }
     if (active === null) active = open()
     const segment = active
+    const record = Buffer.from(formatRecord(key, value) + '\n')
+    let done = 0
     try {
-      fs.writeSync(segment.fd, formatRecord(key, value) + '\n')
+      // write(2) may take part of a record (a disk that fills up): write the rest, or fail.
+      while (done < record.length) {
+        const n = io.writeSync(segment.fd, record, done, record.length - done)
+        if (!(n > 0)) throw Object.assign(new Error('write(2) wrote nothing'), { code: 'EIO' })
+        done += n
+      }
     } catch (err) {
       errors++
-      // The file may end in a partial line; a replay skips it as corrupt. Start a new one.
       active = null
+      // Cut a partial record back off, so the file holds whole records only; if even that
+      // fails, the replay skips the cut line and quarantines the file. Start a new one.
+      if (done > 0) {
+        try {
+          io.ftruncateSync(segment.fd, segment.bytes)
+        } catch {}
+      }
       seal(segment)
       throw err
     }
+    segment.bytes += record.length
     segment.lines++
     segment.pending++
     appended++
@@ -128,7 +144,7 @@ function createWal (options) {
     closed = true
     for (const segment of [...segments]) {
       if (segment.fd !== null) {
-        fs.closeSync(segment.fd)
+        io.closeSync(segment.fd)
         segment.fd = null
       }
       segment.sealed = true

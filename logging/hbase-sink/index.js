@@ -28,9 +28,15 @@ const CLOSE_WRITE_SHARE = 0.7
  * write() returned (the data plane calls it before answering). Default mode: entries in memory
  * when the process is killed are lost; a graceful stop or an HBase outage loses nothing.
  *
- * Accounting, once quiescent: accepted + claimed == written + pending + journalPending + shed
- * + corrupt (claimed: adopted from orphan journals; corrupt: journal lines cut short by a
- * crash). Writes after close are counted in rejectedAfterClose, never accepted.
+ * Accounting, exact at every instant (stats()): accepted + claimed == written + pending +
+ * journalBuffered + journalPending + shed + corrupt. claimed: adopted from the files of dead
+ * writers; pending: in memory on the live path (at most maxQueue); journalBuffered: in memory,
+ * waiting for the journal's disk (at most journalMaxBuffered, default 50,000); journalPending:
+ * in journal files on disk; shed: dropped and counted, by reason in shedBy (overload: the
+ * 'shed' policy; disk_full / write_error: the journal could not take them, its disk is full or
+ * failing; write_backlog: the journal's disk is slower than the entries come); corrupt: lines
+ * of damaged journal files that could not be replayed (the files are quarantined). Writes
+ * after close are counted in rejectedAfterClose, never accepted.
  *
  * @param {object} options see options.js (DEFAULTS); required: client, table, journalDir
  *   (absolute), writerId (unique among writers sharing the table and journalDir)
@@ -39,7 +45,15 @@ function createHBaseSink (options) {
   const opts = resolveSinkOptions(options)
   const { clock, logger } = opts
   const counters = createCounters()
-  const journal = createJournal({ dir: opts.journalDir, writerId: opts.writerId, maxFileBytes: opts.journalFileBytes, logger })
+  const journal = createJournal({
+    dir: opts.journalDir,
+    writerId: opts.writerId,
+    maxFileBytes: opts.journalFileBytes,
+    maxBufferedLines: opts.journalMaxBuffered,
+    retryMs: opts.journalRetryMs,
+    ...(opts.journalFs ? { fs: opts.journalFs } : {}),
+    logger
+  })
   const walGuard = opts.durable ? new WalGuard({ dir: opts.journalDir, writerId: opts.writerId + '-wal', journal, counters, logger }) : null
   const barrier = new SettleBarrier()
   const batcher = new Batcher({
@@ -57,7 +71,7 @@ function createHBaseSink (options) {
     },
     onUp () {
       replayer.resetBackoff()
-      if (logger) logger.info({ table: opts.table, journalPending: counters.journalPending }, 'HBase access log: HBase answers again; replaying the journal')
+      if (logger) logger.info({ table: opts.table, journaled: counters.journaled }, 'HBase access log: HBase answers again; replaying the journal')
     }
   })
   const replayer = new Replayer({ opts, journal, counters, batcher })
@@ -65,11 +79,26 @@ function createHBaseSink (options) {
   let closing = null
 
   function toJournal (key, value, segment) {
-    journal.append(formatRecord(key, value))
+    if (!journal.append(formatRecord(key, value))) {
+      shed(journal.refusalReason(), segment)
+      return
+    }
     counters.spilled++
-    counters.journalPending++
+    counters.journaled++
     if (walGuard) walGuard.afterJournal(segment)
     replayer.schedule(batcher.state === 'down' ? replayer.backoff : opts.flushIntervalMs)
+  }
+
+  /**
+   * Drops one entry, counted by reason. Its write-ahead-log record is released: a replay must
+   * not bring back an entry counted as shed.
+   * @param {string} reason one of SHED_REASONS
+   * @param {any} segment
+   */
+  function shed (reason, segment) {
+    counters.shed++
+    counters.shedBy[reason]++
+    if (walGuard) walGuard.done(segment)
   }
 
   /** @param {import('./batcher').Item} item */
@@ -108,8 +137,7 @@ function createHBaseSink (options) {
     }
     if (batcher.pending >= opts.maxQueue) {
       if (opts.overload === 'shed') {
-        counters.shed++
-        if (walGuard) walGuard.done(segment) // counted as shed: a replay must not bring it back
+        shed('overload', segment)
         return
       }
       toJournal(key, value, segment)
@@ -154,6 +182,8 @@ function createHBaseSink (options) {
       }
       for (const item of batcher.takeAll()) spill(item)
       if (replayer.running) await within(replayer.running, writeBy)
+      // A disk that refuses the journal: what waits in memory for it goes to HBase if it can.
+      if (journal.failing() && batcher.state === 'up') await within(replayer.replayBuffered(true), writeBy)
       try {
         // A disk that refuses writes must not hang shutdown: the journal gets what is left.
         if (await within(journal.close(), deadline) === TIMED_OUT) throw new Error('journal close timed out')
@@ -162,7 +192,7 @@ function createHBaseSink (options) {
       } catch (err) {
         if (walGuard) await walGuard.close({ discard: false }) // kept: the next sink to start replays it
         counters.lastError = err.code || err.message
-        if (logger) logger.error({ err, journalPending: counters.journalPending }, 'HBase access log: journal could not be closed cleanly; entries may be lost')
+        if (logger) logger.error({ err, journalBuffered: journal.bufferedLines() }, 'HBase access log: journal could not be closed cleanly; the entries still in memory are lost')
       }
     })()
     return closing
@@ -174,7 +204,7 @@ function createHBaseSink (options) {
    */
   async function replay () {
     await replayer.started
-    if (closing) return counters.journalPending === 0
+    if (closing) return counters.journaled === 0
     if (replayer.timer) clearTimeout(replayer.timer)
     replayer.timer = null
     return replayer.run()
@@ -182,8 +212,17 @@ function createHBaseSink (options) {
 
   function stats () {
     const oldest = batcher.oldestAt()
+    const { journaled, shedBy, ...rest } = counters
+    const buffered = journal.bufferedLines()
+    const journalStats = journal.stats()
     return {
-      ...counters,
+      ...rest,
+      shedBy: { ...shedBy },
+      journalBuffered: buffered,
+      journalPending: journaled - buffered,
+      // The disk refuses the journal's writes and entries wait in memory: the errno code.
+      writeFailing: journalStats.failing,
+      quarantinedFiles: journalStats.quarantined,
       pending: batcher.pending,
       queueDepth: batcher.queueDepth,
       oldestPendingMs: oldest === Infinity ? 0 : Math.max(0, clock.now() - oldest),

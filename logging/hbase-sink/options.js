@@ -6,8 +6,8 @@ const { isSafeName } = require('../../lib/names')
 
 /**
  * The HBase sink's options. What a user sets (buckets, batchSize, flushIntervalMs, maxQueue,
- * overload, durable, retryMaxMs) defaults in config/defaults.js, once; the rest are internal
- * knobs of the pipeline.
+ * journalMaxBuffered, overload, durable, retryMaxMs) defaults in config/defaults.js, once; the
+ * rest are internal knobs of the pipeline.
  */
 const DEFAULTS = Object.freeze({
   ...SINK_DEFAULTS.hbase,
@@ -20,7 +20,10 @@ const DEFAULTS = Object.freeze({
   replayMaxBackoffMs: 30000,
   probeSize: 10, // entries in the first replay write after HBase was down
   claimIntervalMs: 60000, // how often to look for orphan journals besides at start
-  journalFileBytes: 16 * 1024 * 1024
+  journalFileBytes: 16 * 1024 * 1024,
+  journalRetryMs: 1000, // a journal write that failed (a full disk) is tried again after this
+  maxReplayFileBytes: 64 * 1024 * 1024, // a bigger journal file is quarantined unread
+  journalFs: null // the journal's node:fs/promises; tests inject a failing disk
 })
 
 /**
@@ -47,16 +50,20 @@ function resolveSinkOptions (options) {
   if (typeof o.durable !== 'boolean') bad('durable must be a boolean')
   if (o.durable && o.writerId.length > 60) bad('writerId must be at most 60 chars in durable mode')
   if (!Number.isInteger(o.buckets) || o.buckets < 1 || o.buckets > 256) bad('buckets must be 1..256')
-  for (const name of ['batchSize', 'flushIntervalMs', 'maxQueue', 'maxInFlight', 'closeTimeoutMs', 'probeSize', 'claimIntervalMs', 'journalFileBytes']) integer(name, 1)
+  for (const name of ['batchSize', 'flushIntervalMs', 'maxQueue', 'maxInFlight', 'closeTimeoutMs', 'probeSize', 'claimIntervalMs', 'journalFileBytes', 'journalMaxBuffered', 'journalRetryMs', 'maxReplayFileBytes']) integer(name, 1)
   for (const name of ['retryMaxMs', 'writeTimeoutMs', 'retryBaseMs', 'retryMaxBackoffMs', 'replayBaseMs', 'replayMaxBackoffMs']) integer(name, 0)
   if (!o.clock) o.clock = Date
   if (typeof o.clock.now !== 'function') bad('clock must have now()')
   return Object.freeze(o)
 }
 
+/** Why entries were shed: the overload policy, or a journal that could not take them. */
+const SHED_REASONS = Object.freeze(['overload', 'disk_full', 'write_error', 'write_backlog'])
+
 /**
- * The counters behind stats(). Once quiescent: accepted + claimed == written + pending +
- * journalPending + shed + corrupt.
+ * The counters behind stats(). At every instant: accepted + claimed == written + pending +
+ * journaled + shed + corrupt (journaled: handed to the journal and not yet replayed, whether
+ * still in memory or on disk; stats() splits it into journalBuffered and journalPending).
  */
 function createCounters () {
   return {
@@ -64,8 +71,10 @@ function createCounters () {
     written: 0,
     spilled: 0,
     replayed: 0,
-    journalPending: 0,
+    journaled: 0,
     shed: 0,
+    /** @type {Record<string, number>} shed, by reason (SHED_REASONS) */
+    shedBy: Object.fromEntries(SHED_REASONS.map((r) => [r, 0])),
     failed: 0,
     rejectedAfterClose: 0,
     invalid: 0,
@@ -79,4 +88,4 @@ function createCounters () {
   }
 }
 
-module.exports = { DEFAULTS, resolveSinkOptions, createCounters }
+module.exports = { DEFAULTS, SHED_REASONS, resolveSinkOptions, createCounters }

@@ -1,6 +1,6 @@
 'use strict'
 
-const { readRecords, FILE_PATTERN } = require('../journal')
+const { FILE_PATTERN, TRANSIENT_CODES, formatRecord, parseRecord, isWholeValue } = require('../journal-files')
 const { toPut } = require('./batcher')
 
 /**
@@ -59,7 +59,7 @@ class Replayer {
       this.running = null
       if (done) {
         this.backoff = this.opts.replayBaseMs
-        if (this.counters.journalPending > 0) this.schedule(this.opts.flushIntervalMs)
+        if (this.counters.journaled > 0) this.schedule(this.opts.flushIntervalMs)
       } else {
         this.backoff = Math.min(this.opts.replayMaxBackoffMs, this.backoff * 2)
         this.schedule(this.backoff)
@@ -92,6 +92,11 @@ class Replayer {
       let file = journal.nextSealed()
       if (!file) {
         if (journal.unsealedLines() === 0) return true
+        // The disk refuses the journal's writes: what waits in memory goes to HBase directly.
+        if (journal.failing()) {
+          if (!(await this.replayBuffered())) return false
+          continue
+        }
         await journal.seal()
         file = journal.nextSealed()
         if (!file) return true
@@ -100,31 +105,85 @@ class Replayer {
     }
   }
 
-  /** @param {any} file a sealed journal file (journal.nextSealed()) */
+  /** Entries per write: a small probe while HBase is thought down. */
+  chunkSize () {
+    return this.batcher.state === 'down' ? this.opts.probeSize : this.opts.batchSize
+  }
+
+  /**
+   * Writes records to HBase and counts what was acknowledged as written and replayed.
+   * @param {Array<{ key: string, value: string }>} records
+   * @returns {Promise<Array<{ key: string, value: string }>>} the ones that failed (then HBase
+   *   is marked down if none got through and the error says it is)
+   */
+  async write (records) {
+    const { batcher, counters, opts } = this
+    let results
+    try {
+      results = await opts.client.multiPut(opts.table, records.map(toPut), { timeout: opts.writeTimeoutMs || undefined })
+    } catch (err) {
+      results = records.map(() => err)
+    }
+    counters.batches++
+    const failures = records.filter((_, i) => results[i])
+    const acked = records.length - failures.length
+    counters.written += acked
+    counters.replayed += acked
+    counters.journaled -= acked
+    if (acked > 0) batcher.markUp()
+    if (failures.length) {
+      const firstError = results.find(Boolean)
+      counters.lastError = firstError.code || 'ERROR'
+      if (acked === 0 && firstError.retryable && opts.overload === 'spill') batcher.markDown(firstError)
+    }
+    return failures
+  }
+
+  /**
+   * Sends the lines waiting in memory for the journal's disk straight to HBase, while the disk
+   * refuses them.
+   * @param {boolean} [closing] close() drains them too, after the replayer has stopped
+   * @returns {Promise<boolean>} false when a write failed
+   */
+  async replayBuffered (closing = false) {
+    const { journal } = this
+    const going = () => closing || !this.stopped
+    while (going() && journal.failing()) {
+      const lines = journal.lend(this.chunkSize())
+      // All that waits is in a write the journal is retrying now: try again after a backoff.
+      if (lines.length === 0) return false
+      // Lines this process wrote itself: whole records, no need to check them.
+      const failures = await this.write(lines.map((line) => /** @type {{ key: string, value: string }} */ (parseRecord(line))))
+      journal.settleLent(lines.length - failures.length)
+      if (failures.length) {
+        journal.giveBack(failures.map((r) => formatRecord(r.key, r.value)))
+        return false
+      }
+    }
+    return going()
+  }
+
+  /**
+   * Replays one sealed file, a batch at a time. A damaged file (records that are not whole) is
+   * quarantined once its whole records are written; a file that cannot be read at all is
+   * quarantined at once. Either way the replay goes on with the next file.
+   * @param {any} file a sealed journal file (journal.nextSealed())
+   * @returns {Promise<boolean>} false when a write failed
+   */
   async replayFile (file) {
-    const { journal, batcher, counters, opts } = this
+    const { journal } = this
     if (!file.records && !(await this.load(file))) return true
     while (file.pos < file.records.length) {
       if (this.stopped) return false
-      const size = batcher.state === 'down' ? opts.probeSize : opts.batchSize
-      const chunk = file.records.slice(file.pos, file.pos + size)
-      let results
-      try {
-        results = await opts.client.multiPut(opts.table, chunk.map(toPut), { timeout: opts.writeTimeoutMs || undefined })
-      } catch (err) {
-        results = chunk.map(() => err)
+      const chunk = file.records.slice(file.pos, file.pos + this.chunkSize())
+      const whole = chunk.filter((r) => isWholeValue(r.value))
+      if (whole.length < chunk.length) {
+        this.damaged(file, chunk.length - whole.length)
+        file.records.splice(file.pos, chunk.length, ...whole)
+        continue
       }
-      counters.batches++
-      const failures = chunk.filter((_, i) => results[i])
-      const firstError = results.find(Boolean)
-      const acked = chunk.length - failures.length
-      counters.written += acked
-      counters.replayed += acked
-      counters.journalPending -= acked
-      if (acked > 0) batcher.markUp()
+      const failures = await this.write(chunk)
       if (failures.length) {
-        counters.lastError = firstError.code || 'ERROR'
-        if (acked === 0 && firstError.retryable && opts.overload === 'spill') batcher.markDown(firstError)
         // Keep the failed ones at the front; they are tried again after a backoff.
         file.records = failures.concat(file.records.slice(file.pos + chunk.length))
         file.pos = 0
@@ -133,34 +192,65 @@ class Replayer {
       file.pos += chunk.length
     }
     file.records = null
-    await journal.remove(file)
+    if (file.damaged) {
+      await journal.quarantine(file, 'lines that are not whole records skipped')
+    } else {
+      await journal.remove(file)
+    }
     return true
   }
 
   /**
-   * Reads a file's records; lines cut short by a crash are counted as corrupt.
-   * @returns {Promise<boolean>} false when the file vanished (its entries are counted lost)
+   * Counts lines of a file that cannot be replayed.
+   * @param {any} file
+   * @param {number} lines
+   */
+  damaged (file, lines) {
+    if (lines <= 0) return
+    file.damaged = true
+    this.counters.corrupt += lines
+    this.counters.journaled -= lines
+  }
+
+  /**
+   * Reads a file's records. Lines that are not whole records are counted as corrupt; a file
+   * that cannot be read (not a regular file, an I/O error, too big) is quarantined with all its
+   * lines counted as corrupt. An error that passes by itself (EMFILE) is thrown: tried again.
+   * @returns {Promise<boolean>} false when the file is out of the replay (vanished or quarantined)
    */
   async load (file) {
-    const { counters, opts } = this
+    const { counters, opts, journal } = this
     let read
     try {
-      read = await readRecords(file.path)
+      read = await journal.read(file, opts.maxReplayFileBytes)
     } catch (err) {
-      if (err.code !== 'ENOENT') throw err
-      // Deleted behind our back: its entries are gone; say so rather than retry forever.
-      counters.corrupt += file.lines
-      counters.journalPending -= file.lines
-      if (opts.logger) opts.logger.error({ file: file.path, lines: file.lines }, 'HBase access log: journal file vanished before replay')
-      await this.journal.remove(file)
+      if (TRANSIENT_CODES.has(err.code)) throw err
+      this.damaged(file, file.lines)
+      if (err.code === 'ENOENT') {
+        // Deleted behind our back: its entries are gone; say so rather than retry forever.
+        if (opts.logger) opts.logger.error({ file: file.path, lines: file.lines }, 'HBase access log: journal file vanished before replay')
+        await journal.remove(file)
+      } else {
+        if (opts.logger) opts.logger.error({ err, file: file.from || file.path, lines: file.lines }, 'HBase access log: journal file unreadable; quarantined')
+        await journal.quarantine(file, `unreadable: ${err.code || err.message}`)
+      }
+      counters.lastError = err.code || err.message
       return false
     }
     file.records = read.records
     file.pos = 0
-    if (read.corrupt) {
-      counters.corrupt += read.corrupt
-      counters.journalPending -= read.corrupt
-      if (opts.logger) opts.logger.warn({ file: file.path, lines: read.corrupt }, 'HBase access log: journal lines cut short (crashed writer); skipped')
+    // What was counted in for this file (its lines) against what can be replayed: the difference
+    // is damage, whatever form it took.
+    const extra = read.records.length - file.lines
+    if (extra > 0) {
+      counters.claimed += extra // more whole lines than counted at the claim: adopt them too
+      counters.journaled += extra
+      file.lines = read.records.length
+    }
+    this.damaged(file, file.lines - read.records.length)
+    if (read.corrupt > 0) {
+      file.damaged = true
+      if (opts.logger) opts.logger.warn({ file: file.from || file.path, lines: read.corrupt }, 'HBase access log: journal lines that are not whole records skipped')
     }
     return true
   }
@@ -175,7 +265,7 @@ class Replayer {
     }
     if (lines) {
       this.counters.claimed += lines
-      this.counters.journalPending += lines
+      this.counters.journaled += lines
       if (this.opts.logger) this.opts.logger.info({ files: files.map((f) => f.from), entries: lines }, 'HBase access log: claimed orphan journals')
       this.schedule(0)
     }

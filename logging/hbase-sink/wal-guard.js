@@ -3,11 +3,14 @@
 const { createWal } = require('../wal')
 
 const WARN_EVERY_MS = 5000
+const RELEASE_RETRY_MS = 1000
+const PAUSE_AFTER_FAILURE_MS = 1000
 
 /**
  * Durable mode's write-ahead log (logging/wal.js), guarded: an append that fails (a full disk)
  * is counted and logged at most every 5 s, and the entry goes on the normal way, only not
- * crash-proof. A segment is released once its entries are in HBase (done()) or in the journal
+ * crash-proof; for a second after a failure appends are not even tried (counted the same). A
+ * segment is released once its entries are in HBase (done()) or in the journal
  * and the journal's write of them is on disk (afterJournal()).
  */
 class WalGuard {
@@ -28,7 +31,8 @@ class WalGuard {
     /** @type {any[]} segments of spilled entries, released once the journal is flushed */
     this.awaitingJournal = []
     this.flushing = false
-    this.unsafe = false // a release was abandoned: keep the WAL files at close
+    this.closed = false
+    this.pausedUntil = 0 // appends skipped (counted as failures) until then, after a failure
   }
 
   /**
@@ -37,12 +41,19 @@ class WalGuard {
    * @returns {any} the segment holding the entry, or null when the append failed
    */
   append (key, value) {
+    // After a failure the log is left alone for a second: a full disk must not cost every
+    // request a file created, refused and deleted on the request thread.
+    if (this.pausedUntil > 0 && Date.now() < this.pausedUntil) {
+      this.counters.walFailures++
+      return null
+    }
     try {
       return this.wal.append(key, value)
     } catch (err) {
       this.counters.walFailures++
       this.counters.lastError = err.code || err.message
       const now = Date.now()
+      this.pausedUntil = now + PAUSE_AFTER_FAILURE_MS
       if (this.logger && now - this.lastWarn > WARN_EVERY_MS) {
         this.lastWarn = now
         this.logger.error({ err, walFailures: this.counters.walFailures }, 'HBase access log: write-ahead log write failed; entry kept in memory only')
@@ -62,28 +73,33 @@ class WalGuard {
     this.awaitingJournal.push(segment)
     if (this.flushing) return
     this.flushing = true
-    setImmediate(async () => {
-      while (this.awaitingJournal.length) {
-        const batch = this.awaitingJournal
-        this.awaitingJournal = []
-        try {
-          await this.journal.flush()
-          for (const s of batch) this.wal.done(s)
-        } catch {
-          this.unsafe = true // the journal cannot write: the WAL files stay for a later claim
-        }
+    setImmediate(() => this.releaseJournaled())
+  }
+
+  async releaseJournaled () {
+    while (this.awaitingJournal.length && !this.closed) {
+      const batch = this.awaitingJournal
+      this.awaitingJournal = []
+      try {
+        await this.journal.flush()
+        for (const s of batch) this.wal.done(s)
+      } catch {
+        // The journal cannot write now (a full disk): keep the WAL records and try again.
+        this.awaitingJournal = batch.concat(this.awaitingJournal)
+        await new Promise((resolve) => setTimeout(resolve, RELEASE_RETRY_MS).unref())
       }
-      this.flushing = false
-    })
+    }
+    this.flushing = false
   }
 
   /**
    * @param {{ discard: boolean }} how discard: every entry is in HBase or in the closed journal,
-   *   so the files are redundant (unless a release was abandoned); else they stay for a claim
+   *   so the files are redundant; else they stay for a claim
    * @returns {Promise<void>}
    */
   close ({ discard }) {
-    return this.wal.close({ discard: discard && !this.unsafe })
+    this.closed = true
+    return this.wal.close({ discard })
   }
 
   stats () {

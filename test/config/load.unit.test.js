@@ -59,7 +59,7 @@ describe('defaults', () => {
 
   test('the two access-log sinks, with paths resolved against stateDir', () => {
     expect(settings.logSinks).toEqual({
-      file: { type: 'file', path: path.join(settings.stateDir, 'logs', 'access.log'), rotateSize: '100m', rotateFrequency: 'daily', keepFiles: 14 },
+      file: { type: 'file', path: path.join(settings.stateDir, 'logs', 'access.log'), rotateSize: '100m', rotateFrequency: 'daily', keepFiles: 14, maxPendingLines: 50000 },
       hbase: {
         type: 'hbase',
         table: 'beacon_access_log',
@@ -67,6 +67,7 @@ describe('defaults', () => {
         batchSize: 500,
         flushIntervalMs: 100,
         maxQueue: 50000,
+        journalMaxBuffered: 50000,
         journalDir: path.join(settings.stateDir, 'journal'),
         overload: 'spill',
         durable: false,
@@ -193,7 +194,7 @@ describe('settings file', () => {
     })
     expect(settings.stateDir).toBe(stateDir)
     expect(settings.logSinks.file.path).toBe(path.join(stateDir, 'elsewhere', 'a.log'))
-    expect(settings.logSinks.audit).toEqual({ type: 'file', path: path.join(tmp, 'abs', 'audit.log'), rotateSize: '100m', rotateFrequency: 'daily', keepFiles: 14 })
+    expect(settings.logSinks.audit).toEqual({ type: 'file', path: path.join(tmp, 'abs', 'audit.log'), rotateSize: '100m', rotateFrequency: 'daily', keepFiles: 14, maxPendingLines: 50000 })
     expect(settings.logSinks.hbase.journalDir).toBe(path.join(stateDir, 'journal'))
     expect(settings.logSinks.archive.journalDir).toBe(path.join(stateDir, 'journal', 'archive'))
   })

@@ -279,7 +279,8 @@ test('log pipeline saturated while HBase is stuck: spill and shed policies apply
     for (const r of saturated('spill')) expect(r.check).toBe('saturated: spilling to the journal')
     expect(saturated('shed').length).toBeGreaterThan(0)
     for (const r of saturated('shed')) expect(r.check).toBe('saturated: shedding')
-    expect((await request(`${apps.shed.adminUrl}/readyz`)).status).toBe(200)
+    // Ready again once the queue has room (the batches that were stuck time out and settle first).
+    await until('the shed process ready again', async () => (await request(`${apps.shed.adminUrl}/readyz`)).status === 200, 10000, 250)
     const metrics = (await request(`${apps.shed.adminUrl}/metrics`)).body
     const shedCount = Number(/^beacon_access_log_entries_total\{sink="hbase",state="shed"\} (\d+)$/m.exec(metrics)[1])
 

@@ -20,6 +20,18 @@ const { createHBaseClient } = require('../../lib/hbase')
 const { startBeacon, request } = require('../support/beacon')
 const { startLoops, stopRunningLoads } = require('../support/load')
 const { until } = require('../support/until')
+const v8 = require('node:v8')
+const vm = require('node:vm')
+
+// The heap this process keeps after a full GC, at the end of each phase: what the server retains
+// (queue, caches), not when V8 happens to collect garbage (which in a jest run includes earlier
+// suites' garbage too).
+v8.setFlagsFromString('--expose-gc')
+const gc = vm.runInNewContext('gc')
+const retainedHeapMb = () => {
+  gc()
+  return process.memoryUsage().heapUsed / 2 ** 20
+}
 
 jest.setTimeout(6 * 60 * 1000)
 
@@ -133,12 +145,14 @@ test('a slow HBase: cached endpoints stay fast, sample2 fails within its deadlin
   }, 200)
 
   const spilledAt = [] // sink's spilled count when each phase began, then at the end
+  const retainedAt = [] // heap retained at the end of each phase, MiB
   try {
     for (const [name, delayMs, ms] of PHASES) {
       phase = name
       spilledAt.push(sink.stats().spilled)
       for (const p of proxies) p.setDelay(delayMs)
       await new Promise((resolve) => setTimeout(resolve, ms))
+      retainedAt.push(retainedHeapMb())
     }
     spilledAt.push(sink.stats().spilled)
   } finally {
@@ -158,7 +172,7 @@ test('a slow HBase: cached endpoints stay fast, sample2 fails within its deadlin
   const report = []
   const of = (name, endpoint) => answers.get(`${name}/${endpoint}`) || { ms: [], status: [] }
   const both = (name) => ['sample3', 'sample5'].map((e) => of(name, e)).reduce((a, b) => ({ ms: a.ms.concat(b.ms), status: a.status.concat(b.status) }))
-  const healthyP99 = percentile(both('healthy').ms, 99)
+  const healthyP50 = percentile(both('healthy').ms, 50)
   for (const [i, [name, delayMs]] of PHASES.entries()) {
     const cached = both(name)
     const s2 = of(name, 'sample2')
@@ -176,6 +190,7 @@ test('a slow HBase: cached endpoints stay fast, sample2 fails within its deadlin
       maxQueueDepth: Math.max(0, ...inPhase.map((s) => s.queueDepth)),
       spilled: spilledAt[i + 1] - spilledAt[i],
       maxHeapMb: Math.round(Math.max(0, ...inPhase.map((s) => s.heapMb))),
+      retainedHeapMb: Math.round(retainedAt[i]),
       maxRssMb: Math.round(Math.max(0, ...inPhase.map((s) => s.rssMb)))
     }
     report.push(row)
@@ -186,10 +201,12 @@ test('a slow HBase: cached endpoints stay fast, sample2 fails within its deadlin
 
   for (const row of report) {
     const s2 = of(row.phase, 'sample2')
-    // Cached endpoints never wait on HBase: every answer 200, and no slower than the healthy
-    // phase by more than scheduling noise (a wait on HBase would cost at least one round trip).
+    // Cached endpoints never wait on HBase: every answer 200, the median as in the healthy phase,
+    // and even the p99 (which on 2 shared cores swings by tens of ms with the machine's load)
+    // below one round trip to HBase, which any wait on it would cost.
     expect(row.cachedNon200).toBe(0)
-    expect(row.cachedP99).toBeLessThan(healthyP99 + 5)
+    expect(row.cachedP50).toBeLessThan(healthyP50 + 1)
+    if (row.rttMs >= 200) expect(row.cachedP99).toBeLessThan(row.rttMs)
     // sample2 answers (200 or 503) within its deadline, whatever HBase does.
     expect(s2.status.filter((status) => status !== 200 && status !== 503)).toEqual([])
     expect(row.sample2MaxMs).toBeLessThan(OPERATION_TIMEOUT_MS + 1000)
@@ -204,8 +221,8 @@ test('a slow HBase: cached endpoints stay fast, sample2 fails within its deadlin
   expect(worst.sample2_503).toBeGreaterThan(0)
   expect(worst.spilled).toBeGreaterThan(0)
   // Memory stays flat: the queue is bounded and the rest is on disk.
-  const healthyHeap = report[0].maxHeapMb
-  for (const r of report) expect(r.maxHeapMb).toBeLessThan(healthyHeap + 64)
+  const healthyHeap = report[0].retainedHeapMb
+  for (const r of report) expect(r.retainedHeapMb).toBeLessThan(healthyHeap + 64)
 
   // Every sample5 200 (warm-up included) is a row in HBase, counted after the drain.
   const ok5 = PHASES.reduce((n, [name]) => n + of(name, 'sample5').status.filter((status) => status === 200).length, IDS)

@@ -4,6 +4,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { createJournal, formatRecord, parseRecord, readRecords, journalFiles } = require('../../logging/journal')
+const { deadPid } = require('../support/pids')
 
 const dirs = []
 function tempDir () {
@@ -15,18 +16,6 @@ function tempDir () {
 afterAll(() => {
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
 })
-
-/** A pid no process has right now: the writer that had it is gone. */
-function deadPid () {
-  for (let pid = 4000000; pid > 100000; pid -= 7919) {
-    try {
-      process.kill(pid, 0)
-    } catch (err) {
-      if (err.code === 'ESRCH') return pid
-    }
-  }
-  throw new Error('no free pid found')
-}
 
 test('records round-trip: key and the exact entry JSON', () => {
   const value = JSON.stringify({ ts: 1, ua: 'a "b" \\ c', ref: null })

@@ -79,3 +79,49 @@ test('a live writer\'s log is never claimed by a journal of the same process; a 
   expect(claimed[0].from).toMatch(/-w4-wal-/)
   await heir.close()
 })
+
+test('a disk that fills up mid-record: the partial record is cut back off, the append throws, the next starts a new segment', async () => {
+  const dir = tempDir()
+  // node:fs with a byte budget on writeSync: the write that crosses it goes through in part.
+  const disk = { free: 200 }
+  const io = {
+    ...fs,
+    writeSync (fd, buffer, offset, length) {
+      if (disk.free <= 0) throw Object.assign(new Error('ENOSPC: injected'), { code: 'ENOSPC' })
+      const n = fs.writeSync(fd, buffer, offset, Math.min(length, disk.free))
+      disk.free -= n
+      return n
+    }
+  }
+  const wal = createWal({ dir, writerId: 'w5-wal', fs: io })
+  const value = '{"pad":"' + 'x'.repeat(40) + '"}'
+  let ok = 0
+  let failures = 0
+  for (let i = 0; i < 10; i++) {
+    try {
+      wal.append(`k${i}`, value)
+      ok++
+    } catch (err) {
+      expect(err.code).toBe('ENOSPC')
+      failures++
+    }
+  }
+  expect(ok).toBeGreaterThan(0)
+  expect(failures).toBe(10 - ok)
+  expect(wal.stats()).toMatchObject({ walAppended: ok, walErrors: failures })
+  await settle() // segments whose every append failed are deleted (asynchronously)
+  // Every byte on disk is a whole record: nothing for a replay to skip.
+  let records = 0
+  for (const file of journalFiles(dir)) {
+    const text = fs.readFileSync(file, 'utf8')
+    expect(text === '' || text.endsWith('\n')).toBe(true)
+    const read = await readRecords(file)
+    expect(read.corrupt).toBe(0)
+    records += read.records.length
+  }
+  expect(records).toBe(ok)
+  disk.free = Infinity
+  wal.append('after', value) // room again: appends work, in a segment of their own
+  expect(wal.stats().walAppended).toBe(ok + 1)
+  await wal.close()
+})

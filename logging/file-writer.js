@@ -1,0 +1,153 @@
+'use strict'
+
+const fs = require('node:fs')
+const path = require('node:path')
+
+const PINO_ROLL = require.resolve('pino-roll')
+// Room a synchronous write at exit wants beyond its own bytes before it is tried at all.
+const EXIT_MARGIN_BYTES = 64 * 1024
+
+/**
+ * The file sink's destination: pino-roll in this thread, an asynchronous sonic-boom writing on
+ * libuv's pool, with size and time rotation. It keeps the books the sink needs: how many of
+ * the lines handed over are confirmed written (sonic-boom reports written bytes).
+ *
+ * A write that fails (a full disk) leaves sonic-boom holding the unwritten bytes; retry() tries
+ * them again (and re-opens the file set if pino-roll could not open it at all). The caller
+ * stops handing over lines meanwhile, so what waits here is bounded by what it handed before.
+ *
+ * @param {object} rollOptions pino-roll's options
+ */
+function createRollWriter (rollOptions) {
+  const errorHandlers = []
+  const writtenHandlers = []
+  let dest = null
+  let opening = null
+  let setupError = null
+  // Lines whose bytes sonic-boom reported written: [cumulative bytes, cumulative lines] marks.
+  const marks = []
+  let handedBytes = 0
+  let handedLines = 0
+  let doneBytes = 0
+  let doneLines = 0
+
+  function emitError (err) {
+    for (const fn of errorHandlers) fn(err)
+  }
+
+  function open () {
+    setupError = null
+    // minLength > 0 makes sonic-boom's flush(cb) wait for in-flight writes (with 0 it calls
+    // back at once); the sink already hands over whole batches, so 1 byte is enough.
+    opening = require(PINO_ROLL)({ ...rollOptions, sync: false, minLength: 1 }).then((d) => {
+      dest = d
+      dest.on('error', emitError)
+      dest.on('write', (n) => {
+        doneBytes += n
+        let i = 0
+        while (i < marks.length && marks[i][0] <= doneBytes) doneLines = marks[i++][1]
+        if (i) marks.splice(0, i)
+        for (const fn of writtenHandlers) fn(n)
+      })
+    }, (err) => {
+      setupError = err
+      emitError(err)
+    }).finally(() => { opening = null })
+    return opening
+  }
+  open()
+
+  // The opening of the file set, done (a retry may start another meanwhile).
+  async function settled () {
+    for (let o = opening; o; o = opening) await o
+  }
+
+  return {
+    /** @returns {Promise<void>} resolves once the file set is open, or opening it failed */
+    settled,
+
+    /** @param {(err: Error) => void} fn */
+    onError (fn) { errorHandlers.push(fn) },
+
+    /** @param {(bytes: number) => void} fn called after each write that went through */
+    onWritten (fn) { writtenHandlers.push(fn) },
+
+    /** @returns {boolean} the file is open and takes lines */
+    ready () {
+      return dest !== null && !dest.destroyed
+    },
+
+    /**
+     * @param {string} chunk whole lines
+     * @param {number} lines how many
+     */
+    write (chunk, lines) {
+      handedBytes += Buffer.byteLength(chunk)
+      handedLines += lines
+      marks.push([handedBytes, handedLines])
+      dest.write(chunk)
+    },
+
+    /** Tries the bytes that failed again, or the opening of the file set if that failed. */
+    retry () {
+      if (opening) return
+      if (setupError) {
+        open()
+        return
+      }
+      if (dest && !dest.destroyed) dest.flush()
+    },
+
+    /** @returns {number} lines confirmed written */
+    confirmed () { return doneLines },
+
+    /** @returns {number} lines handed over and not yet confirmed written */
+    unconfirmed () { return handedLines - doneLines },
+
+    /**
+     * Writes `chunk` and whatever sonic-boom holds synchronously, at process exit. Skipped when
+     * the disk is failing or has no room for it: sonic-boom's flushSync retries a failed write
+     * forever, which would hang the exit.
+     * @param {string} chunk
+     * @param {boolean} failing
+     * @returns {boolean} whether it was written
+     */
+    writeSync (chunk, failing) {
+      if (failing || !dest || dest.destroyed || dest.fd < 0) return false
+      const need = Buffer.byteLength(chunk) + (handedBytes - doneBytes) + EXIT_MARGIN_BYTES
+      try {
+        const st = fs.statfsSync(path.dirname(dest.file || rollOptions.file))
+        if (st.bavail * st.bsize < need) return false
+        dest.write(chunk)
+        dest.flushSync()
+        return true
+      } catch {
+        return false
+      }
+    },
+
+    async flush () {
+      await settled()
+      if (setupError) throw setupError
+      await new Promise((resolve, reject) => dest.flush((err) => (err ? reject(err) : resolve())))
+    },
+
+    /** @param {number} timeoutMs */
+    async end (timeoutMs) {
+      await settled()
+      if (!dest || dest.destroyed) return
+      const closed = await new Promise((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs, false)
+        dest.once('close', () => {
+          clearTimeout(timer)
+          resolve(true)
+        })
+        dest.end()
+      })
+      // Not closed in time (a disk that refuses the last bytes): let go of the file anyway.
+      if (!closed && !dest.destroyed) dest.destroy()
+    }
+  }
+}
+
+module.exports = { createRollWriter }

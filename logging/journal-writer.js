@@ -1,0 +1,257 @@
+'use strict'
+
+const { writeFailureReason } = require('./journal-files')
+const { createWriteFailure } = require('./write-failure')
+
+/**
+ * The write side of the spill journal (journal.js): lines appended in memory, written in
+ * batches from a later tick through a FileHandle (libuv's pool), never on the caller's stack,
+ * into an active file that is sealed (handed to `onSealed`) once it passes `maxFileBytes`.
+ *
+ * Bounded: at most `maxBufferedLines` wait in memory; past that append() refuses the line and
+ * the caller counts it as shed, for the reason refusalReason() gives. A write that fails (a
+ * full disk) keeps its lines in memory and is retried every `retryMs`. A write that went
+ * through only in part keeps the whole lines it wrote and cuts the file back to them, so no
+ * file ever holds a record cut short by this writer. While lines wait because the disk refused
+ * them, failing() says why, and lend() lets a replay send them straight to HBase meanwhile.
+ *
+ * @param {object} options
+ * @param {import('node:fs/promises')} options.io the file system
+ * @param {() => Promise<void>} options.ensureDir
+ * @param {() => string} options.nextName path of the next file
+ * @param {(file: { path: string, lines: number }) => void} options.onSealed
+ * @param {number} options.maxFileBytes
+ * @param {number} options.maxBufferedLines
+ * @param {number} options.maxWriteBytes about how much one write(2) carries
+ * @param {number} options.retryMs
+ * @param {(level: string, fields: object, message: string) => void} options.log
+ */
+function createJournalWriter ({ io, ensureDir, nextName, onSealed, maxFileBytes, maxBufferedLines, maxWriteBytes, retryMs, log }) {
+  let buffer = [] // lines (without newline) not yet in a file
+  let lent = 0 // lines lend() handed to a replay and not yet settled
+  let inWrite = 0 // lines of the write in progress (back in the buffer if it fails)
+  let active = null // { path, fh, bytes, lines }
+  let writing = null // promise of the running write loop
+  let scheduled = false
+  let stopped = false
+  let retryTimer = null
+  let errors = 0
+  let lastError = null
+  // Set while the last write failed; cleared by the next that works.
+  const failure = createWriteFailure({ what: 'access-log journal', log, fields: () => ({ buffered: waiting() }) })
+
+  // Lines not yet in a file: the bound counts them all.
+  function waiting () {
+    return buffer.length + lent + inWrite
+  }
+
+  async function openActive () {
+    await ensureDir()
+    const file = nextName()
+    const fh = await io.open(file, 'a')
+    active = { path: file, fh, bytes: 0, lines: 0 }
+  }
+
+  // Never throws: the bytes are written; a failed datasync only means a power loss could take
+  // them, which the journal does not promise to survive (no fsync per line either).
+  async function sealActive () {
+    if (!active) return
+    const { path: file, fh, lines } = active
+    active = null
+    await fh.datasync().catch((err) => log('warn', { err, file }, 'access-log journal: datasync failed'))
+    await fh.close().catch(() => {})
+    if (lines > 0) onSealed({ path: file, lines })
+    else await io.unlink(file).catch(() => {})
+  }
+
+  function takeChunk () {
+    let n = 0
+    let bytes = 0
+    while (n < buffer.length && (n === 0 || bytes < maxWriteBytes)) bytes += buffer[n++].length + 1
+    return buffer.splice(0, n)
+  }
+
+  async function writeLoop () {
+    while (buffer.length) {
+      const lines = takeChunk()
+      const chunk = Buffer.from(lines.join('\n') + '\n')
+      let done = 0
+      inWrite = lines.length
+      try {
+        if (!active) await openActive()
+        while (done < chunk.length) {
+          const { bytesWritten } = await active.fh.write(chunk, done, chunk.length - done, null)
+          if (!(bytesWritten > 0)) throw Object.assign(new Error('write(2) wrote nothing'), { code: 'EIO' })
+          done += bytesWritten
+        }
+        active.bytes += chunk.length
+        active.lines += lines.length
+        inWrite = 0
+        failure.worked()
+        if (active.bytes >= maxFileBytes) await sealActive()
+      } catch (err) {
+        const kept = await keepWholeLines(chunk, done)
+        // The rest waits in memory, in order, and is tried again: a full disk may not stay full.
+        buffer = lines.slice(kept).concat(buffer)
+        inWrite = 0
+        failed(err)
+        return
+      }
+    }
+  }
+
+  /**
+   * A write that went through in part: keep the whole lines it wrote and cut the file back to
+   * them. If the cut fails too, the file is sealed as it is (its last line is cut short: the
+   * replay skips it and quarantines the file) and the next write starts a new one.
+   * @returns {Promise<number>} lines of the chunk that are in the file
+   */
+  async function keepWholeLines (chunk, done) {
+    if (!active || done === 0) return 0
+    const end = chunk.lastIndexOf(0x0a, done - 1) + 1
+    let kept = 0
+    for (let i = chunk.indexOf(0x0a); i !== -1 && i < end; i = chunk.indexOf(0x0a, i + 1)) kept++
+    const target = active
+    target.lines += kept
+    if (end < done) {
+      try {
+        await target.fh.truncate(target.bytes + end)
+      } catch (err) {
+        log('error', { err, file: target.path }, 'access-log journal: could not cut a partial write back; sealing the file')
+        await sealActive()
+        return kept
+      }
+    }
+    target.bytes += end
+    return kept
+  }
+
+  function failed (err) {
+    errors++
+    lastError = err
+    failure.failed(err)
+    // unref: a journal that cannot write must not keep the process alive by itself.
+    if (!retryTimer && !stopped) {
+      retryTimer = setTimeout(() => {
+        retryTimer = null
+        runLoop()
+      }, retryMs)
+      retryTimer.unref()
+    }
+  }
+
+  function runLoop () {
+    scheduled = false
+    if (writing) return writing
+    writing = writeLoop().finally(() => { writing = null })
+    return writing
+  }
+
+  function schedule () {
+    if (!scheduled && !writing && !retryTimer) {
+      scheduled = true
+      setImmediate(runLoop)
+    }
+  }
+
+  return {
+    /**
+     * Queues one record line; written from a later tick. Never throws, never does I/O.
+     * @param {string} line a record without its newline
+     * @returns {boolean} false: refused, `maxBufferedLines` already wait (see refusalReason())
+     */
+    append (line) {
+      if (waiting() >= maxBufferedLines) return false
+      buffer.push(line)
+      schedule()
+      return true
+    },
+
+    /**
+     * @returns {'disk_full'|'write_error'|'write_backlog'} why append() refuses lines: the
+     *   disk is full, it fails otherwise, or it is merely slower than the lines come
+     */
+    refusalReason () {
+      const fail = failure.current()
+      return fail ? writeFailureReason(fail.code) : 'write_backlog'
+    },
+
+    /** @returns {{ code: string, since: number }|null} set while lines wait because the last write failed */
+    failing () {
+      return waiting() > 0 ? failure.current() : null
+    },
+
+    /**
+     * Hands up to `n` waiting lines to a replay that sends them to HBase itself. Each comes
+     * back: settleLent() once written, giveBack() if not.
+     * @param {number} n
+     * @returns {string[]}
+     */
+    lend (n) {
+      const lines = buffer.splice(0, n)
+      lent += lines.length
+      return lines
+    },
+
+    /** @param {number} n lent lines that are now in HBase */
+    settleLent (n) {
+      lent -= n
+    },
+
+    /** @param {string[]} lines lent lines that could not be written: they wait again */
+    giveBack (lines) {
+      lent -= lines.length
+      buffer = lines.concat(buffer)
+      schedule()
+    },
+
+    /**
+     * Waits until every line appended so far is written and synced. Rejects if a write fails
+     * (the lines stay queued and are retried in the background).
+     */
+    async flush () {
+      const before = errors
+      while (buffer.length || writing) {
+        await runLoop()
+        if (errors !== before) throw lastError
+      }
+      if (active) await active.fh.datasync()
+    },
+
+    /** Flushes, then seals the active file; later appends open a new one. */
+    async seal () {
+      await this.flush()
+      if (writing) await writing
+      await sealActive()
+    },
+
+    /** No more retries after this (close). */
+    stop () {
+      stopped = true
+      if (retryTimer) clearTimeout(retryTimer)
+      retryTimer = null
+    },
+
+    /** Lines waiting in memory: not yet in a file (lent ones included). */
+    bufferedLines () {
+      return waiting()
+    },
+
+    /** Lines in the active (not yet sealed) file. */
+    activeLines () {
+      return active ? active.lines : 0
+    },
+
+    stats () {
+      const fail = this.failing()
+      return {
+        errors,
+        lastError: lastError && (lastError.code || lastError.message),
+        failing: fail ? fail.code : null,
+        failingMs: fail ? Date.now() - fail.since : 0
+      }
+    }
+  }
+}
+
+module.exports = { createJournalWriter }

@@ -1,0 +1,81 @@
+'use strict'
+
+// What /readyz and /metrics say about access-log sinks whose local disk refuses writes, from
+// the sinks' stats (stood in for here; the real sinks on a real full disk are in
+// test/faults/host-disk.test.js).
+
+const { createReadiness } = require('../../api/readiness')
+const { createMetrics } = require('../../api/metrics')
+
+function sinkStub (type, stats, extra = {}) {
+  return { type, stats: () => stats, ...extra }
+}
+
+const HBASE_FAILING = {
+  accepted: 1000,
+  claimed: 0,
+  written: 400,
+  pending: 0,
+  journalBuffered: 300,
+  journalPending: 200,
+  shed: 100,
+  shedBy: { overload: 0, disk_full: 100, write_error: 0, write_backlog: 0 },
+  corrupt: 0,
+  quarantinedFiles: 2,
+  writeFailing: 'ENOSPC',
+  state: 'down'
+}
+const FILE_FAILING = { accepted: 500, written: 300, pending: 150, shed: 50, shedBy: { disk_full: 50, write_error: 0, write_backlog: 0 }, writeFailing: 'ENOSPC' }
+
+function readiness (sinks) {
+  return createReadiness({
+    client: { ping: async () => {} },
+    pingTimeoutMs: 100,
+    endpoints: new Map(),
+    sinks: new Map(Object.entries(sinks)),
+    closing: () => false
+  })()
+}
+
+test('/readyz: a sink whose disk refuses writes makes the process not ready, and says why with the counts', async () => {
+  const r = await readiness({
+    hbase: sinkStub('hbase', HBASE_FAILING, { maxQueue: 50000, overload: 'spill' }),
+    file: sinkStub('file', FILE_FAILING)
+  })
+  expect(r.ready).toBe(false)
+  expect(r.checks['accessLog.hbase']).toBe('journal cannot be written: ENOSPC (300 entries in memory, 100 shed)')
+  expect(r.checks['accessLog.file']).toBe('file log cannot be written: ENOSPC (150 entries in memory, 50 shed)')
+
+  const healthy = await readiness({
+    hbase: sinkStub('hbase', { ...HBASE_FAILING, writeFailing: null, state: 'up' }, { maxQueue: 50000 }),
+    file: sinkStub('file', { ...FILE_FAILING, writeFailing: null })
+  })
+  expect(healthy).toMatchObject({ ready: true, checks: { 'accessLog.hbase': 'ok', 'accessLog.file': 'ok' } })
+})
+
+test('/metrics: shed by reason, entries waiting in memory for the journal, the failing flag, damaged lines and quarantined files', async () => {
+  const metrics = createMetrics({ collectDefault: false })
+  let stats = HBASE_FAILING
+  metrics.watchSinks(new Map([['hbase', { stats: () => stats }], ['file', { stats: () => FILE_FAILING }]]))
+  const value = (text, series) => {
+    const line = text.split('\n').find((l) => l.startsWith(series + ' '))
+    return line === undefined ? undefined : Number(line.slice(series.length + 1))
+  }
+  let text = await metrics.metrics()
+  expect(value(text, 'beacon_access_log_shed_total{sink="hbase",reason="disk_full"}')).toBe(100)
+  expect(value(text, 'beacon_access_log_shed_total{sink="hbase",reason="overload"}')).toBe(0)
+  expect(value(text, 'beacon_access_log_shed_total{sink="file",reason="disk_full"}')).toBe(50)
+  expect(value(text, 'beacon_access_log_entries_total{sink="hbase",state="shed"}')).toBe(100)
+  expect(value(text, 'beacon_access_log_journal_buffered{sink="hbase"}')).toBe(300)
+  expect(value(text, 'beacon_access_log_journal_pending{sink="hbase"}')).toBe(200)
+  expect(value(text, 'beacon_access_log_write_failing{sink="hbase"}')).toBe(1)
+  expect(value(text, 'beacon_access_log_write_failing{sink="file"}')).toBe(1)
+  expect(value(text, 'beacon_access_log_quarantined_files_total{sink="hbase"}')).toBe(2)
+  expect(value(text, 'beacon_access_log_entries_total{sink="hbase",state="corrupt"}')).toBe(0)
+
+  stats = { ...HBASE_FAILING, writeFailing: null, shed: 130, shedBy: { ...HBASE_FAILING.shedBy, disk_full: 130 }, corrupt: 4 }
+  text = await metrics.metrics()
+  expect(value(text, 'beacon_access_log_shed_total{sink="hbase",reason="disk_full"}')).toBe(130)
+  expect(value(text, 'beacon_access_log_write_failing{sink="hbase"}')).toBe(0)
+  expect(value(text, 'beacon_access_log_entries_total{sink="hbase",state="corrupt"}')).toBe(4)
+})

@@ -1,0 +1,144 @@
+'use strict'
+
+// Memory is bounded through an HBase outage at full load. The real `npm start` entry point (a
+// primary and 2 workers) keeps answering sample4 and sample5 while HBase is SIGKILLed: every
+// access-log entry that cannot be sent goes to the journal on disk, and what stays in memory is
+// bounded by the HBase sink's `maxQueue`. Measured from /proc for the server's own processes:
+// - each worker's RSS stays under its base plus the documented cap (README, "What a crash can lose");
+// - once HBase is back the journal drains by itself, every answered sample5 is a row, and RSS
+//   settles back near its base.
+// The CI run is short (OUTAGE_MS); `BEACON_MEMORY_OUTAGE_MS=600000` runs the 10-minute version.
+// Runs on its own HBase instance so the shared one is never disturbed.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const hbase = require('../../infra/hbase')
+const { startServerProcess } = require('../support/server-process')
+const { freePorts } = require('../support/ports')
+const { request } = require('../support/beacon')
+const { startLoops, stopRunningLoads } = require('../support/load')
+const { readAll, withDescendants } = require('../../bench/lib/proc-sampler')
+const { createHBaseClient } = require('../../lib/hbase')
+const { until } = require('../support/until')
+
+const OUTAGE_MS = Number(process.env.BEACON_MEMORY_OUTAGE_MS) || 40000
+jest.setTimeout(OUTAGE_MS + 5 * 60 * 1000)
+
+const options = hbase.resolveOptions({
+  stateDir: path.join(__dirname, '..', '..', '.state', 'hbase-memory'),
+  zkPort: 2341,
+  masterPort: 16700,
+  rsPort: 16720,
+  masterInfoPort: -1,
+  rsInfoPort: -1,
+  seedCount: 100
+})
+const IDS = 40
+// The documented cap: a worker holds at most the HBase sink's maxQueue entries in memory (50,000
+// by default) on top of what it uses healthy under the same load; the journal takes the rest.
+const CAP_MIB = 64
+
+let server
+let bootstrap
+let stateDir
+let url
+
+beforeAll(async () => {
+  await hbase.wipe(options)
+  bootstrap = (await hbase.up(options, { log: () => {} })).bootstrap
+  const [port] = await freePorts(1)
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-memory-'))
+  server = await startServerProcess({ port, stateDir, env: { BEACON_HBASE_BOOTSTRAP: bootstrap.join(','), BEACON_WORKERS: '2' } })
+  url = `http://127.0.0.1:${port}`
+})
+
+afterAll(async () => {
+  if (server) await server.stop(30000)
+  await hbase.wipe(options)
+  if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true })
+})
+
+afterEach(stopRunningLoads)
+
+function workersRssMiB () {
+  const stats = readAll()
+  return withDescendants([server.pid], stats)
+    .filter((pid) => pid !== server.pid)
+    .sort((a, b) => a - b)
+    .map((pid) => stats.get(pid).rssBytes / 2 ** 20)
+}
+
+test(`RSS stays under base + ${CAP_MIB} MiB per worker through an HBase outage under load, and the backlog drains`, async () => {
+  // Every id cached on both workers (fresh connections land on either).
+  for (let round = 0; round < 4; round++) {
+    for (let id = 1; id <= IDS; id++) {
+      for (const endpoint of ['sample4', 'sample5']) expect((await request(`${url}/api/${endpoint}.js?id=${id}&callback=cb`)).status).toBe(200)
+    }
+  }
+  let phase = 'healthy'
+  const ok = { sample4: 0, sample5: 0 }
+  let failed = 0
+  let n = 0
+  const load = startLoops({
+    loops: 8,
+    maxMs: OUTAGE_MS + 180000,
+    async step (i, agent) {
+      const endpoint = i % 2 ? 'sample5' : 'sample4'
+      const res = await request(`${url}/api/${endpoint}.js?id=${1 + (n++ % IDS)}&callback=cb`, { agent }).catch(() => ({ status: 0 }))
+      if (res.status === 200) ok[endpoint]++
+      else failed++
+    }
+  })
+  const curve = [] // { s, phase, rss: [per worker MiB] }
+  const started = Date.now()
+  const sampler = setInterval(() => curve.push({ s: Math.round((Date.now() - started) / 1000), phase, rss: workersRssMiB() }), 1000)
+  const during = (name) => curve.filter((c) => c.phase === name)
+  const peak = (name, w) => Math.max(...during(name).map((c) => c.rss[w] || 0))
+
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 15000))
+    phase = 'outage'
+    await hbase.kill(options)
+    await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS))
+    phase = 'recovering'
+    await hbase.up(options, { log: () => {} })
+    await new Promise((resolve) => setTimeout(resolve, 15000))
+  } finally {
+    await load.stop()
+  }
+  phase = 'after'
+  const counter = createHBaseClient({ bootstrap })
+  let rows = 0
+  try {
+    await until('every answered sample5 in HBase', async () => {
+      rows = await counter.count('beacon_access_log').catch(() => rows)
+      return rows === ok.sample5 + 4 * IDS
+    }, 180000).catch((err) => { throw new Error(`${err.message}: ${rows} rows for ${ok.sample5 + 4 * IDS} answered`) })
+  } finally {
+    await counter.close()
+  }
+  await new Promise((resolve) => setTimeout(resolve, 10000))
+  clearInterval(sampler)
+
+  const workers = curve[0].rss.length
+  const summary = Array.from({ length: workers }, (_, w) => ({
+    worker: w + 1,
+    healthyPeak: Math.round(peak('healthy', w)),
+    outagePeak: Math.round(peak('outage', w)),
+    recoveringPeak: Math.round(peak('recovering', w)),
+    after: Math.round(curve[curve.length - 1].rss[w])
+  }))
+  const every5 = curve.filter((c, i) => i % 5 === 0).map((c) => `${c.s}s ${c.phase} ${c.rss.map((r) => r.toFixed(0)).join('/')}`)
+  console.log(`memory through a ${OUTAGE_MS / 1000} s HBase outage: sample4 ${ok.sample4} x 200, sample5 ${ok.sample5} x 200, ${failed} failed; rows ${rows}\n` +
+    `per worker (MiB): ${JSON.stringify(summary)}\ncurve (worker RSS MiB): ${every5.join(', ')}`)
+
+  expect(failed).toBe(0)
+  expect(workers).toBe(2)
+  for (const w of summary) {
+    expect(w.outagePeak).toBeLessThan(w.healthyPeak + CAP_MIB)
+    expect(w.recoveringPeak).toBeLessThan(w.healthyPeak + CAP_MIB)
+    // Back near its base: V8 keeps some of the pages it grew, but not the outage's backlog.
+    expect(w.after).toBeLessThan(w.healthyPeak + CAP_MIB * 0.75)
+  }
+})
