@@ -52,8 +52,10 @@ class RegionLocator {
   async refreshMeta (deadline) {
     if (!this._metaLookup) {
       this._metaLookup = this._findMeta(deadline).finally(() => { this._metaLookup = null })
+      return this._metaLookup
     }
-    return this._metaLookup
+    // Joined a lookup that another caller started, with its own (maybe later) deadline.
+    return byDeadline(this._metaLookup, deadline)
   }
 
   async _findMeta (deadline) {
@@ -116,7 +118,8 @@ class RegionLocator {
       // One meta lookup per table at a time; others wait for it and re-check the cache.
       const inflight = this._lookups.get(table)
       if (inflight) {
-        await inflight.catch(() => {})
+        // Another caller's lookup, bounded by its deadline: wait for it no longer than ours.
+        await byDeadline(inflight.catch(() => {}), deadline)
         continue
       }
       const lookup = this._lookup(table, row, deadline)
@@ -241,6 +244,23 @@ class RegionLocator {
   _timeout (deadline) {
     return callTimeout(this._rpcTimeout, deadline)
   }
+}
+
+/**
+ * Settles like `promise`, or rejects (retryable) once `deadline` has passed first: a caller that
+ * joins work another caller started must not wait past its own deadline.
+ * @template T
+ * @param {Promise<T>} promise
+ * @param {number} deadline epoch ms
+ * @returns {Promise<T>}
+ */
+function byDeadline (promise, deadline) {
+  const left = deadline - Date.now()
+  const late = () => new HBaseError('HBASE_CALL_TIMEOUT', 'a shared hbase:meta lookup did not finish within this call\'s deadline', { retryable: true })
+  if (left <= 0) return Promise.reject(late())
+  let timer
+  const expired = new Promise((resolve, reject) => { timer = setTimeout(() => reject(late()), left) })
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer))
 }
 
 module.exports = { RegionLocator }

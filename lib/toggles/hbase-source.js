@@ -119,7 +119,10 @@ function createHBaseSource ({ store, defaultConfig, onInvalid, onBatch, maxInFli
             if (rows.every((row) => row instanceof Error && /** @type {any} */ (row).retryable)) breaker.failure()
             else breaker.success()
             rows.forEach((row, i) => settle(batch.get(chunk[i]), chunk[i], row))
-          }, (err) => chunk.forEach((id) => settle(batch.get(id), id, err)))
+          }, (err) => {
+            if (/** @type {any} */ (err).retryable) breaker.failure()
+            chunk.forEach((id) => settle(batch.get(id), id, err))
+          })
           .finally(done)
       }
     }

@@ -33,7 +33,7 @@ const retainedHeapMb = () => {
   return process.memoryUsage().heapUsed / 2 ** 20
 }
 
-jest.setTimeout(6 * 60 * 1000)
+jest.setTimeout(6 * 60 * 1000 + 5 * (Number(process.env.BEACON_SLOW_PHASE_MS) || 0))
 
 const PROXY_HOST = '127.0.0.2' // what HBase advertises; it listens on 127.0.0.1
 const options = hbase.resolveOptions({
@@ -50,8 +50,10 @@ const IDS = 40
 const MAX_QUEUE = 2000
 const OPERATION_TIMEOUT_MS = 1500
 const SAMPLE2_RATE = 20 // open loop: requests per second whatever the server does
-// [name, one-way delay in ms (a round trip pays it twice), phase length]
-const PHASES = [['healthy', 0, 8000], ['20ms', 10, 8000], ['200ms', 100, 8000], ['2s', 1000, 12000], ['healed', 0, 6000]]
+// [name, one-way delay in ms (a round trip pays it twice), phase length]. CI runs short phases;
+// BEACON_SLOW_PHASE_MS=60000 runs each slow phase for a minute.
+const PHASE_MS = Number(process.env.BEACON_SLOW_PHASE_MS) || 8000
+const PHASES = [['healthy', 0, PHASE_MS], ['20ms', 10, PHASE_MS], ['200ms', 100, PHASE_MS], ['2s', 1000, Math.round(PHASE_MS * 1.5)], ['healed', 0, 6000]]
 
 let proxies = []
 let app

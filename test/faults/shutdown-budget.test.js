@@ -85,6 +85,14 @@ async function ensureHBaseUp () {
   if (hbaseStalled) {
     process.kill(hbaseStalled, 'SIGCONT')
     hbaseStalled = null
+    // Stopped for longer than its ZooKeeper sessions, standalone HBase finds them expired when it
+    // resumes and aborts (what a real HBase does after a long pause): start it again then. Its WAL
+    // reached the page cache, so nothing it acknowledged is lost.
+    try {
+      await hbase.up(options, { log: () => {} })
+    } catch {
+      hbaseDown = true
+    }
   }
   if (!hbaseDown) return
   await hbase.up(options, { log: () => {} })
