@@ -108,14 +108,21 @@ function whole () {
   return javaView('the cluster whole again', (v) => v.live.length === SERVERS.length && Boolean(v.active) && v.backups.length === MASTERS.length - 1)
 }
 
-/** Moves the regions of `table` so that region i sits on RegionServer i mod N. */
+/**
+ * Moves the regions of `table` so that region i sits on RegionServer i mod N. A server that has
+ * just rejoined may refuse its first opens (the master then places the region elsewhere), so
+ * the moves are repeated until the placement holds, up to BOUND_MS.
+ */
 async function spread (table) {
-  for (const [i, region] of (await admin.regions(table)).entries()) {
-    const to = SERVERS[i % SERVERS.length]
-    if (region.server !== to) await admin.admin.moveRegion(region.name, { to })
-  }
-  const placed = await admin.regions(table)
-  expect(placed.map((r) => r.server)).toEqual(placed.map((_, i) => SERVERS[i % SERVERS.length]))
+  const wanted = (i) => SERVERS[i % SERVERS.length]
+  let placed = []
+  await waitFor(`the regions of ${table} spread over every RegionServer`, async () => {
+    for (const [i, region] of (await admin.regions(table)).entries()) {
+      if (region.server !== wanted(i)) await admin.admin.moveRegion(region.name, { to: wanted(i) })
+    }
+    placed = await admin.regions(table)
+    return placed.every((r, i) => r.server === wanted(i))
+  })
   return placed
 }
 

@@ -80,11 +80,23 @@ async function startBeacon ({ overrides = {}, clientOptions = {}, env = {}, now,
 }
 
 /**
- * One HTTP request over a fresh connection; resolves with status, headers and body text.
+ * One HTTP request (over a fresh connection unless an agent is given); resolves with status,
+ * headers and body text. A GET or HEAD written to a kept-alive socket that the server closed
+ * as idle at that moment (its keepAliveTimeout) is reset before the server reads it; like a
+ * browser, it is sent once more on another connection (`retriedAfterReset` says so).
  * @param {string} url
- * @param {{ method?: string, headers?: object, agent?: http.Agent }} [options]
+ * @param {{ method?: string, headers?: object, agent?: http.Agent|false }} [options]
+ * @returns {Promise<{ status: number|undefined, headers: http.IncomingHttpHeaders, body: string, retriedAfterReset?: boolean }>}
  */
 function request (url, { method = 'GET', headers = {}, agent = false } = {}) {
+  return send(url, method, headers, agent).catch((err) => {
+    if (!(err.reusedSocket && err.code === 'ECONNRESET' && (method === 'GET' || method === 'HEAD'))) throw err
+    return send(url, method, headers, agent).then((res) => ({ ...res, retriedAfterReset: true }))
+  })
+}
+
+/** @returns {Promise<{ status: number|undefined, headers: http.IncomingHttpHeaders, body: string }>} */
+function send (url, method, headers, agent) {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, headers, agent }, (res) => {
       const chunks = []
@@ -92,7 +104,7 @@ function request (url, { method = 'GET', headers = {}, agent = false } = {}) {
       res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }))
       res.on('error', reject)
     })
-    req.on('error', reject)
+    req.on('error', (err) => reject(Object.assign(err, { reusedSocket: req.reusedSocket })))
     req.end()
   })
 }
