@@ -4,6 +4,7 @@ const { parseBeaconQuery } = require('./query')
 const { renderBody, renderError, contentType } = require('./jsonp')
 const { ERRORS } = require('../lib/errors')
 const { accessEntry } = require('../logging/access-entry')
+const { isPreflight } = require('./cors')
 
 const JS_TYPE = contentType(true)
 const JSON_TYPE = contentType(false)
@@ -13,6 +14,7 @@ const FAIL = Object.freeze({
   URL_TOO_LONG: Object.freeze(new ERRORS.URL_TOO_LONG()),
   ENDPOINT_DISABLED: Object.freeze(new ERRORS.ENDPOINT_DISABLED()),
   CALLBACK_NOT_ALLOWED: Object.freeze(new ERRORS.CALLBACK_NOT_ALLOWED()),
+  ORIGIN_NOT_ALLOWED: Object.freeze(new ERRORS.ORIGIN_NOT_ALLOWED()),
   CONFIG_UNAVAILABLE: Object.freeze(new ERRORS.CONFIG_UNAVAILABLE())
 })
 
@@ -31,11 +33,16 @@ const FAIL = Object.freeze({
  * @param {{ maxIdLength: number, maxCallbackLength: number }} options.limits
  * @param {number} options.maxUrlLength
  * @param {(req: import('http').IncomingMessage, res: import('http').ServerResponse) => void} options.fallback
+ * @param {Map<string, import('./events').EventRoute>} [options.eventRoutes] path → event route
+ *   (api/endpoints.js buildEventRoutes), answered by `handleEvents`
+ * @param {(route: import('./events').EventRoute, req: import('http').IncomingMessage, res: import('http').ServerResponse) => void} [options.handleEvents]
  * @param {(endpoint: string, status: number, seconds: number) => void} [options.onResponse] metrics hook
+ * @param {(endpoint: string, outcome: string) => void} [options.onCors] metrics hook: allowed,
+ *   denied, preflight, preflight_denied
  * @param {{ warn: Function }} [options.logger]
  * @returns {(req: import('http').IncomingMessage, res: import('http').ServerResponse) => void}
  */
-function createDataPlane ({ endpoints, limits, maxUrlLength, fallback, onResponse, logger }) {
+function createDataPlane ({ endpoints, limits, maxUrlLength, fallback, eventRoutes = new Map(), handleEvents, onResponse, onCors, logger }) {
   // During an outage every request fails the same way: log once per interval, with a count.
   let lastWarnAt = 0
   let suppressed = 0
@@ -51,6 +58,10 @@ function createDataPlane ({ endpoints, limits, maxUrlLength, fallback, onRespons
   }
 
   function finish (endpoint, req, res, started, status, id, headers, body) {
+    if (endpoint.cors) {
+      const outcome = endpoint.cors.decorate(headers, req.headers.origin)
+      if (outcome !== null && onCors) onCors(endpoint.name, outcome)
+    }
     // Durable mode: the entry is in the write-ahead log before the client has its answer, so
     // an answered request survives a crash of this process (its ms stops before the write).
     const early = endpoint.logBeforeAnswer
@@ -84,8 +95,22 @@ function createDataPlane ({ endpoints, limits, maxUrlLength, fallback, onRespons
       'Cache-Control': 'no-store'
     }
     if (err.statusCode === 503) headers['Retry-After'] = '1'
-    if (err.statusCode === 405) headers.Allow = 'GET, HEAD'
+    if (err.statusCode === 405) headers.Allow = endpoint.cors ? 'GET, HEAD, OPTIONS' : 'GET, HEAD'
     finish(endpoint, req, res, started, err.statusCode, id, headers, renderError(err, { callback, scriptContext }))
+  }
+
+  // A preflight is not a page view: counted in the CORS metrics, not in the access log.
+  function preflight (endpoint, req, res) {
+    const headers = endpoint.cors.preflight(req.headers.origin)
+    if (onCors) onCors(endpoint.name, headers ? 'preflight' : 'preflight_denied')
+    if (headers !== null) {
+      res.writeHead(204, headers)
+      res.end()
+      return
+    }
+    const body = renderError(FAIL.ORIGIN_NOT_ALLOWED)
+    res.writeHead(403, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(body), 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store', Vary: 'Origin' })
+    res.end(body)
   }
 
   function answer (endpoint, req, res, started, id, callback, entry) {
@@ -107,9 +132,12 @@ function createDataPlane ({ endpoints, limits, maxUrlLength, fallback, onRespons
   return function handle (req, res) {
     const url = req.url
     const q = url.indexOf('?')
-    const endpoint = endpoints.get(q < 0 ? url : url.slice(0, q))
+    const path = q < 0 ? url : url.slice(0, q)
+    const endpoint = endpoints.get(path)
     if (endpoint === undefined) {
-      fallback(req, res)
+      const route = eventRoutes.get(path)
+      if (route !== undefined) handleEvents(route, req, res)
+      else fallback(req, res)
       return
     }
     const started = performance.now()
@@ -118,7 +146,8 @@ function createDataPlane ({ endpoints, limits, maxUrlLength, fallback, onRespons
     // so the error body is JavaScript the page can load without a syntax error.
     const scriptContext = query.includes('callback')
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      fail(endpoint, req, res, started, FAIL.METHOD_NOT_ALLOWED, null, scriptContext, null)
+      if (endpoint.cors && isPreflight(req)) preflight(endpoint, req, res)
+      else fail(endpoint, req, res, started, FAIL.METHOD_NOT_ALLOWED, null, scriptContext, null)
       return
     }
     if (url.length > maxUrlLength) {

@@ -4,6 +4,7 @@ const { createFixedSource } = require('../lib/toggles/fixed-source')
 const { createHBaseSource } = require('../lib/toggles/hbase-source')
 const { createConfigCache } = require('../lib/toggles/cache')
 const { callbackAllowlist } = require('./jsonp')
+const { createCorsPolicy } = require('./cors')
 const { ERRORS } = require('../lib/errors')
 
 /**
@@ -19,7 +20,8 @@ const { ERRORS } = require('../lib/errors')
  * @param {(endpoint: string, outcome: string) => void} [options.onCacheOutcome]
  * @param {(id: string, reason: string) => void} [options.onInvalidConfig]
  * @returns {Map<string, { name: string, path: string, enabled: boolean, cacheControl: string,
- *   lookup: Function, sinks: object[], cache: object|null, source: object }>} keyed by path
+ *   lookup: Function, sinks: object[], cache: object|null, source: object,
+ *   cors: import('./cors').CorsPolicy|null }>} keyed by path
  */
 function buildEndpoints ({ settings, store, sinks, now, onCacheOutcome, onInvalidConfig }) {
   const endpoints = new Map()
@@ -43,11 +45,7 @@ function buildEndpoints ({ settings, store, sinks, now, onCacheOutcome, onInvali
         onOutcome: onCacheOutcome && ((outcome) => onCacheOutcome(name, outcome))
       })
     }
-    const endpointSinks = spec.accessLog.map((sinkName) => {
-      const sink = sinks.get(sinkName)
-      if (!sink) throw new ERRORS.INVALID_OPTION(`endpoint ${name} logs to sink "${sinkName}", which was not created`)
-      return sink
-    })
+    const endpointSinks = sinksNamed(name, spec.accessLog, sinks)
     const path = `/api/${name}.js`
     endpoints.set(path, {
       name,
@@ -58,11 +56,52 @@ function buildEndpoints ({ settings, store, sinks, now, onCacheOutcome, onInvali
       sinks: endpointSinks,
       logBeforeAnswer: endpointSinks.some((sink) => sink.durable === true),
       allowsCallback: callbackAllowlist(spec.callbacks),
+      // fetch(): a GET may carry If-None-Match (not a CORS-safelisted header), so it is allowed.
+      cors: createCorsPolicy(spec.cors, { methods: 'GET, HEAD', headers: 'If-None-Match' }),
       cache,
       source
     })
   }
   return endpoints
+}
+
+/**
+ * The event paths of the endpoints that declare `events` (api/events.js): `/api/<name>/events`
+ * (POST) and, unless `gif: false`, `/api/<name>/events.gif` (GET). Each event goes to the
+ * sinks `events.sinks` names.
+ * @param {object} settings validated settings
+ * @param {Map<string, { name: string, enabled: boolean }>} endpoints from buildEndpoints
+ * @param {Map<string, { write: Function, durable?: boolean }>} sinks named access-log sinks
+ * @param {{ maxIdLength: number }} limits
+ * @returns {Map<string, import('./events').EventRoute>} keyed by path
+ */
+function buildEventRoutes (settings, endpoints, sinks, limits) {
+  const routes = new Map()
+  for (const endpoint of endpoints.values()) {
+    const spec = settings.endpoints[endpoint.name].events
+    if (!spec) continue
+    const eventSinks = sinksNamed(endpoint.name, spec.sinks, sinks)
+    const base = {
+      endpoint,
+      rules: { names: new Set(spec.names), maxEvents: spec.maxEvents, maxBodyBytes: spec.maxBodyBytes, maxIdLength: limits.maxIdLength },
+      sinks: eventSinks,
+      logBeforeAnswer: eventSinks.some((sink) => sink.durable === true)
+    }
+    const corsSpec = settings.endpoints[endpoint.name].cors
+    // A JSON body makes fetch() send a preflight; sendBeacon's text/plain does not. An <img>
+    // never sends one, so the GIF form's policy only checks origins.
+    routes.set(`/api/${endpoint.name}/events`, { ...base, gif: false, cors: createCorsPolicy(corsSpec, { methods: 'POST', headers: 'Content-Type' }) })
+    if (spec.gif) routes.set(`/api/${endpoint.name}/events.gif`, { ...base, gif: true, cors: createCorsPolicy(corsSpec, { methods: 'GET', headers: '' }) })
+  }
+  return routes
+}
+
+function sinksNamed (endpointName, names, sinks) {
+  return names.map((sinkName) => {
+    const sink = sinks.get(sinkName)
+    if (!sink) throw new ERRORS.INVALID_OPTION(`endpoint ${endpointName} logs to sink "${sinkName}", which was not created`)
+    return sink
+  })
 }
 
 /**
@@ -72,8 +111,8 @@ function buildEndpoints ({ settings, store, sinks, now, onCacheOutcome, onInvali
  * @returns {Record<string, object>} sink name → its settings
  */
 function sinkSettingsInUse (settings) {
-  const names = new Set(Object.values(settings.endpoints).flatMap((e) => e.accessLog))
+  const names = new Set(Object.values(settings.endpoints).flatMap((e) => [...e.accessLog, ...(e.events ? e.events.sinks : [])]))
   return Object.fromEntries(Object.entries(settings.logSinks).filter(([name]) => names.has(name)))
 }
 
-module.exports = { buildEndpoints, sinkSettingsInUse }
+module.exports = { buildEndpoints, buildEventRoutes, sinkSettingsInUse }

@@ -3,8 +3,9 @@
 const { createHBaseClient } = require('../lib/hbase')
 const { createToggleStore } = require('../lib/toggles/store')
 const { createSinks } = require('../logging')
-const { buildEndpoints, sinkSettingsInUse } = require('./endpoints')
+const { buildEndpoints, buildEventRoutes, sinkSettingsInUse } = require('./endpoints')
 const { createDataPlane } = require('./data-plane')
+const { createEventHandler } = require('./events')
 const { createPublicApp } = require('./public-app')
 const { createAdminApp } = require('./admin-app')
 const { createToggleAdminRouter } = require('./admin-toggles')
@@ -80,6 +81,10 @@ function createBeacon (settings, deps) {
       logger.warn({ id, reason }, 'invalid stored config; serving the default')
     }
   })
+  metrics.declareBrowserPaths({
+    cors: Object.keys(settings.endpoints).filter((name) => settings.endpoints[name].cors),
+    events: Object.fromEntries(Object.entries(settings.endpoints).filter(([, e]) => e.events).map(([name, e]) => [name, e.events.names]))
+  })
   const propagation = createPropagation({ endpoints, store, broadcast: cluster && cluster.broadcast, controlPollMs: settings.hbase.controlPollMs, logger })
   if (cluster) cluster.onChange(propagation.applyChange)
 
@@ -88,7 +93,10 @@ function createBeacon (settings, deps) {
     limits: settings.limits,
     maxUrlLength: settings.http.maxUrlLength,
     fallback: createPublicApp({ logger }),
+    eventRoutes: buildEventRoutes(settings, endpoints, sinks, settings.limits),
+    handleEvents: createEventHandler({ maxUrlLength: settings.http.maxUrlLength, hooks }),
     onResponse: hooks.onResponse,
+    onCors: hooks.onCors,
     logger
   }), settings.http)
 

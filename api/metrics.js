@@ -3,6 +3,7 @@
 const client = require('prom-client')
 
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+const CORS_OUTCOMES = ['allowed', 'denied', 'preflight', 'preflight_denied']
 const SINK_COUNTERS = ['accepted', 'written', 'spilled', 'replayed', 'shed', 'failed', 'rejectedAfterClose', 'claimed', 'claimedFromWal', 'walFailures', 'corrupt']
 
 /**
@@ -55,10 +56,17 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     registers: [register]
   })
 
+  // Registered by declareBrowserPaths, only when some endpoint declares cors or events: a family
+  // without samples would be noise.
+  let corsOutcomes = null
+  let eventRequests = null
+  let events = null
+
   const requestChildren = new Map()
   const durationChildren = new Map()
   const cacheChildren = new Map()
   const rpcChildren = new Map()
+  const labelChildren = new Map() // the CORS and event counters, keyed with a prefix each
 
   function child (cache, metric, key, labels) {
     let c = cache.get(key)
@@ -79,6 +87,18 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     onCacheOutcome (endpoint, outcome) {
       child(cacheChildren, cacheOutcomes, endpoint + ' ' + outcome, { endpoint, outcome }).inc()
     },
+    /** @param {string} endpoint @param {string} outcome */
+    onCors (endpoint, outcome) {
+      if (corsOutcomes) child(labelChildren, corsOutcomes, 'c ' + endpoint + ' ' + outcome, { endpoint, outcome }).inc()
+    },
+    /** @param {string} endpoint @param {string} outcome */
+    onEventRequest (endpoint, outcome) {
+      if (eventRequests) child(labelChildren, eventRequests, 'r ' + endpoint + ' ' + outcome, { endpoint, outcome }).inc()
+    },
+    /** @param {string} endpoint @param {string} event */
+    onEvent (endpoint, event) {
+      if (events) child(labelChildren, events, 'e ' + endpoint + ' ' + event, { endpoint, event }).inc()
+    },
     onInvalidConfig () {
       invalidConfigs.inc()
     },
@@ -86,6 +106,29 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     onRpc ({ method, ms, error }) {
       child(rpcChildren, rpcDuration, method, { method }).observe(ms / 1000)
       if (error) rpcErrors.inc({ method, code: error.code || 'UNKNOWN' })
+    }
+  }
+
+  /**
+   * Registers the CORS and event counters for the endpoints that declare them, each series at
+   * 0 from the start (a rate over a series that appears late misses its first increase).
+   * @param {{ cors: string[], events: Record<string, string[]> }} declared endpoint names with
+   *   `cors`; endpoint name → its event names
+   */
+  function declareBrowserPaths ({ cors, events: eventNames }) {
+    const counter = (name, help, labelNames) => new client.Counter({ name, help, labelNames, registers: [register] })
+    if (cors.length > 0 && !corsOutcomes) {
+      corsOutcomes = counter('beacon_cors_requests_total', 'Requests with an Origin to endpoints that declare cors, by outcome (allowed; denied: answered without CORS headers; preflight; preflight_denied)', ['endpoint', 'outcome'])
+      for (const endpoint of cors) for (const outcome of CORS_OUTCOMES) corsOutcomes.inc({ endpoint, outcome }, 0)
+    }
+    const withEvents = Object.keys(eventNames)
+    if (withEvents.length > 0 && !events) {
+      eventRequests = counter('beacon_event_requests_total', 'Requests to the event paths (POST /api/<name>/events, GET .../events.gif) by outcome: accepted, preflight, or the error code', ['endpoint', 'outcome'])
+      events = counter('beacon_events_total', 'Events accepted and handed to the endpoint\'s event sinks, by endpoint and event name', ['endpoint', 'event'])
+      for (const endpoint of withEvents) {
+        eventRequests.inc({ endpoint, outcome: 'accepted' }, 0)
+        for (const event of eventNames[endpoint]) events.inc({ endpoint, event }, 0)
+      }
     }
   }
 
@@ -155,7 +198,7 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     gauge('beacon_access_log_oldest_pending_seconds', 'Age of the oldest entry not yet written', (s) => (typeof s.oldestPendingMs === 'number' ? s.oldestPendingMs / 1000 : undefined), 'max')
   }
 
-  return { register, hooks, watchSinks, metrics: () => register.metrics(), contentType: register.contentType }
+  return { register, hooks, watchSinks, declareBrowserPaths, metrics: () => register.metrics(), contentType: register.contentType }
 }
 
 module.exports = { createMetrics }

@@ -2,85 +2,273 @@
 'use strict'
 
 /**
- * Admin CLI over the admin HTTP API (so it works against any running beacon, local or remote):
+ * beacon: the admin CLI over the admin HTTP API (so it works against any running beacon, local
+ * or remote). `beacon --help` lists the commands; every command takes `--help`/`-h`.
  *
- *   npx beacon config get <id>
- *   npx beacon config set <id> '<json>' | @file.json
- *   npx beacon config delete <id>
- *   npx beacon config list [--start <id>] [--limit <n>]
- *   npx beacon endpoint enable|disable <name>
- *   npx beacon endpoint list
+ * Arguments are parsed by node's util.parseArgs (strict: an unknown option is a usage error);
+ * each command is one row of COMMANDS (its words, arguments, options, what it calls).
  *
- * Environment: BEACON_ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT or :4001),
- * BEACON_ADMIN_TOKEN (required).
+ * Exit codes: 0 ok; 1 usage (unknown command or option, a missing argument, malformed JSON);
+ * 2 server or auth error (unreachable, an error answer such as 401 or 404, `status` not ready).
+ *
+ * Environment (contracts): BEACON_ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT or :4001),
+ * BEACON_ADMIN_TOKEN (sent as a bearer token when set; the admin API decides what needs it:
+ * /readyz, which `status` reads, does not).
  */
 
 const fs = require('node:fs')
+const path = require('node:path')
 const { parseArgs } = require('node:util')
 const { DEFAULTS } = require('../config/defaults')
 
-const USAGE = `usage:
-  beacon config get <id>
-  beacon config set <id> '<json>' | @file.json
-  beacon config delete <id>
-  beacon config list [--start <id>] [--limit <n>]
-  beacon endpoint enable|disable <name>
-  beacon endpoint list
-env: BEACON_ADMIN_URL (default http://127.0.0.1:${DEFAULTS.adminPort}), BEACON_ADMIN_TOKEN`
+const EXIT = Object.freeze({ OK: 0, USAGE: 1, SERVER: 2 })
 
-async function call (method, path, body) {
-  const base = process.env.BEACON_ADMIN_URL || `http://127.0.0.1:${process.env.ADMIN_PORT || DEFAULTS.adminPort}`
-  const token = process.env.BEACON_ADMIN_TOKEN
-  if (!token) throw new Error('BEACON_ADMIN_TOKEN is not set')
-  const res = await fetch(new URL(path, base), {
-    method,
-    headers: { Authorization: `Bearer ${token}`, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
-    body: body !== undefined ? body : undefined,
-    signal: AbortSignal.timeout(10000)
-  })
-  const text = await res.text()
-  if (!res.ok) {
-    let message = text
-    try { message = JSON.parse(text).error.message } catch {}
-    throw new Error(`${res.status}: ${message}`)
+class CliError extends Error {
+  /** @param {string} message @param {number} exitCode */
+  constructor (message, exitCode) {
+    super(message)
+    this.exitCode = exitCode
   }
-  return text ? JSON.parse(text) : null
 }
 
-async function main (argv) {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { start: { type: 'string' }, limit: { type: 'string' } } })
-  const [area, action, target, value] = positionals
-  const id = target && encodeURIComponent(target)
-  if (area === 'config' && action === 'get' && target) return call('GET', `/admin/config/${id}`)
-  if (area === 'config' && action === 'delete' && target) {
-    await call('DELETE', `/admin/config/${id}`)
-    return { id: target, deleted: true }
+const usageError = (message) => new CliError(message, EXIT.USAGE)
+const id = (value) => encodeURIComponent(value)
+
+/**
+ * Options every command takes (util.parseArgs's option config, plus `arg` and `help` for the
+ * help text; parseArgs ignores them).
+ * @type {Record<string, { type: 'string'|'boolean', short?: string, arg?: string, help: string }>}
+ */
+const COMMON = {
+  help: { type: 'boolean', short: 'h', help: 'this help' },
+  url: { type: 'string', arg: '<url>', help: 'the admin API (default $BEACON_ADMIN_URL, else http://127.0.0.1:$ADMIN_PORT)' }
+}
+
+/**
+ * @typedef {{ words: string, args: string[], summary: string,
+ *   options?: Record<string, { type: 'string'|'boolean', arg?: string, help: string }>,
+ *   run: (args: string[], values: Record<string, any>, call: Caller) => Promise<any>,
+ *   format?: (value: any, values: Record<string, any>) => { text: string, code: number } }} Command
+ * @typedef {(method: string, path: string, options?: { body?: string, okStatuses?: number[] }) => Promise<any>} Caller
+ */
+
+/** @type {Command[]} */
+const COMMANDS = [
+  { words: 'config get', args: ['<id>'], summary: 'the toggles stored for an id', run: ([target], v, call) => call('GET', `/admin/config/${id(target)}`) },
+  {
+    words: 'config set',
+    args: ['<id>', '<json>|@file.json'],
+    summary: 'replace the toggles of an id (a JSON object, inline or from a file)',
+    run: ([target, value], v, call) => call('PUT', `/admin/config/${id(target)}`, { body: readJson(value) })
+  },
+  {
+    words: 'config delete',
+    args: ['<id>'],
+    summary: 'remove the toggles of an id (it then gets the endpoint default)',
+    run: async ([target], v, call) => {
+      await call('DELETE', `/admin/config/${id(target)}`)
+      return { id: target, deleted: true }
+    }
+  },
+  {
+    words: 'config list',
+    args: [],
+    summary: 'list stored ids, in order',
+    options: { start: { type: 'string', arg: '<id>', help: 'the first id to list' }, limit: { type: 'string', arg: '<n>', help: 'at most n ids (default 100, at most 1000)' } },
+    run: (args, values, call) => {
+      const q = new URLSearchParams()
+      if (values.start) q.set('start', values.start)
+      if (values.limit) q.set('limit', values.limit)
+      return call('GET', `/admin/config?${q}`)
+    }
+  },
+  { words: 'endpoint list', args: [], summary: 'every endpoint and whether this host serves it', run: (a, v, call) => call('GET', '/admin/endpoints') },
+  ...['enable', 'disable'].map((action) => ({
+    words: `endpoint ${action}`,
+    args: ['<name>'],
+    summary: `switch an endpoint ${action === 'enable' ? 'on' : 'off (404 ENDPOINT_DISABLED)'}, on every host`,
+    run: ([name], v, call) => call('PUT', `/admin/endpoints/${id(name)}`, { body: JSON.stringify({ enabled: action === 'enable' }) })
+  })),
+  {
+    words: 'status',
+    args: [],
+    summary: 'readiness of one host (GET /readyz, no token needed): one line per check; exit 2 when not ready',
+    options: { json: { type: 'boolean', help: 'print the answer of /readyz as JSON' } },
+    run: (a, v, call) => call('GET', '/readyz', { okStatuses: [503] }),
+    format: (value, values) => ({
+      text: values.json ? JSON.stringify(value, null, 2) : statusLines(value),
+      code: value.status === 'ready' ? EXIT.OK : EXIT.SERVER
+    })
   }
-  if (area === 'config' && action === 'set' && target && value) {
-    const json = value.startsWith('@') ? fs.readFileSync(value.slice(1), 'utf8') : value
+]
+
+/** @param {{ status: string, checks: Record<string, string|number>, url?: string }} value */
+function statusLines (value) {
+  const checks = Object.entries(value.checks || {})
+  const width = Math.max(0, ...checks.map(([name]) => name.length))
+  return [`${value.status}  ${value.url}`, ...checks.map(([name, result]) => `  ${name.padEnd(width)}  ${result}`)].join('\n')
+}
+
+function readJson (value) {
+  let json = value
+  if (value.startsWith('@')) {
+    try {
+      json = fs.readFileSync(value.slice(1), 'utf8')
+    } catch (err) {
+      throw usageError(`cannot read ${value.slice(1)}: ${err.code || err.message}`)
+    }
+  }
+  try {
     JSON.parse(json) // fail here, with a local message, on malformed JSON
-    return call('PUT', `/admin/config/${id}`, json)
+  } catch (err) {
+    throw usageError(`the toggles are not valid JSON: ${err.message}`)
   }
-  if (area === 'config' && action === 'list') {
-    const q = new URLSearchParams()
-    if (values.start) q.set('start', values.start)
-    if (values.limit) q.set('limit', values.limit)
-    return call('GET', `/admin/config?${q}`)
+  return json
+}
+
+function synopsis (command) {
+  const options = Object.entries(command.options || {}).map(([name, o]) => `[--${name}${o.arg ? ' ' + o.arg : ''}]`)
+  return ['beacon', command.words, ...command.args, ...options].join(' ')
+}
+
+function optionLines (options) {
+  return Object.entries(options).map(([name, o]) => `  ${((o.short ? `-${o.short}, ` : '    ') + `--${name}` + (o.arg ? ' ' + o.arg : '')).padEnd(22)}${o.help}`)
+}
+
+function generalHelp () {
+  const rows = COMMANDS.map((c) => [synopsis(c).slice('beacon '.length), c.summary])
+  const width = Math.max(...rows.map(([s]) => s.length))
+  return [
+    'usage: beacon <command> [options]',
+    '',
+    'commands:',
+    ...rows.map(([s, summary]) => `  ${s.padEnd(width)}  ${summary}`),
+    '',
+    'options (every command):',
+    ...optionLines(COMMON),
+    '      --version         print the version',
+    '',
+    'environment:',
+    `  BEACON_ADMIN_URL      the admin API (default http://127.0.0.1:$ADMIN_PORT, port ${DEFAULTS.adminPort})`,
+    '  BEACON_ADMIN_TOKEN    bearer token for /admin/*; status needs none',
+    '',
+    'exit codes: 0 ok, 1 usage error, 2 server or auth error (unreachable, an error answer, not ready)'
+  ].join('\n')
+}
+
+function commandHelp (command) {
+  return [`usage: ${synopsis(command)}`, '', command.summary, '', 'options:', ...optionLines({ ...command.options, ...COMMON })].join('\n')
+}
+
+function version () {
+  return JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')).version
+}
+
+/**
+ * Which command argv names: its first two words, or its first (`status`). Options may follow
+ * the words; a word the table does not know is a usage error.
+ * @param {string[]} argv
+ * @returns {{ command: Command, rest: string[] } | { help: string }}
+ */
+function findCommand (argv) {
+  const words = []
+  for (const token of argv.slice(0, 2)) {
+    if (token.startsWith('-')) break
+    words.push(token)
   }
-  if (area === 'endpoint' && action === 'list') return call('GET', '/admin/endpoints')
-  if (area === 'endpoint' && (action === 'enable' || action === 'disable') && target) {
-    return call('PUT', `/admin/endpoints/${id}`, JSON.stringify({ enabled: action === 'enable' }))
+  for (let n = words.length; n > 0; n--) {
+    const command = COMMANDS.find((c) => c.words === words.slice(0, n).join(' '))
+    if (command) return { command, rest: argv.slice(n) }
   }
-  throw new Error(USAGE)
+  if (words[0] === 'help' || (words.length === 0 && (argv[0] === '--help' || argv[0] === '-h'))) return { help: generalHelp() }
+  if (words.length === 0 && argv[0] === '--version') return { help: version() }
+  const area = words[0] && COMMANDS.filter((c) => c.words.startsWith(words[0] + ' '))
+  if (area && area.length && (words.length === 1 || argv.includes('--help') || argv.includes('-h'))) {
+    const list = area.map((c) => `  ${synopsis(c)}\n      ${c.summary}`).join('\n')
+    if (argv.includes('--help') || argv.includes('-h')) return { help: `usage:\n${list}\n\noptions:\n${optionLines(COMMON).join('\n')}` }
+    throw usageError(`${words[0]} needs a command:\n${list}`)
+  }
+  if (argv.length === 0) throw usageError(generalHelp())
+  throw usageError(`unknown command "${words.join(' ') || argv[0]}"; beacon --help lists the commands`)
+}
+
+/**
+ * Calls the admin API. Sends the token when one is set; the server decides what needs it.
+ * @param {string} base
+ * @returns {Caller}
+ */
+function caller (base) {
+  return async function call (method, urlPath, { body, okStatuses = [] } = {}) {
+    const token = process.env.BEACON_ADMIN_TOKEN
+    let res
+    try {
+      res = await fetch(new URL(urlPath, base), {
+        method,
+        headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+        body,
+        signal: AbortSignal.timeout(10000)
+      })
+    } catch (err) {
+      const cause = err.cause && err.cause.code
+      throw new CliError(`cannot reach ${base}: ${cause || err.message}`, EXIT.SERVER)
+    }
+    const text = await res.text()
+    if (!res.ok && !okStatuses.includes(res.status)) {
+      let message = text
+      try { message = JSON.parse(text).error.message } catch {}
+      const hint = res.status === 401 ? (token ? ' (check BEACON_ADMIN_TOKEN)' : ' (set BEACON_ADMIN_TOKEN)') : ''
+      throw new CliError(`${res.status}: ${message}${hint}`, EXIT.SERVER)
+    }
+    return text ? JSON.parse(text) : null
+  }
+}
+
+/**
+ * Runs one command line.
+ * @param {string[]} argv the arguments after `beacon`
+ * @returns {Promise<{ text: string|null, code: number, value?: any }>} what to print on stdout,
+ *   the exit code, and the command's result (parsed JSON)
+ * @throws {CliError} with its exitCode (1 usage, 2 server or auth)
+ */
+async function execute (argv) {
+  const found = findCommand(argv)
+  if ('help' in found) return { text: found.help, code: EXIT.OK }
+  const { command, rest } = found
+  /** @type {{ values: Record<string, any>, positionals: string[] }} */
+  let parsed
+  try {
+    parsed = parseArgs({ args: rest, options: /** @type {any} */ ({ ...COMMON, ...command.options }), allowPositionals: true, strict: true })
+  } catch (err) {
+    // node's message ends with advice about `--` that does not help here
+    throw usageError(`${err.message.replace(/\. To specify a positional.*$/s, '')}\nusage: ${synopsis(command)}`)
+  }
+  const { values, positionals } = parsed
+  if (values.help) return { text: commandHelp(command), code: EXIT.OK }
+  if (positionals.length !== command.args.length) throw usageError(`usage: ${synopsis(command)}`)
+  const base = /** @type {string|undefined} */ (values.url) || process.env.BEACON_ADMIN_URL || `http://127.0.0.1:${process.env.ADMIN_PORT || DEFAULTS.adminPort}`
+  const value = await command.run(positionals, values, caller(base))
+  if (command.format) return { value, ...command.format({ ...value, url: base }, values) }
+  return { value, text: value === null || value === undefined ? null : JSON.stringify(value, null, 2), code: EXIT.OK }
+}
+
+/**
+ * The programmatic API: runs a command and resolves with its result (help text for --help).
+ * @param {string[]} argv
+ * @returns {Promise<any>}
+ */
+async function main (argv) {
+  const { value, text } = await execute(argv)
+  return value === undefined ? text : value
 }
 
 if (require.main === module) {
-  main(process.argv.slice(2)).then((out) => {
-    if (out !== undefined && out !== null) console.log(JSON.stringify(out, null, 2))
+  execute(process.argv.slice(2)).then(({ text, code }) => {
+    if (text !== null) console.log(text)
+    process.exitCode = code
   }, (err) => {
     console.error(`beacon: ${err.message}`)
-    process.exit(1)
+    process.exitCode = err instanceof CliError ? err.exitCode : EXIT.SERVER
   })
 }
 
-module.exports = { main }
+module.exports = { main, execute, EXIT }

@@ -32,6 +32,19 @@ const LRU_CACHE_DEFAULTS = {
 }
 
 /**
+ * Filled into an endpoint's `cors` (fetch() from the listed page origins): how long a browser
+ * may cache a preflight's answer. Chromium caps it at 2 h, Firefox at 24 h.
+ */
+const CORS_DEFAULTS = { maxAgeSeconds: 600 }
+
+/**
+ * Filled into an endpoint's `events` (POST /api/<name>/events, GET /api/<name>/events.gif): a
+ * batch holds at most `maxEvents` events in at most `maxBodyBytes` bytes (a few events of ~60
+ * bytes each are what a page sends on pagehide); `gif` serves the 1x1 GIF form.
+ */
+const EVENT_DEFAULTS = { maxEvents: 20, maxBodyBytes: 8192, gif: true }
+
+/**
  * Filled into every access-log sink by its `type`. A file sink must name its `path` and an
  * hbase sink its `table`; an hbase sink without `journalDir` gets `journal/<sink name>`, so
  * two sinks never share a journal.
@@ -136,6 +149,8 @@ module.exports = deepFreeze({
   DEFAULTS,
   ENDPOINT_DEFAULTS,
   LRU_CACHE_DEFAULTS,
+  CORS_DEFAULTS,
+  EVENT_DEFAULTS,
   SINK_DEFAULTS,
   ENV_VARS,
   CONFIG_FILE_ENV,

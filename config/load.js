@@ -3,7 +3,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const Ajv = require('ajv')
-const { DEFAULTS, ENDPOINT_DEFAULTS, LRU_CACHE_DEFAULTS, SINK_DEFAULTS, ENV_VARS, CONFIG_FILE_ENV, CONFIG_DIR } = require('./defaults')
+const { DEFAULTS, ENDPOINT_DEFAULTS, LRU_CACHE_DEFAULTS, CORS_DEFAULTS, EVENT_DEFAULTS, SINK_DEFAULTS, ENV_VARS, CONFIG_FILE_ENV, CONFIG_DIR } = require('./defaults')
 const { schema } = require('./schema')
 const { ERRORS } = require('../lib/errors')
 
@@ -155,6 +155,8 @@ function fillDefaults (settings) {
       if (!isPlainObject(endpoint)) continue
       fillMissing(endpoint, ENDPOINT_DEFAULTS)
       if (isPlainObject(endpoint.cache) && endpoint.cache.type === 'lru') fillMissing(endpoint.cache, LRU_CACHE_DEFAULTS)
+      if (isPlainObject(endpoint.cors)) fillMissing(endpoint.cors, CORS_DEFAULTS)
+      if (isPlainObject(endpoint.events)) fillMissing(endpoint.events, EVENT_DEFAULTS)
     }
   }
   if (isPlainObject(settings.logSinks)) {
@@ -211,10 +213,14 @@ function crossCheck (settings, origins, issues) {
       const key = endpoint.valueFile !== undefined ? 'valueFile' : 'value'
       issues.push(`endpoints.${name}.${key} applies only to fixed endpoints${originOf(origins, pointer + '/' + key)}`)
     }
-    for (const sinkName of endpoint.accessLog) {
-      if (!sinkNames.includes(sinkName)) {
-        issues.push(`endpoints.${name}.accessLog names unknown sink "${sinkName}" (declared sinks: ${sinkNames.join(', ') || 'none'})${originOf(origins, pointer + '/accessLog')}`)
+    const sinkLists = [['accessLog', endpoint.accessLog], ['events.sinks', endpoint.events ? endpoint.events.sinks : []]]
+    for (const [key, list] of sinkLists) {
+      for (const sinkName of list.filter((n) => !sinkNames.includes(n))) {
+        issues.push(`endpoints.${name}.${key} names unknown sink "${sinkName}" (declared sinks: ${sinkNames.join(', ') || 'none'})${originOf(origins, pointer + '/' + key.replace('.', '/'))}`)
       }
+    }
+    if (endpoint.cors && endpoint.cors.origins.length > 1 && endpoint.cors.origins.includes('*')) {
+      issues.push(`endpoints.${name}.cors.origins: "*" (any origin) must stand alone${originOf(origins, pointer + '/cors/origins')}`)
     }
   }
   const { http } = settings

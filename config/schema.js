@@ -62,6 +62,32 @@ const cache = {
   ]
 }
 
+// An origin exactly as a browser sends it in `Origin` (scheme://host[:port], lower case, no
+// path or trailing slash), or "*" (any page; load.js checks that it stands alone).
+const ORIGIN_PATTERN = '^(\\*|https?://([a-z0-9-]+(\\.[a-z0-9-]+)*|\\[[0-9a-f:.]+\\])(:[0-9]{1,5})?)$'
+const nameList = (maxItems) => ({ type: 'array', minItems: 1, maxItems, uniqueItems: true, items: str({ pattern: NAME_PATTERN }) })
+
+// fetch() from other origins: exact origins, never credentials.
+const cors = closed({
+  origins: {
+    type: 'array',
+    minItems: 1,
+    maxItems: 100,
+    uniqueItems: true,
+    items: str({ pattern: ORIGIN_PATTERN, description: 'an origin like https://shop.example (scheme://host[:port], lower case, no path), or "*"' })
+  },
+  maxAgeSeconds: int(0, 86400)
+})
+
+// Exposure and other events the pages of this endpoint send (api/events.js).
+const events = closed({
+  names: nameList(100),
+  sinks: nameList(16),
+  maxEvents: int(1, 1000),
+  maxBodyBytes: int(64, 65536),
+  gif: { type: 'boolean' }
+})
+
 const endpoint = closed({
   source: { enum: ['fixed', 'hbase'] },
   value: { type: 'object' },
@@ -77,7 +103,9 @@ const endpoint = closed({
     type: 'array',
     maxItems: 100,
     items: str({ pattern: '^[A-Za-z_$][A-Za-z0-9_$.]{0,127}\\*?$', description: 'a callback name or a prefix ending in *' })
-  }
+  },
+  cors,
+  events
 }, ['source', 'defaultConfig', 'cache', 'accessLog', 'cacheControl', 'enabled'])
 
 /** The settings schema. */

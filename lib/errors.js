@@ -60,13 +60,19 @@ const ERRORS = Object.freeze({
   DUPLICATE_PARAM: createError('DUPLICATE_PARAM', 'id and callback may each appear only once', 400),
   BAD_REQUEST: createError('BAD_REQUEST', 'malformed request', 400),
   URL_TOO_LONG: createError('URL_TOO_LONG', 'the request URL is too long', 414),
-  METHOD_NOT_ALLOWED: createError('METHOD_NOT_ALLOWED', 'only GET and HEAD are allowed', 405),
+  // The Allow header names the methods of the path (GET, HEAD on an endpoint; POST on its events).
+  METHOD_NOT_ALLOWED: createError('METHOD_NOT_ALLOWED', 'this method is not allowed here: see the Allow header', 405),
   NOT_FOUND: createError('NOT_FOUND', 'no such endpoint', 404),
   // 404, not 503: switching an endpoint off is a deliberate config decision, not an outage. A 503
   // tells clients and load balancers to retry (we add Retry-After to 503s) and pages on-call; a
   // disabled endpoint will not come back by retrying. The distinct code still tells it apart
   // from a mistyped path.
   ENDPOINT_DISABLED: createError('ENDPOINT_DISABLED', 'this endpoint is disabled', 404),
+  // Browsers: an Origin the endpoint's `cors.origins` does not list (a preflight, or events).
+  ORIGIN_NOT_ALLOWED: createError('ORIGIN_NOT_ALLOWED', 'this origin may not use this endpoint from a browser', 403),
+  // Events (POST /api/<name>/events, GET /api/<name>/events.gif).
+  BAD_EVENT: createError('BAD_EVENT', 'events must be objects with an id, an event name this endpoint declares and an optional variant, within its batch limit', 400),
+  UNSUPPORTED_MEDIA_TYPE: createError('UNSUPPORTED_MEDIA_TYPE', 'events must be sent as text/plain or application/json', 415),
   // The admin API (token-guarded; ADMIN_PORT).
   UNAUTHORIZED: createError('UNAUTHORIZED', 'a valid bearer token is required', 401),
   ADMIN_DISABLED: createError('ADMIN_DISABLED', 'the admin API is off: set BEACON_ADMIN_TOKEN to enable it', 404),

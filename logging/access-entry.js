@@ -45,6 +45,38 @@ function accessEntry ({ ts, endpoint, id, status, ms, ip, ua, ref }) {
   }
 }
 
+/**
+ * @typedef {object} EventEntry one event a page sent (api/events.js), logged like a request
+ * @property {number} ts epoch ms when the event was accepted
+ * @property {string} endpoint endpoint name
+ * @property {string} id the id the event is about (validated)
+ * @property {string} event the event name, one the endpoint declares (e.g. "exposure")
+ * @property {string|null} variant what the page showed (validated), or null
+ * @property {string|null} ip client address
+ * @property {string|null} ua user agent, at most 512 chars
+ * @property {string|null} ref referer (the page), at most 512 chars
+ */
+
+/**
+ * An event's entry: the same sinks, rows and accounting as a request's, told apart by its
+ * `event` key (a request's entry has `status` and `ms` instead).
+ * @param {{ ts: number, endpoint: string, id: string, event: string, variant?: string|null,
+ *   ip?: string|null, ua?: string|null, ref?: string|null }} fields
+ * @returns {EventEntry}
+ */
+function eventEntry ({ ts, endpoint, id, event, variant, ip, ua, ref }) {
+  return {
+    ts,
+    endpoint,
+    id,
+    event,
+    variant: variant == null ? null : variant,
+    ip: ip == null ? null : ip,
+    ua: clip(ua),
+    ref: clip(ref)
+  }
+}
+
 // The keys of an AccessEntry, in order. serializeEntry's fast path applies only to objects
 // with exactly these own enumerable keys; anything else goes through JSON.stringify.
 const KEYS = ['ts', 'endpoint', 'id', 'status', 'ms', 'ip', 'ua', 'ref']
@@ -94,4 +126,4 @@ function serializeEntry (entry) {
     ',"ref":' + str(entry.ref) + '}'
 }
 
-module.exports = { accessEntry, serializeEntry, MAX_HEADER_CHARS }
+module.exports = { accessEntry, eventEntry, serializeEntry, MAX_HEADER_CHARS }

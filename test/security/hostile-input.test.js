@@ -5,29 +5,15 @@
 // connection, never reflects the input, and the server stays up with a flat heap.
 
 const http = require('node:http')
-const net = require('node:net')
-const v8 = require('node:v8')
 const vm = require('node:vm')
 const { startBeacon, request } = require('../support/beacon')
+const { prng, rawRequest, runThreePasses, settledHeapUsed, CONCURRENCY } = require('../support/hostile')
 const { renderError } = require('../../api/jsonp')
 const { ERRORS } = require('../../lib/errors')
 
 const CORPUS_SIZE = 10000
-const CONCURRENCY = 32
 const SEED = 0x5eed
 const ALLOWED = new Set([200, 304, 400, 404, 405, 408, 413, 414, 431])
-
-// Mulberry32: small, fast, and the same sequence on every run.
-function prng (seed) {
-  let a = seed >>> 0
-  return function next () {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const KB10 = 'a'.repeat(10 * 1024)
 const ENDPOINTS = ['sample1', 'sample2', 'sample3', 'sample4', 'sample5']
@@ -176,12 +162,6 @@ function shuffle (list, rand) {
   }
 }
 
-function rawRequest (method, path, headers = {}, extra = '') {
-  let head = `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n`
-  for (const [k, v] of Object.entries(headers)) head += `${k}: ${v}\r\n`
-  return Buffer.from(head + extra + '\r\n', 'utf8')
-}
-
 const raw = (s) => Buffer.from(s, 'latin1')
 const MALFORMED = [
   (ep) => ({ kind: 'raw', bytes: Buffer.concat([raw(`GET ${ep}?id=`), Buffer.from([0, 1, 0x7f, 0xff]), raw('&callback=cb HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')]), valid: false, needles: [] }),
@@ -215,67 +195,6 @@ function buildCorpus (settings) {
   return Array.from({ length: CORPUS_SIZE }, () => generateCase(rand, settings))
 }
 
-function httpSend (base, c, agent) {
-  return new Promise((resolve) => {
-    const headers = { ...(c.headers || {}) }
-    if (c.body !== undefined) headers['Content-Length'] = Buffer.byteLength(c.body)
-    const req = http.request(base + c.path, { method: c.method, headers, agent }, (res) => {
-      const chunks = []
-      res.on('data', (d) => chunks.push(d))
-      res.on('end', () => resolve({ status: res.statusCode, contentType: res.headers['content-type'], setCookie: res.headers['set-cookie'], body: Buffer.concat(chunks).toString('utf8') }))
-      res.on('error', (err) => resolve({ error: err.code || err.message }))
-    })
-    req.on('error', (err) => resolve({ error: err.code || err.message }))
-    req.setTimeout(10000, () => req.destroy(new Error('client timeout')))
-    req.end(c.body)
-  })
-}
-
-// One request on its own connection; reads until the server closes. A reset after the status
-// line arrived still counts as answered (the server may cut a socket it already answered).
-function rawSend (port, bytes) {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1')
-    const chunks = []
-    const done = (error) => {
-      clearTimeout(timer)
-      socket.destroy()
-      resolve(parseRaw(Buffer.concat(chunks), error))
-    }
-    const timer = setTimeout(() => done('client timeout'), 10000)
-    socket.on('data', (d) => chunks.push(d))
-    socket.on('end', () => done())
-    socket.on('error', (err) => done(err.code || err.message))
-    socket.on('connect', () => socket.write(bytes))
-  })
-}
-
-function parseRaw (buf, error) {
-  const text = buf.toString('utf8')
-  const m = /^HTTP\/1\.[01] (\d{3})/.exec(text)
-  if (!m) return { error: error || 'no response' }
-  const headEnd = text.indexOf('\r\n\r\n')
-  const head = headEnd < 0 ? text : text.slice(0, headEnd)
-  let body = headEnd < 0 ? '' : text.slice(headEnd + 4)
-  if (/\r\ntransfer-encoding: chunked/i.test(head)) body = dechunk(body)
-  const ct = /\r\ncontent-type: ([^\r]*)/i.exec(head)
-  return { status: Number(m[1]), contentType: ct ? ct[1] : undefined, setCookie: /\r\nset-cookie:/i.test(head), body }
-}
-
-function dechunk (body) {
-  let out = ''
-  let i = 0
-  while (i < body.length) {
-    const eol = body.indexOf('\r\n', i)
-    if (eol < 0) break
-    const size = parseInt(body.slice(i, eol), 16)
-    if (!size) break
-    out += body.slice(eol + 2, eol + 2 + size)
-    i = eol + 4 + size
-  }
-  return out
-}
-
 /** @returns {string|null} why the answer to `c` is wrong, or null */
 function check (c, res) {
   if (res.error) return `no response (${res.error})`
@@ -295,44 +214,6 @@ function check (c, res) {
     }
   }
   return null
-}
-
-async function runCorpus (app, corpus, agent) {
-  const port = Number(new URL(app.url).port)
-  const counts = {}
-  const failures = []
-  let next = 0
-  async function worker () {
-    while (next < corpus.length) {
-      const c = corpus[next++]
-      const res = c.kind === 'raw' ? await rawSend(port, c.bytes) : await httpSend(app.url, c, agent)
-      const key = res.error ? 'none' : String(res.status)
-      counts[key] = (counts[key] || 0) + 1
-      const why = check(c, res)
-      if (why && failures.length < 20) failures.push({ why, request: describe(c) })
-    }
-  }
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker))
-  return { counts, failures }
-}
-
-function describe (c) {
-  const text = c.kind === 'raw' ? c.bytes.toString('latin1') : `${c.method} ${c.path}`
-  return c.kind + ' ' + JSON.stringify(text.slice(0, 160))
-}
-
-// jest runs without --expose-gc. V8 installs `gc` in contexts created after the flag is set,
-// so a fresh vm context hands us one; if that ever stops working, the raw reading is used and
-// the bound above still holds.
-let gc = null
-try {
-  v8.setFlagsFromString('--expose-gc')
-  gc = vm.runInNewContext('gc')
-} catch {}
-
-function settledHeapUsed () {
-  if (typeof gc === 'function') gc()
-  return process.memoryUsage().heapUsed
 }
 
 let app
@@ -355,17 +236,13 @@ test('a hostile corpus gets only 4xx (200/304 when valid), no reflection, flat h
   expect(corpus.filter((c) => c.valid).length).toBeGreaterThan(500)
   expect(corpus.filter((c) => c.kind === 'raw').length).toBeGreaterThan(500)
 
-  const warm = await runCorpus(app, corpus, agent)
+  const { passes: [warm, second, third], growthMb } = await runThreePasses(app, corpus, agent, check)
   expect(warm.failures).toEqual([])
-  const heapAfterWarmUp = settledHeapUsed()
-  const second = await runCorpus(app, corpus, agent)
-  const third = await runCorpus(app, corpus, agent)
   expect(second.failures).toEqual([])
   expect(third.failures).toEqual([])
   // The same corpus gets the same answers every pass.
   expect(second.counts).toEqual(warm.counts)
   expect(third.counts).toEqual(warm.counts)
-  const growthMb = (settledHeapUsed() - heapAfterWarmUp) / 1024 / 1024
 
   // A leak in a hot path grows per request: 20,000 more requests retaining even 1.5 KB each is
   // 30 MB. Both readings follow a full GC when one can be had (see settledHeapUsed), so the real
@@ -378,5 +255,5 @@ test('a hostile corpus gets only 4xx (200/304 when valid), no reflection, flat h
   expect(after.status).toBe(200)
   const total = Object.values(warm.counts).reduce((a, b) => a + b, 0)
   const byStatus = Object.entries(warm.counts).sort().map(([s, n]) => `${s}:${n}`).join(' ')
-  console.log(`hostile-input: ${total} requests/pass x3, by status ${byStatus}; heap growth ${growthMb.toFixed(1)} MB (${typeof gc === 'function' ? 'after gc' : 'no gc'}); ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  console.log(`hostile-input: ${total} requests/pass x3, by status ${byStatus}; heap growth ${growthMb.toFixed(1)} MB (${settledHeapUsed.afterGc ? 'after gc' : 'no gc'}); ${((Date.now() - started) / 1000).toFixed(1)} s`)
 })
