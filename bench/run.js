@@ -5,6 +5,9 @@
  *
  * - seed: per endpoint a warm-up, then N closed-loop runs of D seconds at C connections
  *   (autocannon), the second-best reported; a bare node:http baseline in the same run;
+ * - cpu: CPU µs per request of each endpoint and of the baseline, at a fixed rate and at
+ *   saturation, median of several rounds (bench/lib/cpu.js); with the seed's table, it opens
+ *   the report;
  * - sweep: open-loop constant rates rising until the server breaks, and the knee;
  * - vus, cross-zone, connections, mixed, lb (app hosts behind HAProxy): see bench/lib/scenarios.js;
  * - chaos: a 3-RegionServer cluster of its own under load while a seeded driver kills, restarts,
@@ -25,6 +28,7 @@ const { loadSettings } = require('../config')
 const { countLines } = require('../logging/file-sink')
 const { describeMachine, timestampForFile } = require('./lib/machine')
 const { withRatios, markdownReport } = require('./lib/report')
+const { leadSection } = require('./lib/cpu-report')
 const { buildCharts } = require('./lib/charts')
 const { parseOptions } = require('./lib/options')
 const { createEnvironment } = require('./lib/environment')
@@ -202,7 +206,7 @@ async function main () {
     report.charts[name] = path.basename(`${base}-${name}.svg`)
   }
   fs.writeFileSync(out, JSON.stringify(report, null, 2) + '\n')
-  const md = markdownReport(report)
+  const md = markdownReport(report, { lead: leadSection(report), skip: ['cpu'] })
   fs.writeFileSync(`${base}.md`, md)
   fs.rmSync(stateDir, { recursive: true, force: true })
   console.log(md)

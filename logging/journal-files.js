@@ -121,27 +121,40 @@ function isWholeValue (value) {
 }
 
 /**
- * Reads a journal file. A line that is not a whole record (a record cut short by a crash or a
- * full disk, garbage, an empty line) is counted as corrupt and skipped; the last line is
- * JSON-checked too, since a cut there is the common case.
- * @param {string} file
- * @param {{ readFile: (file: string, encoding: 'utf8') => Promise<string> }} [io] default node:fs/promises
- * @returns {Promise<{ records: Array<{ key: string, value: string }>, corrupt: number }>}
+ * Parses up to `max` lines of a journal file's bytes from offset `from`. A line that is not a
+ * whole record (a record cut short by a crash or a full disk, garbage, an empty line) is counted
+ * as corrupt and skipped; the last line is JSON-checked too, since a cut there is the common case.
+ * The file stays bytes: decoding it whole would make one string of the file's size, which V8
+ * keeps in its old generation until a full collection (a replay reads several a second).
+ * @param {Buffer} bytes
+ * @param {number} from
+ * @param {number} max lines
+ * @returns {{ records: Array<{ key: string, value: string }>, corrupt: number, next: number }}
+ *   next: where the next call starts (bytes.length at the end)
  */
-async function readRecords (file, io = fsp) {
-  const text = await io.readFile(file, 'utf8')
+function parseLines (bytes, from, max) {
   const records = []
   let corrupt = 0
-  let from = 0
-  while (from < text.length) {
-    let to = text.indexOf('\n', from)
+  while (from < bytes.length && records.length + corrupt < max) {
+    let to = bytes.indexOf(0x0a, from)
     const last = to === -1
-    if (last) to = text.length
-    const record = to > from ? parseRecord(text.slice(from, to), last) : null
+    if (last) to = bytes.length
+    const record = to > from ? parseRecord(bytes.toString('utf8', from, to), last) : null
     if (record) records.push(record)
     else corrupt++
     from = to + 1
   }
+  return { records, corrupt, next: Math.min(from, bytes.length) }
+}
+
+/**
+ * Reads a journal file whole (parseLines).
+ * @param {string} file
+ * @param {{ readFile: (file: string) => Promise<Buffer> }} [io] default node:fs/promises
+ * @returns {Promise<{ records: Array<{ key: string, value: string }>, corrupt: number }>}
+ */
+async function readRecords (file, io = fsp) {
+  const { records, corrupt } = parseLines(await io.readFile(file), 0, Infinity)
   return { records, corrupt }
 }
 
@@ -228,6 +241,7 @@ module.exports = {
   formatRecord,
   parseRecord,
   isWholeValue,
+  parseLines,
   readRecords,
   countFileLines,
   quarantineFile,

@@ -6,7 +6,7 @@ const { ERRORS } = require('../lib/errors')
 const files = require('./journal-files')
 const { createJournalWriter } = require('./journal-writer')
 
-const { TRANSIENT_CODES, holdWriter, isOrphan, countFileLines, readRecords, quarantineFile } = files
+const { TRANSIENT_CODES, holdWriter, isOrphan, countFileLines, quarantineFile } = files
 
 /**
  * The spill journal of an HBase sink: append-only NDJSON files in `dir`, one active file per
@@ -26,8 +26,8 @@ const { TRANSIENT_CODES, holdWriter, isOrphan, countFileLines, readRecords, quar
  */
 
 const DEFAULTS = Object.freeze({
-  // A replay reads one sealed file at a time into memory (its text and its records: about 4× its
-  // size), so the file size bounds what a replay adds to a worker's memory.
+  // A replay reads one sealed file at a time into memory (its bytes; records a batch at a time),
+  // so the file size bounds what a replay adds to a worker's memory.
   maxFileBytes: 4 * 1024 * 1024,
   retryMs: 1000,
   maxBufferedLines: 50000,
@@ -168,17 +168,17 @@ function createJournal (options) {
     },
 
     /**
-     * Reads a sealed file's records (journal-files.js readRecords).
+     * Reads a sealed file's bytes; the replay parses them a batch at a time (journal-files.js
+     * parseLines), so its records never all live in memory at once.
      * @param {{ path: string }} file
-     * @param {number} maxBytes a bigger file is refused (code EFBIG): its records would not fit
-     *   in memory at once
-     * @returns {Promise<{ records: Array<{ key: string, value: string }>, corrupt: number }>}
+     * @param {number} maxBytes a bigger file is refused (code EFBIG): it would not fit in memory
+     * @returns {Promise<Buffer>}
      */
     async read (file, maxBytes) {
       const st = await io.stat(file.path)
       if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EISDIR' })
       if (st.size > maxBytes) throw Object.assign(new Error(`${st.size} bytes, more than ${maxBytes}`), { code: 'EFBIG' })
-      return readRecords(file.path, io)
+      return io.readFile(file.path)
     },
 
     /**

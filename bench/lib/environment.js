@@ -291,6 +291,8 @@ async function createEnvironment (options) {
     startCrossZoneLink,
     load,
     refreshHBasePid: async () => { hbasePidNow = await hbasePid() },
+    /** The HBase JVM's pid as last refreshed (the cpu scenario samples it idle). */
+    hbasePid: () => hbasePidNow,
     close
   }
 }

@@ -20,9 +20,15 @@ const { summarizeRun } = require('./report')
 /**
  * @param {object} job see the file comment
  * @returns {Promise<object>} summary: rps, latencyMean, latencyStdev, p50 … p999, requests, ok,
- *   non2xx, errors, sent (+ open-loop's offeredRate, late, unsent, max, tags)
+ *   non2xx, errors, sent, generatorCpuUs (+ open-loop's offeredRate, late, unsent, max, tags)
  */
 async function runJob (job) {
+  // The generator's own CPU over the job (all its threads, start-up excluded), to the µs.
+  const cpuStart = process.cpuUsage()
+  const generatorCpuUs = () => {
+    const used = process.cpuUsage(cpuStart)
+    return used.user + used.system
+  }
   const next = createPathPicker(job.paths)
   if (job.generator === 'open-loop') {
     const { tags, errorCodes, ...rest } = await runOpenLoop({
@@ -39,7 +45,7 @@ async function runJob (job) {
       next
     })
     const generator = job.rate === 0 ? 'closed-loop' : job.precise === false ? 'open-loop/timer' : 'open-loop'
-    return { generator, ...rest, errorCodes, tags }
+    return { generator, ...rest, errorCodes, tags, generatorCpuUs: generatorCpuUs() }
   }
   if (job.generator === 'autocannon') {
     const limit = job.amount ? { amount: job.amount } : { duration: job.durationMs / 1000 }
@@ -51,7 +57,7 @@ async function runJob (job) {
       ...limit,
       requests: [{ setupRequest: (req) => ({ ...req, path: next().path }) }]
     })
-    return { generator: 'autocannon', ...summarizeRun(result), sent: result.requests.sent }
+    return { generator: 'autocannon', ...summarizeRun(result), sent: result.requests.sent, generatorCpuUs: generatorCpuUs() }
   }
   throw new TypeError(`load-worker: unknown generator ${JSON.stringify(job.generator)}`)
 }

@@ -8,23 +8,26 @@
 const os = require('node:os')
 const { parseArgs } = require('node:util')
 const { SCENARIOS, QUICK_SCENARIOS } = require('./scenarios')
+const { TESTS } = require('./faults')
 
 const USAGE = `npm run bench -- [--quick] [--out FILE.json] [--label NAME] [--scenario all|${SCENARIOS.join(',')}]
   [--topology auto|netns|loopback] [--keep-hbase] [--precise] [--endpoints a,b] [--port 4100] [--workers N]
   seed:        [--connections 100] [--duration 30] [--runs 3] [--warmup 10] [--miss-ratio 0] [--id-range 10000] [--hbase-warmup 45]
+  cpu:         [--cpu-rate 1000] [--cpu-runs 5] [--cpu-duration 6] [--cpu-endpoints a,b]   (CPU µs per request; quick: 2 runs of 2 s, no sample5_durable)
   sweep:       [--sweep-rates 1000,2000,...] [--sweep-step 10] [--sweep-endpoints a,b] [--sweep-connections 100]
   vus:         [--vus 100,1000] [--vu-duration 20] [--scenario-endpoints a,b]
   cross-zone:  [--cross-zone-delay 3.5] [--cross-zone-endpoints a,b]
   connections: [--conn-counts 1,2,...,256] [--no-keepalive-counts 1,16,100] [--conn-duration 5] [--conn-endpoints a,b]
   mixed:       [--mixed-rate 2000] [--mixed-duration 20] [--mix hit,miss,absent]
   lb:          [--lb-endpoints sample3] [--lb-duration 10] [--lb-rate 2000] [--lb-connections 50] [--lb-id-range 1000]
-  chaos:       [--chaos-seconds 180] [--chaos-seed 11] [--chaos-rate 200] [--chaos-connections 32]   (full runs and --scenario chaos, never --quick's all)`
+  chaos:       [--chaos-seconds 180] [--chaos-seed 11] [--chaos-rate 200] [--chaos-connections 32]   (full runs and --scenario chaos, never --quick's all)
+  faults:      [--fault-tests memory,slow] [--fault-outage-seconds 600] [--fault-phase-seconds 60]   (full runs and --scenario faults, never --quick's all)`
 
 const STRING_OPTIONS = ['out', 'label', 'scenario', 'topology', 'endpoints', 'port', 'workers', 'connections', 'duration', 'runs', 'warmup',
   'miss-ratio', 'id-range', 'hbase-warmup', 'sweep-rates', 'sweep-step', 'sweep-endpoints', 'sweep-connections', 'vus', 'vu-duration',
   'scenario-endpoints', 'cross-zone-delay', 'cross-zone-endpoints', 'conn-counts', 'no-keepalive-counts', 'conn-duration', 'conn-endpoints',
   'mixed-rate', 'mixed-duration', 'mix', 'lb-endpoints', 'lb-duration', 'lb-rate', 'lb-connections', 'lb-id-range',
-  'chaos-seconds', 'chaos-seed', 'chaos-rate', 'chaos-connections']
+  'chaos-seconds', 'chaos-seed', 'chaos-rate', 'chaos-connections', 'cpu-rate', 'cpu-runs', 'cpu-duration', 'cpu-endpoints', 'fault-tests', 'fault-outage-seconds', 'fault-phase-seconds']
 
 /**
  * @param {string[]} argv
@@ -92,6 +95,11 @@ function parseOptions (argv) {
     idRange: number('id-range', 10000, 10000, 2),
     // A freshly started HBase serves about half as fast for its first minute (JIT): warm it first.
     hbaseWarmupSeconds: number('hbase-warmup', 45, 10),
+    // CPU per request (bench/lib/cpu.js): a fixed rate below every knee, and saturation
+    cpuRate: number('cpu-rate', 1000, 1000, 1),
+    cpuRuns: number('cpu-runs', 5, 2, 1),
+    cpuSeconds: number('cpu-duration', 6, 2, 1),
+    cpuEndpoints: names('cpu-endpoints', a.endpoints || 'sample1,sample2,sample3,sample4,sample5,sample5_durable', a.endpoints || 'sample1,sample2,sample3,sample4,sample5'),
     // sweep
     sweepRates: list('sweep-rates', '1000,2000,5000,10000,15000,20000,25000,30000', '1000,4000,8000'),
     sweepStepSeconds: number('sweep-step', 10, 2, 1),
@@ -123,10 +131,20 @@ function parseOptions (argv) {
     chaosSeed: integer('chaos-seed', 11),
     chaosRate: number('chaos-rate', 200, 200, 1),
     chaosConnections: number('chaos-connections', 32, 32, 1),
+    // the long runs of the app-host fault tests (bench/lib/faults.js)
+    faultTests: faultTests(names('fault-tests', 'memory,slow', 'memory,slow')),
+    faultOutageSeconds: number('fault-outage-seconds', 600, 600, 1),
+    faultPhaseSeconds: number('fault-phase-seconds', 60, 60, 1),
     // open-loop send timing: poll (sub-ms) up to this rate, timers above (see scenarios.js)
     precise: a.precise,
     preciseMaxRate: 200
   })
+}
+
+/** @param {string[]} names @returns {string[]} the fault tests named, checked */
+function faultTests (names) {
+  for (const n of names) if (!Object.hasOwn(TESTS, n)) throw new RangeError(`bench: unknown fault test ${JSON.stringify(n)} (known: ${Object.keys(TESTS).join(', ')})`)
+  return names
 }
 
 module.exports = { parseOptions, USAGE }

@@ -88,15 +88,17 @@ function costPer1k (cpuMs, requests) {
 
 /**
  * Attaches the server-side view of a run (from proc-sampler) to its summary: per role, CPU ms,
- * CPU ms per 1k requests and peak RSS.
+ * CPU ms per 1k requests and peak RSS (and the precise cpuUs, cpuSource when sampled).
  * @param {{ requests: number }} summary
- * @param {Record<string, { cpuMs: number|null, peakRssMiB: number|null }>} sampled
+ * @param {Record<string, { cpuMs: number|null, peakRssMiB: number|null, cpuUs?: number|null, cpuSource?: string|null }>} sampled
  * @returns {object} summary with `server`
  */
 function withServerView (summary, sampled) {
   const server = {}
   for (const [role, s] of Object.entries(sampled || {})) {
     server[role] = { cpuMs: s.cpuMs, cpuMsPer1k: costPer1k(s.cpuMs, summary.requests), peakRssMiB: s.peakRssMiB }
+    // The same CPU to the µs where the sampler had it from the threads (proc-sampler.js).
+    if (s.cpuUs !== undefined) Object.assign(server[role], { cpuUs: s.cpuUs, cpuSource: s.cpuSource })
   }
   return { ...summary, server }
 }
@@ -107,9 +109,12 @@ function withServerView (summary, sampled) {
  * @param {{ endpoints: Record<string, object>, baseline?: object, machine: object, parameters: object,
  *   date: string, scenarios?: Record<string, object>, charts?: Record<string, string> }} report
  *   charts: chart name -> file name relative to the markdown file
+ * @param {{ lead?: string[], skip?: string[] }} [options] lead: lines that open the report, after
+ *   the machine line (cpu-report.js: the seed beside beacon, CPU per request); skip: scenarios
+ *   already rendered there
  * @returns {string}
  */
-function markdownReport (report) {
+function markdownReport (report, { lead = [], skip = [] } = {}) {
   const head = '| endpoint | req/s | vs sample1 | vs bare node:http | mean ms | σ ms | p50 | p90 | p99 | p99.9 | non-2xx | errors | lost | seed req/s | seed ratio |'
   const rule = '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   const seed1 = SEED.sample1.rps
@@ -128,7 +133,8 @@ function markdownReport (report) {
     `# Beacon benchmark — ${report.date}${p.label ? ` (${p.label})` : ''}`,
     '',
     `Machine: ${m.cores} cores, ${m.cpuModel}, ${m.memoryGiB} GiB, node ${m.node}, HBase ${m.hbaseVersion}; topology: ${m.topology}; netem: ${m.netem}${m.pinning ? `; CPU pinning: ${m.pinning}` : ''}.`,
-    ''
+    '',
+    ...lead
   ]
   if (Object.keys(report.endpoints).length) {
     out.push(
@@ -150,6 +156,7 @@ function markdownReport (report) {
     )
   }
   for (const [name, sc] of Object.entries(report.scenarios || {})) {
+    if (skip.includes(name)) continue
     out.push(`## ${sc.title || name}`, '', sc.description || '', '')
     if (sc.endpoints) {
       out.push('| endpoint | knee (highest rate with p99 < ' + (sc.limits ? sc.limits.kneeP99Ms : 10) + ' ms) | stopped at | why |', '|---|---:|---:|---|')
@@ -160,7 +167,7 @@ function markdownReport (report) {
     }
     if (sc.notes) out.push(...sc.notes, '')
     if (sc.markdown) out.push(...sc.markdown, '') // a scenario's own tables (chaos: the action table)
-    out.push(...scenarioTable(sc.rows || {}), '')
+    if (Object.keys(sc.rows || {}).length) out.push(...scenarioTable(sc.rows), '')
   }
   const charts = Object.entries(report.charts || {})
   if (charts.length) {

@@ -13,15 +13,17 @@
 const { secondBest, withServerView, stdev, round } = require('./report')
 const { runSweep, LIMITS } = require('./sweep')
 const { chaos } = require('./chaos/scenario')
+const { faults } = require('./faults')
+const { cpu } = require('./cpu')
 
-const SCENARIOS = ['seed', 'sweep', 'vus', 'cross-zone', 'connections', 'mixed', 'lb', 'chaos']
+const SCENARIOS = ['seed', 'cpu', 'sweep', 'vus', 'cross-zone', 'connections', 'mixed', 'lb', 'chaos', 'faults']
 /**
  * Scenarios that bring their own HBase and server (ctx: { params, log, stateDir } only): they run
  * after the others, and a run of only these starts no shared environment.
  */
-const OWN_CLUSTER = ['chaos']
-/** What `--quick` runs by default: the chaos scenario needs minutes and a cluster of its own. */
-const QUICK_SCENARIOS = SCENARIOS.filter((s) => s !== 'chaos')
+const OWN_CLUSTER = ['chaos', 'faults']
+/** What `--quick` runs by default: chaos and the long fault runs need minutes and HBase of their own. */
+const QUICK_SCENARIOS = SCENARIOS.filter((s) => !OWN_CLUSTER.includes(s))
 /** An endpoint declared by the bench only (BEACON_CONFIG_FILE) so the mixed scenario starts cold. */
 const MIXED_ENDPOINT = 'bench_mixed'
 /** sample5 with its HBase access log in durable mode (declared by the bench), and its sink. */
@@ -275,4 +277,4 @@ async function lb (ctx) {
   }
 }
 
-module.exports = { SCENARIOS, OWN_CLUSTER, QUICK_SCENARIOS, MIXED_ENDPOINT, DURABLE_ENDPOINT, DURABLE_SINK, seed, sweep, vus, 'cross-zone': crossZone, connections, mixed, lb, chaos }
+module.exports = { SCENARIOS, OWN_CLUSTER, QUICK_SCENARIOS, MIXED_ENDPOINT, DURABLE_ENDPOINT, DURABLE_SINK, seed, sweep, vus, 'cross-zone': crossZone, connections, mixed, lb, chaos, faults, cpu: (ctx) => cpu(ctx, run) }

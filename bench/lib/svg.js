@@ -100,16 +100,17 @@ function barChart ({ title, yLabel, series, groups }) {
  * Line chart with points; y may be logarithmic (latency curves span 0.1 ms to seconds).
  * @param {{ title: string, xLabel: string, yLabel: string, logY?: boolean,
  *   series: Array<{ name: string, points: Array<[number, number]>, color?: number, dashed?: boolean }>,
- *   refLines?: Array<{ y: number, label: string }> }} chart
+ *   refLines?: Array<{ y: number, label: string, extend?: boolean }> }} chart
  *   color: palette index (default: the series' position), so related series can share a colour;
- *   refLines: horizontal reference lines (e.g. the knee's p99 limit)
+ *   refLines: horizontal reference lines (e.g. the knee's p99 limit); extend: the y axis reaches
+ *   the line even above every point (a cap the curve must stay under)
  * @returns {string} SVG document
  */
 function lineChart ({ title, xLabel, yLabel, logY = false, series, refLines = [] }) {
   const pts = series.flatMap((s) => s.points).filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y) && (!logY || y > 0))
   const xTicks = linearTicks(Math.max(1, ...pts.map(([x]) => x)))
   const xMax = xTicks[xTicks.length - 1]
-  const ys = pts.map(([, y]) => y)
+  const ys = pts.map(([, y]) => y).concat(refLines.filter((r) => r.extend).map((r) => r.y))
   const yTicks = logY ? logTicks(Math.min(1, ...ys), Math.max(10, ...ys)) : linearTicks(Math.max(1, ...ys))
   const plotH = HEIGHT - MARGIN.top - MARGIN.bottom
   const plotW = WIDTH - MARGIN.left - MARGIN.right

@@ -60,6 +60,6 @@ describe('proc sampler', () => {
     expect(r.self.cpuMs).toBeGreaterThanOrEqual(150)
     expect(r.self.cpuMs).toBeLessThan(2000)
     expect(r.self.peakRssMiB).toBeGreaterThan(10)
-    expect(r.nobody).toEqual({ cpuMs: null, peakRssMiB: null, processes: 0 })
+    expect(r.nobody).toEqual({ cpuMs: null, cpuUs: null, cpuSource: null, peakRssMiB: null, processes: 0 })
   })
 })

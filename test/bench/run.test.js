@@ -21,9 +21,10 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
     '--vus', '20', '--vu-duration', '1', '--scenario-endpoints', 'sample5', '--cross-zone-endpoints', 'sample1', '--conn-endpoints', 'sample1',
     '--conn-counts', '2', '--no-keepalive-counts', '2', '--conn-duration', '1', '--mixed-rate', '200', '--mixed-duration', '1',
     '--lb-endpoints', 'sample1', '--lb-duration', '1', '--lb-rate', '200', '--lb-connections', '8', '--lb-id-range', '50',
+    '--cpu-runs', '2', '--cpu-duration', '1', '--cpu-rate', '300', '--cpu-endpoints', 'sample5',
     '--port', String(PORT), '--out', out]
   const stdout = await new Promise((resolve, reject) => {
-    execFile(process.execPath, args, { cwd: ROOT, timeout: 150000, maxBuffer: 16 * 2 ** 20 }, (err, so, se) => (err ? reject(new Error(`${err.message}\n${se}`)) : resolve(so)))
+    execFile(process.execPath, args, { cwd: ROOT, timeout: 210000, maxBuffer: 16 * 2 ** 20 }, (err, so, se) => (err ? reject(new Error(`${err.message}\n${se}`)) : resolve(so)))
   })
   const report = JSON.parse(fs.readFileSync(out, 'utf8'))
   for (const name of ['sample1', 'sample4', 'sample5']) {
@@ -88,5 +89,45 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
     expect(fs.readFileSync(path.join(dir, report.charts[chart]), 'utf8')).toMatch(/^<svg[\s\S]*<\/svg>\n$/)
     expect(md).toContain(`](quick-${chart}.svg)`)
   }
+
+  // CPU per request: every case in each of the 2 rounds, from real /proc samples.
+  const cpu = report.scenarios.cpu
+  expect(cpu.parameters).toMatchObject({ rate: 300, runs: 2, seconds: 1, idRange: 500, endpoints: ['sample1', 'sample5'] })
+  const cpuCases = ['bare node:http @ 300 req/s', 'bare node:http closed loop',
+    ...['sample1', 'sample5'].flatMap((n) => [`${n} ids 1..500 @ 300 req/s`, `${n} ids 1..500 closed loop`, `${n} id=1 @ 300 req/s`, `${n} id=1 closed loop`])]
+  expect(Object.keys(cpu.cases)).toEqual(cpuCases)
+  const positive = (v) => {
+    expect(Number.isFinite(v)).toBe(true)
+    expect(v).toBeGreaterThan(0)
+  }
+  const median = (values) => { const v = [...values].sort((a, b) => a - b); return (v[0] + v[1]) / 2 }
+  for (const c of Object.values(cpu.cases)) {
+    expect(c.runs.map((r) => r.round)).toEqual([0, 1])
+    for (const r of c.runs) {
+      expect(r).toMatchObject({ errors: 0, non2xx: 0 })
+      expect(['threads', 'ticks', 'mixed']).toContain(r.appCpuSource)
+      for (const [cpuUs, perReq] of [['appCpuUs', 'appUsPerReq'], ['hbaseCpuUs', 'hbaseUsPerReq'], ['generatorCpuUs', 'generatorUsPerReq']]) {
+        positive(r[cpuUs])
+        expect(r[perReq]).toBeCloseTo(r[cpuUs] / r.requests, 1)
+      }
+      if (c.shape === 'rate') expect(r.requests).toBeGreaterThan(0.8 * 300)
+    }
+    for (const key of ['appUsPerReq', 'hbaseUsPerReq', 'generatorUsPerReq']) {
+      expect(c[key].n).toBe(2)
+      expect(c[key].median).toBeCloseTo(median(c.runs.map((r) => r[key])), 1)
+      expect(c[key].min).toBeLessThanOrEqual(c[key].max)
+    }
+    positive(c.vsSample1.median)
+    positive(c.vsBaseline.median)
+  }
+  expect(cpu.cases['sample1 ids 1..500 @ 300 req/s'].vsSample1).toMatchObject({ median: 1, min: 1, max: 1 })
+  expect(cpu.cases['bare node:http closed loop'].vsBaseline).toMatchObject({ median: 1, min: 1, max: 1 })
+  expect(cpu.cases['sample5 ids 1..500 @ 300 req/s'].hbaseAboveSample1.n).toBe(2)
+  expect(cpu.idle.runs).toHaveLength(2)
+  for (const r of cpu.idle.runs) for (const k of ['appUsPerS', 'baselineUsPerS', 'hbaseUsPerS']) expect(r[k]).toBeGreaterThanOrEqual(0)
+  // The report opens with the seed beside beacon (with CPU per request), then the cpu tables.
+  const headings = md.split('\n').filter((l) => l.startsWith('## '))
+  expect(headings.slice(0, 3)).toEqual(['## What each layer costs: the seed beside beacon', '## CPU per request', '## Seed protocol (closed loop)'])
+  expect(md).toMatch(/\n\| sample5 \| 93 \| 0\.007 \| [\d,]+ \| [\d.]+ \| [\d.]+ \([\d.]+–[\d.]+\) \| [\d.]+ \([\d.]+–[\d.]+\) \| -?[\d.]+ \(-?[\d.]+–-?[\d.]+\) \|\n/)
   fs.rmSync(dir, { recursive: true, force: true })
-}, 180000)
+}, 240000)

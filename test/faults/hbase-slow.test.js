@@ -20,6 +20,7 @@ const { createHBaseClient } = require('../../lib/hbase')
 const { startBeacon, request } = require('../support/beacon')
 const { startLoops, stopRunningLoads } = require('../support/load')
 const { until } = require('../support/until')
+const { reportFault } = require('../support/fault-report')
 const v8 = require('node:v8')
 const vm = require('node:vm')
 
@@ -51,7 +52,7 @@ const MAX_QUEUE = 2000
 const OPERATION_TIMEOUT_MS = 1500
 const SAMPLE2_RATE = 20 // open loop: requests per second whatever the server does
 // [name, one-way delay in ms (a round trip pays it twice), phase length]. CI runs short phases;
-// BEACON_SLOW_PHASE_MS=60000 runs each slow phase for a minute.
+// BEACON_SLOW_PHASE_MS=60000 runs each slow phase for a minute (`npm run bench -- --scenario faults`).
 const PHASE_MS = Number(process.env.BEACON_SLOW_PHASE_MS) || 8000
 const PHASES = [['healthy', 0, PHASE_MS], ['20ms', 10, PHASE_MS], ['200ms', 100, PHASE_MS], ['2s', 1000, Math.round(PHASE_MS * 1.5)], ['healed', 0, 6000]]
 
@@ -112,7 +113,7 @@ test('a slow HBase: cached endpoints stay fast, sample2 fails within its deadlin
   let n = 0
   const load = startLoops({
     loops: 6,
-    maxMs: 180000,
+    maxMs: PHASES.reduce((ms, [, , phaseMs]) => ms + phaseMs, 0) + 60000, // the phases, then the heal's drain
     async step (i, agent) {
       const endpoint = i % 2 ? 'sample5' : 'sample3'
       const at = phase
@@ -166,10 +167,12 @@ test('a slow HBase: cached endpoints stay fast, sample2 fails within its deadlin
   agent2.destroy()
 
   // Drained by itself once HBase is fast again: nothing in memory or the journal.
+  const drainFrom = Date.now()
   await until('the access log drained', () => {
     const s = sink.stats()
     return s.pending === 0 && s.journalPending === 0
   }, 120000).catch((err) => { throw new Error(`${err.message}; sink: ${JSON.stringify(sink.stats())}`) })
+  const drainMs = Date.now() - drainFrom
 
   const report = []
   const of = (name, endpoint) => answers.get(`${name}/${endpoint}`) || { ms: [], status: [] }
@@ -197,9 +200,10 @@ test('a slow HBase: cached endpoints stay fast, sample2 fails within its deadlin
     }
     report.push(row)
   }
-  console.log('slow HBase (one run; p99 ms of cached endpoints, sample2 answers, access-log queue):\n' +
+  reportFault('slow', 'slow HBase (one run; p99 ms of cached endpoints, sample2 answers, access-log queue):\n' +
     report.map((r) => JSON.stringify(r)).join('\n') +
-    `\nsample2 requests in flight at most ${maxInFlight2} (open loop at ${SAMPLE2_RATE}/s)`)
+    `\nsample2 requests in flight at most ${maxInFlight2} (open loop at ${SAMPLE2_RATE}/s); the log drained ${drainMs} ms after the load stopped`,
+  { phaseMs: PHASE_MS, phases: report, maxInFlight2, sample2Rate: SAMPLE2_RATE, drainMs, deadlineMs: OPERATION_TIMEOUT_MS })
 
   for (const row of report) {
     const s2 = of(row.phase, 'sample2')

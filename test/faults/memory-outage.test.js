@@ -7,7 +7,8 @@
 // - each worker's RSS stays under its base plus the documented cap (README, "What a crash can lose");
 // - once HBase is back the journal drains by itself, every answered sample5 is a row, and RSS
 //   settles back near its base.
-// The CI run is short (OUTAGE_MS); `BEACON_MEMORY_OUTAGE_MS=600000` runs the 10-minute version.
+// The CI run is short (OUTAGE_MS); `npm run bench -- --scenario faults` runs the 10-minute version
+// (BEACON_MEMORY_OUTAGE_MS=600000) and reports the figures (test/support/fault-report.js).
 // Runs on its own HBase instance so the shared one is never disturbed.
 
 const fs = require('node:fs')
@@ -21,6 +22,7 @@ const { startLoops, stopRunningLoads } = require('../support/load')
 const { readAll, withDescendants } = require('../../bench/lib/proc-sampler')
 const { createHBaseClient } = require('../../lib/hbase')
 const { until } = require('../support/until')
+const { reportFault } = require('../support/fault-report')
 
 const OUTAGE_MS = Number(process.env.BEACON_MEMORY_OUTAGE_MS) || 40000
 jest.setTimeout(OUTAGE_MS + 5 * 60 * 1000)
@@ -93,6 +95,7 @@ test(`RSS stays under base + ${CAP_MIB} MiB per worker through an HBase outage u
   })
   const curve = [] // { s, phase, rss: [per worker MiB] }
   const started = Date.now()
+  let backAt = 0
   const sampler = setInterval(() => curve.push({ s: Math.round((Date.now() - started) / 1000), phase, rss: workersRssMiB() }), 1000)
   const during = (name) => curve.filter((c) => c.phase === name)
   const peak = (name, w) => Math.max(...during(name).map((c) => c.rss[w] || 0))
@@ -104,6 +107,7 @@ test(`RSS stays under base + ${CAP_MIB} MiB per worker through an HBase outage u
     await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS))
     phase = 'recovering'
     await hbase.up(options, { log: () => {} })
+    backAt = Date.now()
     await new Promise((resolve) => setTimeout(resolve, 15000))
   } finally {
     await load.stop()
@@ -119,6 +123,7 @@ test(`RSS stays under base + ${CAP_MIB} MiB per worker through an HBase outage u
   } finally {
     await counter.close()
   }
+  const drainedMs = Date.now() - backAt // HBase back up (the load ran 15 s more) -> every row in
   phase = 'after'
   await new Promise((resolve) => setTimeout(resolve, 10000))
   clearInterval(sampler)
@@ -132,8 +137,9 @@ test(`RSS stays under base + ${CAP_MIB} MiB per worker through an HBase outage u
     after: Math.round(curve[curve.length - 1].rss[w])
   }))
   const every5 = curve.filter((c, i) => i % 5 === 0).map((c) => `${c.s}s ${c.phase} ${c.rss.map((r) => r.toFixed(0)).join('/')}`)
-  console.log(`memory through a ${OUTAGE_MS / 1000} s HBase outage: sample4 ${ok.sample4} x 200, sample5 ${ok.sample5} x 200, ${failed} failed; rows ${rows}\n` +
-    `per worker (MiB): ${JSON.stringify(summary)}\ncurve (worker RSS MiB): ${every5.join(', ')}`)
+  reportFault('memory', `memory through a ${OUTAGE_MS / 1000} s HBase outage: sample4 ${ok.sample4} x 200, sample5 ${ok.sample5} x 200, ${failed} failed; rows ${rows}; ` +
+    `every row in ${(drainedMs / 1000).toFixed(1)} s after HBase was back\nper worker (MiB): ${JSON.stringify(summary)}\ncurve (worker RSS MiB): ${every5.join(', ')}`,
+  { outageMs: OUTAGE_MS, capMiB: CAP_MIB, ok, failed, rows, expectedRows: ok.sample5 + 4 * IDS, drainedMs, summary, curve })
 
   expect(failed).toBe(0)
   expect(workers).toBe(2)

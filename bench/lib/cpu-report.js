@@ -1,0 +1,248 @@
+'use strict'
+
+/**
+ * The cpu scenario's math and the report's first tables, kept pure so they are tested on fixed
+ * inputs: per-run CPU per request, medians with their spread over the runs, ratios paired per
+ * round (each round measures every case, so what drifts between rounds cancels), and the
+ * markdown that opens the report — the seed's table beside ours, with what each layer costs.
+ */
+
+const { SEED, round, fmt } = require('./report')
+
+/** The bare node:http baseline's target name in the cpu scenario's cases. */
+const BASELINE = 'baseline'
+
+/**
+ * Median, min and max of the finite numbers among `values` (the spread over runs).
+ * @param {Array<number|null|undefined>} values
+ * @param {number} [digits]
+ * @returns {{ median: number, min: number, max: number, n: number }|null} null without a number
+ */
+function stats (values, digits = 2) {
+  const v = values.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b)
+  if (!v.length) return null
+  const mid = v.length >> 1
+  const median = v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2
+  return { median: round(median, digits), min: round(v[0], digits), max: round(v[v.length - 1], digits), n: v.length }
+}
+
+/**
+ * @param {number|null|undefined} cpuUs
+ * @param {number} requests
+ * @returns {number|null} µs per request; null when either is unknown or nothing was answered
+ */
+function perRequest (cpuUs, requests) {
+  if (typeof cpuUs !== 'number' || !(requests > 0)) return null
+  return round(cpuUs / requests, 2)
+}
+
+/**
+ * One measured run of a case, from a load job's summary with its server-side view.
+ * @param {{ rps: number, requests: number, p50?: number, p99?: number, errors?: number, non2xx?: number,
+ *   generatorCpuUs?: number, server?: Record<string, { cpuUs?: number|null, cpuSource?: string|null }> }} r
+ * @param {number} roundNo the round it belongs to (pairs it with the other cases' runs)
+ * @returns {Record<string, any>}
+ */
+function cpuRun (r, roundNo) {
+  const sv = r.server || {}
+  const app = sv.app?.cpuUs ?? null
+  const hbase = sv.hbase?.cpuUs ?? null
+  const generator = r.generatorCpuUs ?? null
+  return {
+    round: roundNo,
+    rps: r.rps,
+    requests: r.requests,
+    p50: r.p50,
+    p99: r.p99,
+    errors: r.errors,
+    non2xx: r.non2xx,
+    appCpuUs: app,
+    appCpuSource: sv.app?.cpuSource ?? null,
+    hbaseCpuUs: hbase,
+    generatorCpuUs: generator,
+    appUsPerReq: perRequest(app, r.requests),
+    hbaseUsPerReq: perRequest(hbase, r.requests),
+    generatorUsPerReq: perRequest(generator, r.requests)
+  }
+}
+
+/**
+ * f(run, reference run) for every round both measured.
+ * @param {Array<Record<string, any>>} runs
+ * @param {Array<Record<string, any>>} refRuns
+ * @param {(a: Record<string, any>, b: Record<string, any>) => number|null} f
+ * @returns {number[]}
+ */
+function paired (runs, refRuns, f) {
+  const ref = new Map(refRuns.map((r) => [r.round, r]))
+  return runs.filter((r) => ref.has(r.round)).map((r) => f(r, ref.get(r.round))).filter((v) => typeof v === 'number' && Number.isFinite(v))
+}
+
+const ratioOf = (key) => (a, b) => (typeof a[key] === 'number' && b[key] > 0 ? a[key] / b[key] : null)
+const differenceOf = (key) => (a, b) => (typeof a[key] === 'number' && typeof b[key] === 'number' ? a[key] - b[key] : null)
+
+/**
+ * The CPU per request a run's processes would have burnt with no load: their idle CPU per second
+ * in the same round over the run's requests per second.
+ * @param {Record<string, any>} run
+ * @param {Record<string, any>|undefined} idleRun
+ * @param {string} key appUsPerS, baselineUsPerS or hbaseUsPerS
+ * @returns {number|null}
+ */
+function idlePerRequest (run, idleRun, key) {
+  return idleRun && typeof idleRun[key] === 'number' && run.rps > 0 ? idleRun[key] / run.rps : null
+}
+
+/**
+ * The idle samples of the rounds: CPU µs per second of the server cluster, the baseline cluster
+ * and the HBase JVM with no load.
+ * @param {Array<{ round: number, appUsPerS: number|null, baselineUsPerS: number|null, hbaseUsPerS: number|null }>} idleRuns
+ * @returns {{ appUsPerS: object|null, baselineUsPerS: object|null, hbaseUsPerS: object|null, runs: object[] }}
+ */
+function summarizeIdle (idleRuns) {
+  const column = (k) => stats(idleRuns.map((r) => r[k]), 0)
+  return { appUsPerS: column('appUsPerS'), baselineUsPerS: column('baselineUsPerS'), hbaseUsPerS: column('hbaseUsPerS'), runs: idleRuns }
+}
+
+/**
+ * Each case's medians and spreads, and its ratios against sample1 (same ids, same load shape)
+ * and the bare node:http baseline (same load shape), paired per round.
+ * @param {Record<string, { target: string, ids: string, shape: string, runs: Array<Record<string, any>> }>} cases
+ *   ids: 'range' (1..idRange) or 'one' (id=1); shape: 'rate' (fixed open-loop rate) or 'saturation'
+ * @param {Array<Record<string, any>>} [idleRuns] the rounds' idle samples (summarizeIdle)
+ * @returns {Record<string, Record<string, any>>} the cases with rps, p99, appUsPerReq, hbaseUsPerReq,
+ *   generatorUsPerReq, vsSample1 (app CPU), vsBaseline (app CPU), rpsVsSample1, appAboveIdle and
+ *   hbaseAboveIdle (with idle samples) and, at the fixed rate (same rate, so the same HBase
+ *   background per request), hbaseAboveSample1
+ */
+function summarizeCases (cases, idleRuns = []) {
+  const idleOf = new Map(idleRuns.map((r) => [r.round, r]))
+  const find = (target, ids, shape) => Object.values(cases).find((c) => c.target === target && c.ids === ids && c.shape === shape)
+  /** @type {Record<string, Record<string, any>>} */
+  const out = {}
+  for (const [key, c] of Object.entries(cases)) {
+    const s1 = find('sample1', c.target === BASELINE ? 'range' : c.ids, c.shape)
+    const bare = find(BASELINE, 'range', c.shape)
+    const column = (k, digits) => stats(c.runs.map((r) => r[k]), digits)
+    const aboveIdle = (runs, k, idleKey) => stats(runs.map((r) => {
+      const background = idlePerRequest(r, idleOf.get(r.round), idleKey)
+      return typeof r[k] === 'number' && background !== null ? r[k] - background : null
+    }))
+    out[key] = {
+      ...c,
+      rps: column('rps', 0),
+      p99: column('p99', 3),
+      appUsPerReq: column('appUsPerReq'),
+      hbaseUsPerReq: column('hbaseUsPerReq'),
+      generatorUsPerReq: column('generatorUsPerReq'),
+      vsSample1: s1 ? stats(paired(c.runs, s1.runs, ratioOf('appUsPerReq')), 3) : null,
+      vsBaseline: bare ? stats(paired(c.runs, bare.runs, ratioOf('appUsPerReq')), 3) : null,
+      rpsVsSample1: s1 ? stats(paired(c.runs, s1.runs, ratioOf('rps')), 3) : null,
+      hbaseAboveSample1: s1 && c.shape === 'rate' ? stats(paired(c.runs, s1.runs, differenceOf('hbaseUsPerReq'))) : null,
+      appAboveIdle: aboveIdle(c.runs, 'appUsPerReq', c.target === BASELINE ? 'baselineUsPerS' : 'appUsPerS'),
+      hbaseAboveIdle: aboveIdle(c.runs, 'hbaseUsPerReq', 'hbaseUsPerS')
+    }
+  }
+  return out
+}
+
+/**
+ * "61.2 (58.9–64)": the median and, over more than one run, the spread.
+ * @param {{ median: number, min: number, max: number, n: number }|null|undefined} s
+ * @returns {string}
+ */
+function spread (s) {
+  if (!s) return ''
+  return s.n > 1 ? `${s.median} (${s.min}–${s.max})` : String(s.median)
+}
+
+/**
+ * The report's first table: per endpoint the seed's published throughput beside ours, and what
+ * each layer costs in CPU per request. CPU from the cpu scenario at its fixed rate when it ran,
+ * else from the seed runs' server-side view (at saturation).
+ * @param {{ endpoints?: Record<string, any>, baseline?: any, scenarios?: Record<string, any> }} report
+ * @returns {string[]} markdown lines (none when neither the seed nor the cpu scenario ran)
+ */
+function glanceTable (report) {
+  const seedRuns = report.endpoints || {}
+  const cpu = report.scenarios && report.scenarios.cpu
+  const cases = cpu ? Object.values(cpu.cases) : []
+  const caseOf = (target, shape) => cases.find((c) => c.target === target && c.ids === 'range' && c.shape === shape)
+  const names = [...new Set([...Object.keys(SEED), ...Object.keys(seedRuns), ...cases.map((c) => c.target)])]
+    .filter((n) => n !== BASELINE && (seedRuns[n] || caseOf(n, 'rate')))
+  if (!names.length) return []
+  const one = (v) => (typeof v === 'number' ? String(v) : '')
+  const ours = (name) => {
+    const e = name === BASELINE ? report.baseline : seedRuns[name]
+    if (e) return { rps: fmt(e.rps), ratio: name === BASELINE ? one(seedRuns.sample1 && round(e.rps / seedRuns.sample1.rps, 3)) : one(e.ratio) }
+    const sat = caseOf(name, 'saturation')
+    return sat ? { rps: sat.rps ? fmt(sat.rps.median) : '', ratio: spread(sat.rpsVsSample1) } : { rps: '', ratio: '' }
+  }
+  const seedCpu = (name) => (name === BASELINE ? report.baseline : seedRuns[name])?.server?.app?.cpuMsPer1k
+  const costs = (name) => {
+    const c = caseOf(name, 'rate')
+    if (c) return [spread(c.appUsPerReq), spread(c.vsSample1), spread(c.hbaseAboveSample1)]
+    const s1 = seedCpu('sample1')
+    const own = seedCpu(name)
+    return [one(own), one(typeof own === 'number' && s1 > 0 ? round(own / s1, 3) : null), one(seedRuns[name]?.server?.hbase?.cpuMsPer1k)]
+  }
+  const lines = [
+    '## What each layer costs: the seed beside beacon',
+    '',
+    '| endpoint | seed req/s | seed vs sample1 | beacon req/s | beacon vs sample1 | app CPU µs/req | app CPU vs sample1 | HBase CPU µs/req |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|'
+  ]
+  for (const name of names) {
+    const seed = SEED[name]
+    const o = ours(name)
+    lines.push(`| ${name} | ${seed ? fmt(seed.rps) : ''} | ${seed ? round(seed.rps / SEED.sample1.rps, 3) : ''} | ${o.rps} | ${o.ratio} | ${costs(name).join(' | ')} |`)
+  }
+  if (report.baseline || caseOf(BASELINE, 'rate')) {
+    const o = ours(BASELINE)
+    lines.push(`| bare node:http (same body) | | | ${o.rps} | ${o.ratio} | ${costs(BASELINE).join(' | ')} |`)
+  }
+  const s1 = caseOf('sample1', 'rate')
+  lines.push('', cpu
+    ? `Seed: its published run (../shared/seed-benchmark.md; 3 VMs, wrk, id=1). beacon req/s: ${Object.keys(seedRuns).length ? 'the seed protocol below (closed loop, ids 1..N)' : 'the cpu scenario at saturation (median)'}. CPU: the cpu scenario at ${fmt(cpu.parameters.rate)} req/s, ids 1..${cpu.parameters.idRange}, median (min–max) of ${cpu.parameters.runs} run(s); app = every process and thread of the server; HBase = the JVM's CPU per request above sample1's in the same round (sample1 never asks HBase: that is its background).${s1 && s1.vsBaseline ? ` sample1 costs ${spread(s1.vsBaseline)}× the CPU of bare node:http writing the same body.` : ''}`
+    : 'Seed: its published run (../shared/seed-benchmark.md). CPU: the seed runs\' server-side view (closed loop, saturation; run `--scenario cpu` for medians at a fixed rate); HBase = the JVM\'s whole CPU per request, background included.')
+  return [...lines, '']
+}
+
+/**
+ * The cpu scenario's own tables: every case at the fixed rate, then at saturation.
+ * @param {{ description?: string, parameters: { rate: number }, idle?: { appUsPerS: any, baselineUsPerS: any, hbaseUsPerS: any, runs: object[] }, cases: Record<string, Record<string, any>> }} cpu
+ * @returns {string[]} markdown lines
+ */
+function cpuTables (cpu) {
+  const lines = ['## CPU per request', '', cpu.description || '', '']
+  const idle = cpu.idle
+  if (idle && idle.runs.length) {
+    const perReq = (st) => (st ? ` (${round(st.median / cpu.parameters.rate, 2)} µs per request at ${fmt(cpu.parameters.rate)} req/s)` : '')
+    lines.push(`Idle, CPU µs per second: the server cluster ${spread(idle.appUsPerS)}${perReq(idle.appUsPerS)}, bare node:http ${spread(idle.baselineUsPerS)}, HBase ${spread(idle.hbaseUsPerS)}${perReq(idle.hbaseUsPerS)}.`, '')
+  }
+  const shapes = [['rate', `At ${fmt(cpu.parameters.rate)} req/s (open loop)`], ['saturation', 'At saturation (closed loop)']]
+  for (const [shape, title] of shapes) {
+    const rows = Object.entries(cpu.cases).filter(([, c]) => c.shape === shape)
+    if (!rows.length) continue
+    lines.push(`### ${title}`, '',
+      '| case | req/s | app CPU µs/req | app above idle | vs sample1 | vs bare node:http | HBase CPU µs/req | HBase above idle | HBase above sample1 | load gen CPU µs/req | p99 ms |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+    for (const [key, c] of rows) {
+      lines.push(`| ${key} | ${spread(c.rps)} | ${spread(c.appUsPerReq)} | ${spread(c.appAboveIdle)} | ${spread(c.vsSample1)} | ${spread(c.vsBaseline)} | ${spread(c.hbaseUsPerReq)} | ${spread(c.hbaseAboveIdle)} | ${spread(c.hbaseAboveSample1)} | ${spread(c.generatorUsPerReq)} | ${spread(c.p99)} |`)
+    }
+    lines.push('')
+  }
+  return lines
+}
+
+/**
+ * What opens the markdown report: the glance table, then the cpu scenario's tables if it ran.
+ * @param {{ endpoints?: Record<string, any>, baseline?: any, scenarios?: Record<string, any> }} report
+ * @returns {string[]}
+ */
+function leadSection (report) {
+  const cpu = report.scenarios && report.scenarios.cpu
+  return [...glanceTable(report), ...(cpu ? cpuTables(cpu) : [])]
+}
+
+module.exports = { BASELINE, stats, perRequest, cpuRun, paired, summarizeIdle, summarizeCases, spread, glanceTable, cpuTables, leadSection }
