@@ -163,9 +163,11 @@ async function runSharedScenarios (params, list, report, { stamp, stateDir }) {
     }
     await checkCompleteness(report.endpoints, ledger, names, settings, client)
   } finally {
-    await env.close()
+    // The tables go first: closing the environment stops an HBase the bench started (then each
+    // delete would wait out the admin timeout, 2 minutes).
     for (const table of [accessLogTable, durableTable]) await client.admin.deleteTable(table).catch(() => {})
     await client.close()
+    await env.close()
   }
 }
 
