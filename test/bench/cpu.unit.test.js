@@ -191,8 +191,11 @@ describe('CPU from the threads, to the µs', () => {
     expect(Number.isInteger(r.cpuUs)).toBe(true)
     expect(r.cpuUs).toBeGreaterThan(200000)
     // The sampler's window lies between the burn alone and the burn with the sampler's own reads
-    // of /proc; a running thread's count may lag by up to a scheduler tick (a few ms).
-    expect(r.cpuUs).toBeGreaterThan(innerEnd - inner - 12000)
-    expect(r.cpuUs).toBeLessThan(outerEnd - outer + 12000)
+    // of /proc; a running thread's count may lag by up to a scheduler tick (a few ms), and the
+    // kernel's per-thread run times and getrusage() are accounted apart (on a loaded machine
+    // they differed by up to ~2%): within 5% and a tick of slack either way.
+    const slack = (us) => 0.05 * us + 12000
+    expect(r.cpuUs).toBeGreaterThan(innerEnd - inner - slack(innerEnd - inner))
+    expect(r.cpuUs).toBeLessThan(outerEnd - outer + slack(outerEnd - outer))
   })
 })
