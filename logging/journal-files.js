@@ -123,28 +123,32 @@ function isWholeValue (value) {
 /**
  * Parses up to `max` lines of a journal file's bytes from offset `from`. A line that is not a
  * whole record (a record cut short by a crash or a full disk, garbage, an empty line) is counted
- * as corrupt and skipped; the last line is JSON-checked too, since a cut there is the common case.
- * The file stays bytes: decoding it whole would make one string of the file's size, which V8
- * keeps in its old generation until a full collection (a replay reads several a second).
+ * as corrupt and skipped; the file's last line is JSON-checked too, since a cut there is the
+ * common case. The bytes stay bytes: only each line becomes a string.
  * @param {Buffer} bytes
  * @param {number} from
  * @param {number} max lines
+ * @param {number} [end] bytes past it are not read yet (default bytes.length)
+ * @param {boolean} [final] the file ends at `end` (default true); if not, a last line without
+ *   its newline is left for the next call, when more of it has been read
  * @returns {{ records: Array<{ key: string, value: string }>, corrupt: number, next: number }}
- *   next: where the next call starts (bytes.length at the end)
+ *   next: where the next call starts (`end` once all is parsed)
  */
-function parseLines (bytes, from, max) {
+function parseLines (bytes, from, max, end = bytes.length, final = true) {
+  const view = end === bytes.length ? bytes : bytes.subarray(0, end) // a reused buffer: stale bytes past end
   const records = []
   let corrupt = 0
-  while (from < bytes.length && records.length + corrupt < max) {
-    let to = bytes.indexOf(0x0a, from)
+  while (from < end && records.length + corrupt < max) {
+    let to = view.indexOf(0x0a, from)
     const last = to === -1
-    if (last) to = bytes.length
-    const record = to > from ? parseRecord(bytes.toString('utf8', from, to), last) : null
+    if (last && !final) break
+    if (last) to = end
+    const record = to > from ? parseRecord(view.toString('utf8', from, to), last) : null
     if (record) records.push(record)
     else corrupt++
     from = to + 1
   }
-  return { records, corrupt, next: Math.min(from, bytes.length) }
+  return { records, corrupt, next: Math.min(from, end) }
 }
 
 /**

@@ -168,17 +168,16 @@ function createJournal (options) {
     },
 
     /**
-     * Reads a sealed file's bytes; the replay parses them a batch at a time (journal-files.js
-     * parseLines), so its records never all live in memory at once.
+     * Opens a sealed file for the replay, which reads it a block at a time (journal-reader.js).
      * @param {{ path: string }} file
-     * @param {number} maxBytes a bigger file is refused (code EFBIG): it would not fit in memory
-     * @returns {Promise<Buffer>}
+     * @param {number} maxBytes a bigger file is refused (code EFBIG)
+     * @returns {Promise<import('node:fs/promises').FileHandle>}
      */
-    async read (file, maxBytes) {
+    async open (file, maxBytes) {
       const st = await io.stat(file.path)
       if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EISDIR' })
       if (st.size > maxBytes) throw Object.assign(new Error(`${st.size} bytes, more than ${maxBytes}`), { code: 'EFBIG' })
-      return io.readFile(file.path)
+      return io.open(file.path, 'r')
     },
 
     /**

@@ -22,7 +22,8 @@ const DEFAULTS = Object.freeze({
   claimIntervalMs: 60000, // how often to look for orphan journals besides at start
   journalFileBytes: 16 * 1024 * 1024,
   journalRetryMs: 1000, // a journal write that failed (a full disk) is tried again after this
-  maxReplayFileBytes: 64 * 1024 * 1024, // a bigger journal file is quarantined unread
+  maxReplayFileBytes: 64 * 1024 * 1024, // a bigger journal file is no file beacon wrote: quarantined unread
+  replayReadBytes: 1024 * 1024, // the replay reads files a block of this size at a time; a longer line is corrupt
   journalFs: null // the journal's node:fs/promises; tests inject a failing disk
 })
 
@@ -51,6 +52,7 @@ function resolveSinkOptions (options) {
   if (o.durable && o.writerId.length > 60) bad('writerId must be at most 60 chars in durable mode')
   if (!Number.isInteger(o.buckets) || o.buckets < 1 || o.buckets > 256) bad('buckets must be 1..256')
   for (const name of ['batchSize', 'flushIntervalMs', 'maxQueue', 'maxInFlight', 'closeTimeoutMs', 'probeSize', 'claimIntervalMs', 'journalFileBytes', 'journalMaxBuffered', 'journalRetryMs', 'maxReplayFileBytes']) integer(name, 1)
+  integer('replayReadBytes', 4096)
   for (const name of ['retryMaxMs', 'writeTimeoutMs', 'retryBaseMs', 'retryMaxBackoffMs', 'replayBaseMs', 'replayMaxBackoffMs']) integer(name, 0)
   if (!o.clock) o.clock = Date
   if (typeof o.clock.now !== 'function') bad('clock must have now()')

@@ -1,6 +1,7 @@
 'use strict'
 
-const { FILE_PATTERN, TRANSIENT_CODES, formatRecord, parseRecord, parseLines, isWholeValue } = require('../journal-files')
+const { FILE_PATTERN, TRANSIENT_CODES, formatRecord, parseRecord, isWholeValue } = require('../journal-files')
+const { RecordReader } = require('../journal-reader')
 const { toPut } = require('./batcher')
 
 /**
@@ -28,6 +29,10 @@ class Replayer {
     this.timer = null
     /** @type {Promise<boolean>|null} the pass running now */
     this.running = null
+    /** @type {Buffer|null} where files are read, a block at a time; one for every file */
+    this.readBuffer = null
+    /** @type {any} the file whose reader is open (one at a time) */
+    this.reading = null
     this.stopped = false
     this.started = this.claimOrphans().catch((err) => {
       counters.lastError = err.code || err.message
@@ -74,12 +79,13 @@ class Replayer {
     return this.running
   }
 
-  /** Stops scheduling; a pass in flight ends at its next step. */
+  /** Stops scheduling; a pass in flight ends at its next step. The file being read is closed. */
   stop () {
     this.stopped = true
     clearInterval(this.claimTimer)
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
+    if (this.reading) this.closeReader(this.reading).catch(() => {})
   }
 
   /** Replays journal files until none is left (true) or a write fails (false). */
@@ -164,21 +170,29 @@ class Replayer {
   }
 
   /**
-   * Replays one sealed file, a batch at a time. Its bytes are read once and parsed a batch ahead
-   * of each write, so a batch's records die young; neither the file as one string nor all its
-   * records live in V8's heap (where a replay of a 1-million-entry backlog grew RSS by up to
-   * 200 MiB: several file-sized strings a second, each kept until a full collection). A damaged file (lines that are not whole records) is
-   * quarantined once its whole records are written; a file that cannot be read at all is
-   * quarantined at once. Either way the replay goes on with the next file.
+   * Replays one sealed file, a batch at a time. Its bytes are read a block at a time into one
+   * buffer (journal-reader.js) and parsed a batch ahead of each write, so a batch's records die
+   * young and no file-sized buffer or string is ever made: reading 16 MiB files whole grew a
+   * replaying worker's RSS by ~100 MiB for good. A damaged file (lines that are not whole
+   * records) is quarantined once its whole records are written; a file that cannot be read is
+   * quarantined at once, its unread lines counted. Either way the replay goes on with the next
+   * file.
    * @param {any} file a sealed journal file (journal.nextSealed())
    * @returns {Promise<boolean>} false when a write failed
    */
   async replayFile (file) {
     const { journal } = this
-    if (file.bytes === undefined && !(await this.load(file))) return true
+    if (!file.reader && !(await this.open(file))) return true
     for (;;) {
       if (this.stopped) return false
-      const chunk = this.nextChunk(file)
+      let chunk
+      try {
+        chunk = await this.nextChunk(file)
+      } catch (err) {
+        if (TRANSIENT_CODES.has(err.code)) throw err // the reader stays where it was: tried again
+        await this.unreadable(file, err)
+        return true
+      }
       if (chunk.length === 0) break
       const whole = chunk.filter((r) => isWholeValue(r.value))
       this.damaged(file, chunk.length - whole.length)
@@ -190,7 +204,7 @@ class Replayer {
       }
     }
     this.settleLines(file)
-    file.bytes = undefined
+    await this.closeReader(file)
     if (file.damaged) {
       await journal.quarantine(file, 'lines that are not whole records skipped')
     } else {
@@ -203,20 +217,18 @@ class Replayer {
    * The next batch of a file: the records whose write failed first, then the next lines
    * (lines that are not whole records are counted and skipped).
    * @param {any} file
-   * @returns {Array<{ key: string, value: string }>} empty once the file is read through
+   * @returns {Promise<Array<{ key: string, value: string }>>} empty once the file is read through
    */
-  nextChunk (file) {
+  async nextChunk (file) {
     const size = this.chunkSize()
     if (file.retry.length) return file.retry.splice(0, size)
-    while (file.next < file.bytes.length) {
-      const { records, corrupt, next } = parseLines(file.bytes, file.next, size)
-      file.next = next
+    for (;;) {
+      const { records, corrupt } = await file.reader.next(size)
       file.seen += records.length + corrupt
       file.corrupt += corrupt
       this.damaged(file, corrupt)
-      if (records.length) return records
+      if (records.length || corrupt === 0) return records
     }
-    return []
   }
 
   /**
@@ -250,16 +262,17 @@ class Replayer {
   }
 
   /**
-   * Reads a file's bytes (parsed a batch at a time by nextChunk). A file
-   * that cannot be read (not a regular file, an I/O error, too big) is quarantined with all its
-   * lines counted as corrupt. An error that passes by itself (EMFILE) is thrown: tried again.
+   * Opens a file for reading (a batch at a time, by nextChunk). A file that cannot be read (not
+   * a regular file, an I/O error, too big) is quarantined with all its lines counted as corrupt.
+   * An error that passes by itself (EMFILE) is thrown: tried again.
+   * @param {any} file
    * @returns {Promise<boolean>} false when the file is out of the replay (vanished or quarantined)
    */
-  async load (file) {
+  async open (file) {
     const { counters, opts, journal } = this
-    let read
+    let handle
     try {
-      read = await journal.read(file, opts.maxReplayFileBytes)
+      handle = await journal.open(file, opts.maxReplayFileBytes)
     } catch (err) {
       if (TRANSIENT_CODES.has(err.code)) throw err
       this.damaged(file, file.lines)
@@ -274,8 +287,38 @@ class Replayer {
       counters.lastError = err.code || err.message
       return false
     }
-    Object.assign(file, { bytes: read, next: 0, seen: 0, corrupt: 0, retry: [] })
+    // One file is read at a time (the buffer is shared); one left part-way goes on where it was.
+    if (this.reading && this.reading !== file) await this.closeReader(this.reading)
+    if (!this.readBuffer) this.readBuffer = Buffer.allocUnsafe(opts.replayReadBytes)
+    if (file.resumeAt === undefined) Object.assign(file, { resumeAt: 0, seen: 0, corrupt: 0, retry: [] })
+    file.reader = new RecordReader(handle, this.readBuffer, file.resumeAt)
+    this.reading = file
     return true
+  }
+
+  /**
+   * A read failed part-way through a file: what was read is written, the lines not read are
+   * counted as corrupt, and the file is quarantined.
+   * @param {any} file
+   * @param {Error & { code?: string }} err
+   */
+  async unreadable (file, err) {
+    const { counters, opts } = this
+    this.settleLines(file)
+    file.damaged = true
+    await this.closeReader(file)
+    if (opts.logger) opts.logger.error({ err, file: file.from || file.path, lines: file.lines }, 'HBase access log: journal file unreadable; quarantined')
+    counters.lastError = err.code || err.message
+    await this.journal.quarantine(file, `unreadable: ${err.code || err.message}`)
+  }
+
+  /** @param {any} file */
+  async closeReader (file) {
+    const reader = file.reader
+    file.reader = undefined
+    if (reader) file.resumeAt = reader.consumed()
+    if (this.reading === file) this.reading = null
+    if (reader) await reader.close().catch(() => {})
   }
 
   async claimOrphans () {

@@ -39,7 +39,7 @@ const options = hbase.resolveOptions({
 const IDS = 40
 // The documented cap over a worker's healthy RSS under the same load: the HBase sink's maxQueue
 // entries in memory (50,000 by default; the journal takes the rest), and while the backlog
-// drains, a replay in progress (one journal file of at most 4 MiB and its batches in flight).
+// drains, a replay in progress (one 1 MiB read buffer and its batches in flight).
 const CAP_MIB = 96
 
 let server

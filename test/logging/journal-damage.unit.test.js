@@ -98,7 +98,7 @@ test('zero-length, garbage, a directory in place of a file, an I/O error: each q
   writeOrphan(dir, records('g2', 80))
   const disk = createFaultyFs()
   await disk.failReads(eioAtClaim, 'EIO')
-  await disk.failReads(eioAtReplay, 'EIO', ['readFile'])
+  await disk.failReads(eioAtReplay, 'EIO', ['read'], { opensSpared: 1 })
 
   const { hbase, sink } = startSink(dir, { journalFs: disk.io })
   expect(await sink.replay()).toBe(true)
@@ -129,7 +129,7 @@ test('an error that passes by itself (EMFILE) does not quarantine: the file is c
   const atReplay = writeOrphan(dir, records('t2', 10))
   const disk = createFaultyFs()
   await disk.failReads(atClaim, 'EMFILE')
-  await disk.failReads(atReplay, 'EMFILE', ['readFile'])
+  await disk.failReads(atReplay, 'EMFILE', ['read'], { opensSpared: 1 })
   const { hbase, sink } = startSink(dir, { journalFs: disk.io, claimIntervalMs: 50 })
   expect(await sink.replay()).toBe(false) // the one it could claim does not read yet
   expect(sink.stats()).toMatchObject({ claimed: 10, journalPending: 10, corrupt: 0, quarantinedFiles: 0, lastError: 'EMFILE' })
@@ -173,4 +173,40 @@ test('readRecords: whole records only; a blank line or a record cut short is cou
   const { records: got, corrupt } = await readRecords(file)
   expect(got.map((r) => r.key)).toEqual([recordKey('r', 1), recordKey('r', 2)])
   expect(corrupt).toBe(4)
+})
+
+test('a read that fails part-way through a file: the records read are written, the lines not read counted, the file quarantined', async () => {
+  const dir = tempDir()
+  const file = writeOrphan(dir, records('mid', 300)) // ~70 blocks of 512 bytes
+  const disk = createFaultyFs()
+  const { hbase, sink } = startSink(dir, { journalFs: disk.io, replayReadBytes: 4096, batchSize: 100 })
+  hbase.up = false
+  expect(await sink.replay()).toBe(false) // a block read, its first write refused: the file stays open
+  expect(sink.stats()).toMatchObject({ claimed: 300, written: 0 })
+  // HBase comes back for two writes, then goes again: the replay stops part-way through the file.
+  const multiPut = hbase.client.multiPut
+  let allowed = 2
+  hbase.client.multiPut = async (table, puts) => {
+    hbase.up = allowed-- > 0
+    return multiPut(table, puts)
+  }
+  expect(await sink.replay()).toBe(false)
+  const written = sink.stats().written
+  expect(written).toBeGreaterThan(0)
+  expect(written).toBeLessThan(300)
+  // The disk fails under the open file, part-way through it (the claim renamed it).
+  await disk.failReads(journalFiles(dir)[0], 'EIO', ['read'])
+  hbase.client.multiPut = multiPut
+  hbase.up = true
+  let done = false
+  for (let i = 0; i < 20 && !done; i++) done = await sink.replay()
+  expect(done).toBe(true)
+  const s = sink.stats()
+  expect(s.written).toBeGreaterThanOrEqual(written) // what was read before the failure, at least
+  expect(s.written).toBeLessThan(300)
+  expect(s.corrupt).toBe(300 - s.written) // every line not read is counted
+  expect(s).toMatchObject({ quarantinedFiles: 1, journalPending: 0, lastError: 'EIO' })
+  expect(balanced(s)).toBe(true)
+  expect(hbase.rows.size).toBe(s.written)
+  quarantinedFrom(dir, file)
 })

@@ -16,17 +16,27 @@ function fsError (code, syscall, file) {
  */
 function createFaultyFs ({ freeBytes = Infinity } = {}) {
   const state = { freeBytes, writes: 0, refused: 0 }
-  /** @type {Map<number, { code: string, calls: string[] }>} inode → what fails (survives renames) */
+  /** @type {Map<number, { code: string, calls: string[], opensSpared: number }>} inode → what fails (survives renames) */
   const readErrors = new Map()
 
-  async function failRead (file, call) {
-    if (readErrors.size === 0) return
+  async function faultOf (file) {
+    if (readErrors.size === 0) return null
     const st = await fsp.stat(file).catch(() => null)
-    const fault = st && readErrors.get(st.ino)
+    return (st && readErrors.get(st.ino)) || null
+  }
+
+  async function failRead (file, call) {
+    const fault = await faultOf(file)
     if (fault && fault.calls.includes(call)) throw fsError(fault.code, call, file)
   }
 
-  function wrap (fh) {
+  /**
+   * @param {import('node:fs/promises').FileHandle} fh
+   * @param {number|null} [ino] the file's inode, for reads through this handle that may fail ('read')
+   * @param {string} [file]
+   * @param {boolean} [spared] reads through this handle never fail
+   */
+  function wrap (fh, ino = null, file = '', spared = false) {
     return {
       fd: fh.fd,
       async write (buffer, offset, length, position) {
@@ -45,7 +55,12 @@ function createFaultyFs ({ freeBytes = Infinity } = {}) {
         await fh.truncate(len)
         if (size > len) state.freeBytes += size - len
       },
-      read: (...args) => fh.read(...args),
+      async read (...args) {
+        // Looked up at each read, so healReads() mends a handle already open.
+        const fault = ino === null || spared ? undefined : readErrors.get(ino)
+        if (fault && fault.calls.includes('read')) throw fsError(fault.code, 'read', file)
+        return fh.read(...args)
+      },
       stat: (...args) => fh.stat(...args),
       datasync: () => fh.datasync(),
       close: () => fh.close()
@@ -55,8 +70,12 @@ function createFaultyFs ({ freeBytes = Infinity } = {}) {
   const io = {
     ...fsp,
     async open (file, flags) {
-      if (flags === 'r') await failRead(file, 'open')
-      return wrap(await fsp.open(file, flags))
+      if (flags !== 'r') return wrap(await fsp.open(file, flags))
+      await failRead(file, 'open')
+      const fault = await faultOf(file)
+      const spared = fault !== null && fault.opensSpared-- > 0
+      const fh = await fsp.open(file, flags)
+      return wrap(fh, (await fh.stat()).ino, String(file), spared)
     },
     async readFile (file, options) {
       await failRead(String(file), 'readFile')
@@ -69,14 +88,16 @@ function createFaultyFs ({ freeBytes = Infinity } = {}) {
     state,
     /**
      * Reads of this file (by inode, so after a rename too) fail with `code`: opening it for
-     * reading ('open', which counting its lines does) and reading it whole ('readFile', which
-     * the replay does), or only the calls named.
+     * reading ('open', which counting its lines does), reading through an open handle ('read',
+     * which the replay does) and reading it whole ('readFile'), or only the calls named.
      * @param {string} file
      * @param {string} code
      * @param {string[]} [calls]
+     * @param {{ opensSpared?: number }} [options] reads through the first `opensSpared` handles
+     *   opened for reading work (the claim counts a file's lines through one; the replay's is next)
      */
-    async failReads (file, code, calls = ['open', 'readFile']) {
-      readErrors.set((await fsp.stat(file)).ino, { code, calls })
+    async failReads (file, code, calls = ['open', 'read', 'readFile'], { opensSpared = 0 } = {}) {
+      readErrors.set((await fsp.stat(file)).ino, { code, calls, opensSpared })
     },
     /** Reads work again. */
     healReads () {
