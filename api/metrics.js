@@ -173,6 +173,12 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     follow('beacon_access_log_shed_total',
       'Access-log entries dropped, by reason: overload (the shed policy), disk_full / write_error (the local disk refused the journal or file log), write_backlog (the disk is slower than the entries come)',
       'reason', (stats) => Object.entries(stats.shedBy || {}))
+    follow('beacon_access_rollup_errors_total',
+      'Access-log rollups: marks that could not be written (their rows are written again) and runs of the rollup job that failed',
+      'kind', (stats) => stats.rollup ? [['mark', stats.rollup.markFailures], ['run', stats.rollup.errors]] : [])
+    follow('beacon_access_rollup_minutes_total',
+      'Access-log rollups: minutes counted from the raw rows by this process\'s rollup job',
+      null, (stats) => stats.rollup ? [['', stats.rollup.minutesRolled]] : [])
     follow('beacon_access_log_quarantined_files_total',
       'Damaged journal or write-ahead-log files renamed <name>.damaged-<ms> and left for the operator',
       null, (stats) => [['', stats.quarantinedFiles]])
@@ -195,6 +201,10 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     gauge('beacon_access_log_journal_pending', 'Entries in local journal files on disk, not yet replayed', (s) => s.journalPending)
     gauge('beacon_access_log_journal_buffered', 'Entries handed to the journal and still in memory, waiting for its disk (bounded; shed past the bound)', (s) => s.journalBuffered)
     gauge('beacon_access_log_write_failing', '1 while the local disk refuses the sink\'s writes (journal or file log) and entries wait in memory', (s) => (s.writeFailing === undefined ? undefined : s.writeFailing ? 1 : 0), 'max')
+    gauge('beacon_access_rollup_lag_seconds', 'Access-log rollups: how long ago the oldest minute due and not yet counted ended (0: all counted; the minute in progress is counted once it ended and settled)',
+      (s) => (s.rollup && s.rollup.lagSeconds !== undefined ? s.rollup.lagSeconds : undefined), 'max')
+    gauge('beacon_access_rollup_enabled', 'Access-log rollups: 1 while this sink marks minutes, 0 once marking failed for good (no rollup table; said in the app log)',
+      (s) => (s.rollup ? (s.rollup.disabled ? 0 : 1) : undefined), 'min')
     gauge('beacon_access_log_oldest_pending_seconds', 'Age of the oldest entry not yet written', (s) => (typeof s.oldestPendingMs === 'number' ? s.oldestPendingMs / 1000 : undefined), 'max')
   }
 

@@ -53,7 +53,9 @@ const SINK_DEFAULTS = {
   // maxPendingLines / journalMaxBuffered: the memory bounds when the local disk refuses writes
   // (README, "Access logs: nothing is lost"); past them entries are shed and counted.
   file: { rotateSize: '100m', rotateFrequency: 'daily', keepFiles: 14, maxPendingLines: 50000 },
-  hbase: { buckets: 16, batchSize: 500, flushIntervalMs: 100, maxQueue: 50000, journalMaxBuffered: 50000, overload: 'spill', durable: false, retryMaxMs: 30000 }
+  // rollups: exact per-minute counts of the log, kept in rollupTable (logging/rollup/); one
+  // rollup table serves every log table
+  hbase: { buckets: 16, batchSize: 500, flushIntervalMs: 100, maxQueue: 50000, journalMaxBuffered: 50000, overload: 'spill', durable: false, retryMaxMs: 30000, rollups: true, rollupTable: 'beacon_access_rollup' }
 }
 
 const HBASE_DEFAULT_CONFIG = { features: {} }
@@ -125,6 +127,9 @@ const ENV_VARS = [
   ['BEACON_CONFIG_TABLE', 'hbase.configTable', 'string'],
   // applies to the sink named `hbase`, when one is declared
   ['BEACON_ACCESS_LOG_TABLE', 'logSinks.hbase.table', 'string'],
+  // the rollups of the sink named `hbase`: on/off, and their table
+  ['BEACON_ACCESS_ROLLUPS', 'logSinks.hbase.rollups', 'bool'],
+  ['BEACON_ACCESS_ROLLUP_TABLE', 'logSinks.hbase.rollupTable', 'string'],
   // durable mode of the sink named `hbase`: write-ahead log before answering (logging/wal.js)
   ['BEACON_ACCESS_LOG_DURABLE', 'logSinks.hbase.durable', 'bool']
 ]

@@ -33,6 +33,8 @@ const fileSink = closed({
 const hbaseSink = closed({
   type: { const: 'hbase' },
   table: tableName,
+  rollups: { type: 'boolean', description: 'true or false' },
+  rollupTable: tableName,
   buckets: int(1, 256),
   batchSize: int(1, 100000),
   flushIntervalMs: int(1),

@@ -3,7 +3,10 @@
 const path = require('node:path')
 const { createFileSink } = require('./file-sink')
 const { createHBaseSink } = require('./hbase-sink')
+const { createRollupMarker } = require('./rollup/marker')
+const { createRoller } = require('./rollup/roller')
 const { ERRORS } = require('../lib/errors')
+const { SINK_DEFAULTS } = require('../config/defaults')
 
 /**
  * Builds the access-log sinks of one process from their settings (the root factory passes the
@@ -25,9 +28,11 @@ const { ERRORS } = require('../lib/errors')
  * @param {string} [context.workerTag] cluster worker tag, part of file sink names ("w1")
  * @param {import('pino').Logger} [context.logger]
  * @param {{ now(): number }} [context.clock]
+ * @param {boolean} [context.runRoller] run the rollup job here (one process per host is enough;
+ *   more only repeat the work): default true
  * @returns {Map<string, any> & { closeAll(opts?: { timeoutMs?: number }): Promise<void> }}
  */
-function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, logger, clock }) {
+function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, logger, clock, runRoller = true }) {
   const sinks = /** @type {Map<string, any> & { closeAll(opts?: { timeoutMs?: number }): Promise<void> }} */ (new Map())
   const hbaseCount = Object.values(sinkSettings).filter((s) => s && s.type === 'hbase').length
   const resolve = (p) => (path.isAbsolute(p) ? p : path.resolve(stateDir || process.cwd(), p))
@@ -46,16 +51,20 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
         }))
       } else if (spec.type === 'hbase') {
         if (!client) throw new ERRORS.INVALID_OPTION(`access-log sink "${name}" writes to HBase but no client was given`)
-        const { type, journalDir, ...rest } = spec
+        const { type, journalDir, rollups, rollupTable, ...rest } = spec
+        // Two HBase sinks of one process must not share row keys or journal names.
+        const sinkWriterId = hbaseCount > 1 ? `${writerId}-${name}` : writerId
+        const rollup = rollups === false ? {} : rollupParts({ client, rollupTable, logTable: spec.table, buckets: spec.buckets, writerId: sinkWriterId, runRoller, logger: sinkLogger, clock })
         sinks.set(name, createHBaseSink({
           ...rest,
           client,
           journalDir: resolve(journalDir || path.join('journal', name)),
-          // Two HBase sinks of one process must not share row keys or journal names.
-          writerId: hbaseCount > 1 ? `${writerId}-${name}` : writerId,
+          writerId: sinkWriterId,
           logger: sinkLogger,
-          ...(clock ? { clock } : {})
+          ...(clock ? { clock } : {}),
+          ...rollup
         }))
+        if (rollup.rollupRoller) rollup.rollupRoller.start()
       } else {
         throw new ERRORS.INVALID_OPTION(`access-log sink "${name}" has unknown type "${spec.type}"`)
       }
@@ -77,6 +86,18 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
     }))
   }
   return sinks
+}
+
+/**
+ * The rollups of one HBase sink (rollup/layout.js): the marker its writes go through, and the
+ * job that counts marked minutes when this process runs it.
+ */
+function rollupParts ({ client, rollupTable, logTable, buckets, writerId, runRoller, logger, clock }) {
+  const table = rollupTable || SINK_DEFAULTS.hbase.rollupTable
+  return {
+    rollupMarker: createRollupMarker({ client, rollupTable: table, logTable, writerId, logger }),
+    rollupRoller: runRoller ? createRoller({ client, logTable, rollupTable: table, buckets: buckets || 16, logger, ...(clock ? { clock } : {}) }) : null
+  }
 }
 
 function withTimeout (promise, ms) {

@@ -11,6 +11,7 @@ const { processesOf, processOf, bootstrapServers } = require('./processes')
 const { status, inspectCluster, dumpTable } = require('./status')
 const server = require('./server-process')
 const { ACCESS_LOG_FAMILY, accessLogSplitKeys } = require('../../logging/access-log-layout')
+const { ROLLUP_FAMILY } = require('../../logging/rollup/layout')
 const { DEFAULTS: SETTINGS } = require('../../config/defaults')
 const { encodeToggles, configSplitKeys } = require('../../lib/toggles/store')
 
@@ -90,6 +91,8 @@ async function setupTables (opts, { log = noop, classpath, signal } = {}) {
     '--probe-row', '1',
     '--log-table', opts.accessLogTable,
     '--log-family', ACCESS_LOG_FAMILY,
+    '--rollup-table', opts.rollupTable,
+    '--rollup-family', ROLLUP_FAMILY,
     '--expect-servers', String(opts.regionServers),
     ...accessLogSplitKeys(opts.accessLogBuckets, opts.accessLogRegions).flatMap((key) => ['--split', key]),
     ...configSplitKeys(opts.regionServers).flatMap((key) => ['--config-split', key])

@@ -39,6 +39,7 @@ const SPEC = {
   startTimeoutMs: ['BEACON_HBASE_START_TIMEOUT_MS', 180000, { parse: parseInteger, min: 1000, max: 3600000 }],
   configTable: ['BEACON_CONFIG_TABLE', SETTINGS.hbase.configTable, tableName],
   accessLogTable: ['BEACON_ACCESS_LOG_TABLE', SETTINGS.logSinks.hbase.table, tableName],
+  rollupTable: ['BEACON_ACCESS_ROLLUP_TABLE', SETTINGS.logSinks.hbase.rollupTable, tableName],
   accessLogBuckets: ['BEACON_ACCESS_LOG_BUCKETS', 16, { parse: parseInteger, min: 1, max: 256 }],
   accessLogRegions: ['BEACON_ACCESS_LOG_REGIONS', 8, { parse: parseInteger, min: 1, max: 256 }],
   seedCount: ['BEACON_SEED_COUNT', 10000, { parse: parseInteger, min: 1, max: 10000000 }]

@@ -108,12 +108,7 @@ class Batcher {
     this.inFlight.add(items)
     this.inFlightEntries += items.length
     counters.batches++
-    let results
-    try {
-      results = await opts.client.multiPut(opts.table, items.map(toPut), { timeout: opts.writeTimeoutMs || undefined })
-    } catch (err) {
-      results = items.map(() => err) // the call itself failed (client closed, bad argument)
-    }
+    const results = await putRecords(opts, items)
     this.inFlight.delete(items)
     let ok = 0
     let down = true
@@ -252,4 +247,26 @@ function toPut (item) {
   return { row: item.key, cells: { [ACCESS_LOG_FAMILY]: { [ACCESS_LOG_QUALIFIER]: item.value } } }
 }
 
-module.exports = { Batcher, toPut }
+/**
+ * Writes records in one multiPut and, when the sink keeps rollups, marks the minutes of those
+ * HBase acknowledged (../rollup/marker.js): a row counts as written once its minute is marked.
+ * @param {Readonly<import('./options').SinkOptions>} opts
+ * @param {Array<{ key: string, value: string }>} records
+ * @returns {Promise<Array<any>>} per record: null (written) or why not (an HBaseError: code, retryable)
+ */
+async function putRecords (opts, records) {
+  const timeout = opts.writeTimeoutMs || undefined
+  let results
+  try {
+    results = await opts.client.multiPut(opts.table, records.map(toPut), { timeout })
+  } catch (err) {
+    return records.map(() => err) // the call itself failed (client closed, bad argument)
+  }
+  if (!opts.rollupMarker) return results
+  const acked = []
+  for (let i = 0; i < records.length; i++) if (!results[i]) acked.push(records[i].key)
+  const err = await opts.rollupMarker.mark(acked, timeout)
+  return err ? results.map((r) => r || err) : results
+}
+
+module.exports = { Batcher, toPut, putRecords }

@@ -174,6 +174,7 @@ function createHBaseSink (options) {
     const deadline = Date.now() + timeoutMs
     closing = (async () => {
       replayer.stop()
+      if (opts.rollupRoller) await opts.rollupRoller.close()
       const writeBy = Date.now() + Math.floor(timeoutMs * CLOSE_WRITE_SHARE)
       try {
         await within(flush(), writeBy)
@@ -228,7 +229,8 @@ function createHBaseSink (options) {
       oldestPendingMs: oldest === Infinity ? 0 : Math.max(0, clock.now() - oldest),
       state: batcher.state,
       durable: Boolean(walGuard),
-      ...(walGuard ? walGuard.stats() : {})
+      ...(walGuard ? walGuard.stats() : {}),
+      ...(opts.rollupMarker ? { rollup: { ...opts.rollupMarker.stats(), ...(opts.rollupRoller ? opts.rollupRoller.stats() : {}) } } : {})
     }
   }
 

@@ -24,7 +24,11 @@ const DEFAULTS = Object.freeze({
   journalRetryMs: 1000, // a journal write that failed (a full disk) is tried again after this
   maxReplayFileBytes: 64 * 1024 * 1024, // a bigger journal file is no file beacon wrote: quarantined unread
   replayReadBytes: 1024 * 1024, // the replay reads files a block of this size at a time; a longer line is corrupt
-  journalFs: null // the journal's node:fs/promises; tests inject a failing disk
+  journalFs: null, // the journal's node:fs/promises; tests inject a failing disk
+  // The rollups (../rollup/): marks the minutes of acknowledged rows; the job that counts them
+  // (closed with the sink). Their stats() join the sink's, under `rollup`.
+  rollupMarker: /** @type {{ mark: (rowKeys: string[], timeout?: number) => Promise<Error|null>, stats: () => object } | null} */ (null),
+  rollupRoller: /** @type {{ close: () => Promise<void>, stats: () => object } | null} */ (null)
 })
 
 /**
@@ -54,6 +58,7 @@ function resolveSinkOptions (options) {
   for (const name of ['batchSize', 'flushIntervalMs', 'maxQueue', 'maxInFlight', 'closeTimeoutMs', 'probeSize', 'claimIntervalMs', 'journalFileBytes', 'journalMaxBuffered', 'journalRetryMs', 'maxReplayFileBytes']) integer(name, 1)
   integer('replayReadBytes', 4096)
   for (const name of ['retryMaxMs', 'writeTimeoutMs', 'retryBaseMs', 'retryMaxBackoffMs', 'replayBaseMs', 'replayMaxBackoffMs']) integer(name, 0)
+  if (o.rollupMarker !== null && typeof o.rollupMarker?.mark !== 'function') bad('rollupMarker must have mark()')
   if (!o.clock) o.clock = Date
   if (typeof o.clock.now !== 'function') bad('clock must have now()')
   return Object.freeze(o)

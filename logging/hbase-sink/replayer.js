@@ -2,7 +2,7 @@
 
 const { FILE_PATTERN, TRANSIENT_CODES, formatRecord, parseRecord, isWholeValue } = require('../journal-files')
 const { RecordReader } = require('../journal-reader')
-const { toPut } = require('./batcher')
+const { putRecords } = require('./batcher')
 
 /**
  * Writes journal files back into HBase in the background and deletes each file once all its
@@ -124,12 +124,7 @@ class Replayer {
    */
   async write (records) {
     const { batcher, counters, opts } = this
-    let results
-    try {
-      results = await opts.client.multiPut(opts.table, records.map(toPut), { timeout: opts.writeTimeoutMs || undefined })
-    } catch (err) {
-      results = records.map(() => err)
-    }
+    const results = await putRecords(opts, records)
     counters.batches++
     const failures = records.filter((_, i) => results[i])
     const acked = records.length - failures.length

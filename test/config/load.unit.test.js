@@ -71,7 +71,9 @@ describe('defaults', () => {
         journalDir: path.join(settings.stateDir, 'journal'),
         overload: 'spill',
         durable: false,
-        retryMaxMs: 30000
+        retryMaxMs: 30000,
+        rollups: true,
+        rollupTable: 'beacon_access_rollup'
       }
     })
   })

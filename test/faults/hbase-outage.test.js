@@ -15,6 +15,7 @@ const { startBeacon, request } = require('../support/beacon')
 const { createHBaseClient } = require('../../lib/hbase')
 const { startLoops, stopRunningLoads } = require('../support/load')
 const { until } = require('../support/until')
+const { rollupsAgainstRaw } = require('../support/rollups')
 
 jest.setTimeout(10 * 60 * 1000)
 
@@ -74,7 +75,8 @@ function startLoad () {
   return { results, stop: load.stop }
 }
 
-test('SIGKILL of HBase under load: cached endpoints serve, sample2 fails fast with 503, no access-log entry is lost', async () => {
+test('SIGKILL of HBase under load: cached endpoints serve, sample2 fails fast with 503, no access-log entry is lost, the rollups count each once', async () => {
+  const testStarted = Date.now()
   // Warm the caches of sample3 and sample5 for every id used.
   for (let id = 1; id <= IDS; id++) {
     expect((await request(`${app.url}/api/sample3.js?id=${id}&callback=cb`)).status).toBe(200)
@@ -145,6 +147,10 @@ test('SIGKILL of HBase under load: cached endpoints serve, sample2 fails fast wi
     expect(stats.spilled).toBeGreaterThan(0)
     expect(stats.replayed).toBe(stats.spilled)
     expect(rows).toBe(ok5)
+    // The rollups count every row once: the rows written before the kill, and the replayed ones.
+    const rollups = await rollupsAgainstRaw({ bootstrap, logTable: app.accessLogTable, from: testStarted - 60000 })
+    console.log(`outage rollups: ${rollups.minutes} minutes, ${rollups.rows} rows, ${rollups.differences.length} differences, ${rollups.marked.length} minutes left marked`)
+    expect(rollups).toMatchObject({ rows: ok5, marked: [], differences: [] })
   } finally {
     await counter.close()
   }

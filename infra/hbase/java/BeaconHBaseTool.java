@@ -37,7 +37,7 @@ import org.apache.hadoop.hbase.util.Bytes;
  *   the config table from stdin, and in a cluster waits until every RegionServer holds regions of
  *   the access-log table (asking the balancer if one holds none). Arguments (all required but the
  *   repeating --split and --config-split, and --expect-servers): --timeout-ms N --config-table T
- *   --config-family F --config-qualifier Q --seed-check-row R --probe-row R --log-table T
+ *   --config-family F --config-qualifier Q --seed-check-row R --probe-row R --log-table T [--rollup-table T --rollup-family F]
  *   --log-family F [--split KEY]... [--config-split KEY]... [--expect-servers N]
  *   stdin: one "rowkey TAB value" line per config row; read only when the seed is missing.
  * shutdown: asks the master for an orderly cluster shutdown. Arguments: --timeout-ms N
@@ -89,6 +89,9 @@ public final class BeaconHBaseTool {
     byte[] configQualifier = Bytes.toBytes(one(args, "--config-qualifier"));
     TableName logTable = TableName.valueOf(one(args, "--log-table"));
     byte[] logFamily = Bytes.toBytes(one(args, "--log-family"));
+    List<String> rollupArg = args.getOrDefault("--rollup-table", List.of());
+    TableName rollupTable = rollupArg.isEmpty() ? null : TableName.valueOf(rollupArg.get(0));
+    byte[] rollupFamily = Bytes.toBytes(args.getOrDefault("--rollup-family", List.of("r")).get(0));
     List<String> splits = args.getOrDefault("--split", List.of());
     List<String> configSplits = args.getOrDefault("--config-split", List.of());
     int expectServers = Integer.parseInt(args.getOrDefault("--expect-servers", List.of("1")).get(0));
@@ -103,12 +106,14 @@ public final class BeaconHBaseTool {
       await(deadline, "master initialized and tables present", () -> {
         if (ensureTable(admin, configTable, configFamily, configSplits)) created.add(configTable.getNameAsString());
         if (ensureTable(admin, logTable, logFamily, splits)) created.add(logTable.getNameAsString());
+        if (rollupTable != null && ensureTable(admin, rollupTable, rollupFamily, List.of())) created.add(rollupTable.getNameAsString());
       });
       // After a crash the master is up before WAL recovery reopens the user regions: read every region.
       Map<String, Integer> regions = new HashMap<>();
       await(deadline, "every region serving reads", () -> {
         regions.put(configTable.getNameAsString(), probeRegions(conn, configTable));
         regions.put(logTable.getNameAsString(), probeRegions(conn, logTable));
+        if (rollupTable != null) regions.put(rollupTable.getNameAsString(), probeRegions(conn, rollupTable));
       });
       long readyMs = (System.nanoTime() - started) / 1_000_000L;
       Map<String, Integer> spread = expectServers > 1 ? awaitSpread(admin, logTable, deadline) : Map.of();

@@ -1,0 +1,82 @@
+'use strict'
+
+/**
+ * The rollup table's layout: per-minute counts of the access log, and the marks that say a
+ * minute got new rows and must be counted again. One rollup table serves any number of
+ * access-log tables: every row key starts with the log table's name.
+ *
+ *   m/<log table>/<13-digit minute ms>   family r, one cell per mark: qualifier unique to the
+ *                                        write that made it (`<writerId>.<seq>`), value empty
+ *   c/<log table>/<13-digit minute ms>   family r, one cell per group: qualifier the group's
+ *                                        JSON `[endpoint, id, class]`, value the exact count
+ *
+ * Why this is exact: a count is never incremented. A writer marks a minute after HBase
+ * acknowledged its rows (so a mark always follows the rows it stands for), and the roller
+ * recomputes a marked minute from a scan of the raw rows and writes the absolute counts, then
+ * deletes the marks it read (only those: a mark made meanwhile stays, and the minute is counted
+ * again). A replay, a retry or a duplicate write puts rows that exist already; counted again,
+ * they are the same rows. Counts are written with the newest mark's HBase timestamp as their
+ * cell version, so when two rollers race, the count from the later marks wins.
+ */
+
+const ROLLUP_FAMILY = 'r'
+const MINUTE_MS = 60000
+
+/** @param {number} ms @returns {number} the start of its minute */
+function minuteOf (ms) {
+  return ms - (ms % MINUTE_MS)
+}
+
+/** @param {number} minute @returns {string} */
+function pad (minute) {
+  return String(minute).padStart(13, '0')
+}
+
+/**
+ * @param {'m'|'c'} kind marks or counts
+ * @param {string} logTable
+ * @param {number} minute minute start, epoch ms
+ * @returns {string}
+ */
+function rollupKey (kind, logTable, minute) {
+  return `${kind}/${logTable}/${pad(minute)}`
+}
+
+/**
+ * @param {string} key a rollupKey
+ * @returns {number} its minute
+ */
+function minuteOfRollupKey (key) {
+  return Number(key.slice(-13))
+}
+
+/**
+ * The minute of an access-log row, read from its key (salt bucket, then 13-digit epoch ms).
+ * @param {string} rowKey
+ * @returns {number}
+ */
+function minuteOfLogRow (rowKey) {
+  return minuteOf(Number(rowKey.slice(2, 15)))
+}
+
+/**
+ * The group an entry is counted in: endpoint, id ('' when none), status class ('2xx'; an event
+ * beacon: 'event').
+ * @param {{ endpoint?: unknown, id?: unknown, status?: unknown, event?: unknown }} entry
+ * @returns {string} the group's qualifier, JSON `[endpoint, id, class]`
+ */
+function groupOf (entry) {
+  const cls = typeof entry.status === 'number' ? `${Math.floor(entry.status / 100)}xx` : (typeof entry.event === 'string' ? 'event' : 'other')
+  return JSON.stringify([String(entry.endpoint ?? ''), entry.id == null ? '' : String(entry.id), cls])
+}
+
+/**
+ * @param {string} qualifier a groupOf() qualifier
+ * @returns {{ endpoint: string, id: string, class: string }}
+ */
+function parseGroup (qualifier) {
+  const [endpoint, id, cls] = JSON.parse(qualifier)
+  return { endpoint, id, class: cls }
+}
+
+module.exports = { ROLLUP_FAMILY, MINUTE_MS, minuteOf, rollupKey, minuteOfRollupKey, minuteOfLogRow, groupOf, parseGroup }

@@ -1,0 +1,95 @@
+'use strict'
+
+const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, rollupKey, minuteOfRollupKey } = require('./layout')
+const { countMinute } = require('./minute-scan')
+
+/**
+ * @typedef {object} RollupSource
+ * @property {import('../../lib/hbase').HBaseClient} client
+ * @property {string} rollupTable
+ * @property {string} logTable
+ * @property {number} buckets the access log's salt buckets
+ * @property {number} [timeout] ms per HBase call
+ */
+
+/**
+ * The minutes of [from, to) that are marked: rows landed there that the rollups do not count yet.
+ * @param {RollupSource} source
+ * @param {number} from minute
+ * @param {number} to minute (excluded)
+ * @returns {Promise<Set<number>>}
+ */
+async function markedMinutes ({ client, rollupTable, logTable, timeout }, from, to) {
+  const marked = new Set()
+  for await (const row of client.scan(rollupTable, { startRow: rollupKey('m', logTable, from), stopRow: rollupKey('m', logTable, to), families: [ROLLUP_FAMILY], keysOnly: true, timeout })) {
+    marked.add(minuteOfRollupKey(row.row.toString('utf8')))
+  }
+  return marked
+}
+
+/**
+ * The rollup rows of [from, to), minute by minute, streamed.
+ * @param {RollupSource} source
+ * @param {number} from minute
+ * @param {number} to minute (excluded)
+ * @returns {AsyncGenerator<{ minute: number, groups: Map<string, number> }>}
+ */
+async function * rolledMinutes ({ client, rollupTable, logTable, timeout }, from, to) {
+  for await (const row of client.scan(rollupTable, { startRow: rollupKey('c', logTable, from), stopRow: rollupKey('c', logTable, to), families: [ROLLUP_FAMILY], timeout })) {
+    const groups = new Map()
+    for (const cell of row.cells) groups.set(cell.qualifier, Number(cell.value.toString('utf8')))
+    yield { minute: minuteOfRollupKey(row.row.toString('utf8')), groups }
+  }
+}
+
+/**
+ * Exact per-minute counts of [from, to) (whole minutes): the rollups where a minute is counted
+ * and not marked since, a scan of the raw rows where it is marked (counted again soon).
+ * @param {RollupSource} source
+ * @param {number} from minute
+ * @param {number} to minute (excluded)
+ * @returns {AsyncGenerator<{ minute: number, groups: Map<string, number>, from: 'rollup'|'scan' }>}
+ */
+async function * exactMinutes (source, from, to) {
+  if (from % MINUTE_MS || to % MINUTE_MS) throw new RangeError('exactMinutes takes whole minutes')
+  const marked = await markedMinutes(source, from, to)
+  const scanned = async (minute) => ({ minute, groups: (await countMinute(source.client, { ...source, minute })).groups, from: /** @type {const} */ ('scan') })
+  const pending = [...marked].sort((a, b) => a - b)
+  for await (const rolled of rolledMinutes(source, from, to)) {
+    while (pending.length && pending[0] < rolled.minute) yield await scanned(pending.shift())
+    if (pending[0] === rolled.minute) yield await scanned(pending.shift())
+    else yield { ...rolled, from: /** @type {const} */ ('rollup') }
+  }
+  while (pending.length) yield await scanned(pending.shift())
+}
+
+/**
+ * Compares the rollups of [from, to) with a scan of the raw rows, minute by minute.
+ * @param {RollupSource} source
+ * @param {number} from epoch ms (rounded down to its minute)
+ * @param {number} to epoch ms (rounded up)
+ * @returns {Promise<{ minutes: number, rows: number, marked: number[], differences: Array<{ minute: string, group: string, raw: number, rollup: number }> }>}
+ *   marked: minutes not counted yet (their differences are expected until the roller gets there)
+ */
+async function checkRollups (source, from, to) {
+  const first = minuteOf(from)
+  const last = minuteOf(to + MINUTE_MS - 1)
+  const marked = await markedMinutes(source, first, last)
+  const rolled = new Map()
+  for await (const { minute, groups } of rolledMinutes(source, first, last)) rolled.set(minute, groups)
+  const differences = []
+  let rows = 0
+  for (let minute = first; minute < last; minute += MINUTE_MS) {
+    const raw = await countMinute(source.client, { ...source, minute })
+    rows += raw.rows
+    const counted = rolled.get(minute) || new Map()
+    for (const group of new Set([...raw.groups.keys(), ...counted.keys()])) {
+      const a = raw.groups.get(group) || 0
+      const b = counted.get(group) || 0
+      if (a !== b) differences.push({ minute: new Date(minute).toISOString(), group, raw: a, rollup: b })
+    }
+  }
+  return { minutes: (last - first) / MINUTE_MS, rows, marked: [...marked].sort((a, b) => a - b), differences }
+}
+
+module.exports = { markedMinutes, rolledMinutes, exactMinutes, checkRollups }

@@ -1,0 +1,30 @@
+'use strict'
+
+// The rollup table's keys and groups (logging/rollup/layout.js), no JVM.
+
+const { MINUTE_MS, minuteOf, rollupKey, minuteOfRollupKey, minuteOfLogRow, groupOf, parseGroup } = require('../../logging/rollup/layout')
+const { accessLogRowKey } = require('../../logging/access-log-layout')
+
+test('keys sort by minute, per log table and kind; a key gives its minute back', () => {
+  const minutes = [0, MINUTE_MS, 9 * MINUTE_MS, 10 * MINUTE_MS, 1795537200000, 1795537260000]
+  const keys = minutes.map((m) => rollupKey('c', 'beacon_access_log', m))
+  expect([...keys].sort()).toEqual(keys)
+  expect(keys.map(minuteOfRollupKey)).toEqual(minutes)
+  expect(rollupKey('m', 'a', 0) < rollupKey('m', 'b', 0)).toBe(true)
+  expect(rollupKey('c', 't', 0).startsWith('c/t/')).toBe(true)
+})
+
+test('the minute of an access-log row comes from its key, whatever its bucket and suffix', () => {
+  const ts = 1795537234567
+  for (const bucket of [0, 7, 15, 255]) expect(minuteOfLogRow(accessLogRowKey(bucket, ts, 'p123-w1-42'))).toBe(minuteOf(ts))
+  expect(minuteOf(ts)).toBe(1795537200000)
+})
+
+test('groups: endpoint, id, status class; events and entries without an id have groups of their own; a group parses back', () => {
+  expect(parseGroup(groupOf({ endpoint: 'sample5', id: '42', status: 200 }))).toEqual({ endpoint: 'sample5', id: '42', class: '2xx' })
+  expect(parseGroup(groupOf({ endpoint: 'sample5', id: null, status: 404 }))).toEqual({ endpoint: 'sample5', id: '', class: '4xx' })
+  expect(parseGroup(groupOf({ endpoint: 'sample5', id: '7', event: 'exposure' }))).toEqual({ endpoint: 'sample5', id: '7', class: 'event' })
+  expect(groupOf({ endpoint: 'sample5', id: '4', status: 200 })).not.toBe(groupOf({ endpoint: 'sample5', id: '42', status: 200 }))
+  // A separator inside an id cannot make two groups one (JSON, not joined strings).
+  expect(groupOf({ endpoint: 'a|b', id: 'c', status: 200 })).not.toBe(groupOf({ endpoint: 'a', id: 'b|c', status: 200 }))
+})

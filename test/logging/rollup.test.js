@@ -1,0 +1,176 @@
+'use strict'
+
+// Exact per-minute rollups of the access log (logging/rollup/), on the real HBase, through the
+// same wiring as production (logging/index.js createSinks): rows written by the HBase sink mark
+// their minutes; the roller counts marked minutes from the raw rows; the counts equal a scan of
+// the raw rows — after late rows land in a counted minute (a journal replay), after the same
+// rows are written twice (a retry that had landed), with two rollers racing.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { testClient, uniqueTable } = require('../support/hbase')
+const { createSinks } = require('../../logging')
+const { accessLogSplitKeys, ACCESS_LOG_FAMILY } = require('../../logging/access-log-layout')
+const { accessEntry } = require('../../logging/access-entry')
+const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, groupOf } = require('../../logging/rollup/layout')
+const { createRoller } = require('../../logging/rollup/roller')
+const { checkRollups, exactMinutes, markedMinutes } = require('../../logging/rollup/read')
+
+const BUCKETS = 16
+let client
+let rollupTable
+const tables = []
+const dirs = []
+const closers = []
+
+beforeAll(async () => {
+  client = testClient()
+  rollupTable = uniqueTable('rollup')
+  await client.admin.createTable(rollupTable, { families: [ROLLUP_FAMILY] })
+  tables.push(rollupTable)
+})
+
+afterAll(async () => {
+  for (const close of closers.reverse()) await close()
+  for (const table of tables) await client.admin.deleteTable(table).catch(() => {})
+  await client.close()
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
+})
+
+async function logTable () {
+  const table = uniqueTable('rolluplog')
+  await client.admin.createTable(table, { families: [ACCESS_LOG_FAMILY], splits: accessLogSplitKeys(BUCKETS, 4) })
+  tables.push(table)
+  return table
+}
+
+/** One HBase sink built as production builds it, its roller not started (tests run it). */
+function sinkFor (table, { runRoller = false, writerId = 'w' + Math.floor(Math.random() * 1e9) } = {}) {
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-rollup-'))
+  dirs.push(stateDir)
+  const sinks = createSinks({ hbase: { type: 'hbase', table, rollupTable, buckets: BUCKETS, flushIntervalMs: 10 } }, { client, stateDir, writerId, runRoller })
+  closers.push(() => sinks.closeAll({ timeoutMs: 5000 }))
+  return sinks.get('hbase')
+}
+
+function roller (table) {
+  return createRoller({ client, logTable: table, rollupTable, buckets: BUCKETS, settleMs: 0 })
+}
+
+const STATUSES = [200, 200, 200, 304, 404, 503]
+
+/** Entries over the three minutes before the last one, endpoints, ids and statuses mixed. */
+function entries (n, base) {
+  return Array.from({ length: n }, (_, i) => accessEntry({
+    ts: base + (i * 7919) % (3 * MINUTE_MS),
+    endpoint: i % 3 ? 'sample5' : 'sample4',
+    id: i % 11 === 0 ? null : String(1 + (i % 7)),
+    status: STATUSES[i % STATUSES.length],
+    ms: 1,
+    ip: '127.0.0.1',
+    ua: null,
+    ref: null
+  }))
+}
+
+/** The counts the test expects, by minute and group, from the entries it wrote. */
+function tally (list, into = new Map()) {
+  for (const e of list) {
+    const minute = minuteOf(e.ts)
+    if (!into.has(minute)) into.set(minute, new Map())
+    const groups = into.get(minute)
+    const group = groupOf(e)
+    groups.set(group, (groups.get(group) || 0) + 1)
+  }
+  return into
+}
+
+async function rolledUp (table, from, to) {
+  const got = new Map()
+  for await (const m of exactMinutes({ client, rollupTable, logTable: table, buckets: BUCKETS }, from, to)) got.set(m.minute, { groups: m.groups, from: m.from })
+  return got
+}
+
+function expectCounts (got, expected) {
+  expect([...got.keys()].sort()).toEqual([...expected.keys()].sort())
+  for (const [minute, groups] of expected) expect(Object.fromEntries(got.get(minute).groups)).toEqual(Object.fromEntries(groups))
+}
+
+test('rows written by the sink mark their minutes; the roller counts them exactly and clears the marks', async () => {
+  const table = await logTable()
+  const sink = sinkFor(table)
+  const base = minuteOf(Date.now()) - 5 * MINUTE_MS
+  const written = entries(3000, base)
+  for (const e of written) sink.write(e)
+  await sink.flush()
+  expect(sink.stats()).toMatchObject({ written: 3000, rollup: { disabled: null, markFailures: 0 } })
+  const source = { client, rollupTable, logTable: table, buckets: BUCKETS }
+  expect([...await markedMinutes(source, base, base + 3 * MINUTE_MS)]).toHaveLength(3)
+
+  // Before the roller: the marked minutes are counted from the raw rows, exact all the same.
+  const expected = tally(written)
+  const before = await rolledUp(table, base, base + 3 * MINUTE_MS)
+  expectCounts(before, expected)
+  expect([...before.values()].every((m) => m.from === 'scan')).toBe(true)
+
+  const job = roller(table)
+  expect(await job.runOnce()).toBe(3)
+  expect(job.stats()).toMatchObject({ minutesRolled: 3, rowsCounted: 3000, errors: 0, pendingMinutes: 0, lagSeconds: 0 })
+  expect([...await markedMinutes(source, base, base + 3 * MINUTE_MS)]).toEqual([])
+  const after = await rolledUp(table, base, base + 3 * MINUTE_MS)
+  expectCounts(after, expected)
+  expect([...after.values()].every((m) => m.from === 'rollup')).toBe(true)
+  const check = await checkRollups(source, base, base + 3 * MINUTE_MS)
+  expect(check).toMatchObject({ minutes: 3, rows: 3000, marked: [], differences: [] })
+})
+
+test('late rows in a counted minute (a replay) are counted once; the same rows written twice (a retry that had landed) are not counted twice; two rollers racing agree', async () => {
+  const table = await logTable()
+  const base = minuteOf(Date.now()) - 10 * MINUTE_MS
+  const first = entries(1200, base)
+  const sink = sinkFor(table)
+  for (const e of first) sink.write(e)
+  await sink.flush()
+  const job = roller(table)
+  await job.runOnce()
+  const source = { client, rollupTable, logTable: table, buckets: BUCKETS }
+  expect((await checkRollups(source, base, base + 3 * MINUTE_MS)).differences).toEqual([])
+
+  // Late rows from another writer (as a replayed journal brings them): the check sees the gap
+  // (the minutes are marked), a roller run closes it.
+  const late = entries(500, base + 17)
+  const other = sinkFor(table)
+  for (const e of late) other.write(e)
+  await other.flush()
+  const gap = await checkRollups(source, base, base + 3 * MINUTE_MS)
+  expect(gap.differences.length).toBeGreaterThan(0)
+  expect(gap.marked.length).toBeGreaterThan(0)
+
+  // The same rows again, same keys (a write retried after a timeout that had in fact landed).
+  const rows = []
+  for await (const row of client.scan(table, { startRow: '00', limit: 300 })) rows.push(row)
+  const results = await client.multiPut(table, rows.map((r) => ({ row: r.row, cells: { [ACCESS_LOG_FAMILY]: { e: r.cells[0].value } } })))
+  expect(results.every((r) => r === null)).toBe(true)
+  await client.put(rollupTable, `m/${table}/${String(minuteOf(Number(rows[0].row.toString().slice(2, 15)))).padStart(13, '0')}`, [{ family: ROLLUP_FAMILY, qualifier: 'retry.1', value: '' }])
+
+  // Two rollers at once (two hosts), then the counts: every row once.
+  await Promise.all([roller(table).runOnce(), roller(table).runOnce()])
+  const check = await checkRollups(source, base, base + 3 * MINUTE_MS)
+  expect(check).toMatchObject({ rows: 1700, marked: [], differences: [] })
+  expectCounts(await rolledUp(table, base, base + 3 * MINUTE_MS), tally(late, tally(first)))
+})
+
+test('no rollup table: the sink switches its rollups off, says so, and the access log goes on', async () => {
+  const table = await logTable()
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-rollup-'))
+  dirs.push(stateDir)
+  const sinks = createSinks({ hbase: { type: 'hbase', table, rollupTable: uniqueTable('missing'), buckets: BUCKETS, flushIntervalMs: 10 } }, { client, stateDir, writerId: 'nort', runRoller: false })
+  closers.push(() => sinks.closeAll({ timeoutMs: 5000 }))
+  const sink = sinks.get('hbase')
+  for (const e of entries(200, Date.now() - MINUTE_MS)) sink.write(e)
+  await sink.flush()
+  const stats = sink.stats()
+  expect(stats).toMatchObject({ written: 200, shed: 0, failed: 0, journalPending: 0, rollup: { disabled: 'HBASE_TABLE_NOT_FOUND' } })
+  expect(await client.count(table)).toBe(200)
+})
