@@ -104,15 +104,21 @@ async function checkCompleteness (endpoints, ledger, names, settings, client) {
 async function runSharedScenarios (params, list, report, { stamp, stateDir }) {
   const accessLogTable = `beacon_bench_access_log_${stamp.replace(/-/g, '').replace('T', '_')}_${process.pid}`
   const durableTable = `${accessLogTable}_durable`
+  const noRollupTable = `${accessLogTable}_norollup`
   // Endpoints declared for the bench only: the mixed scenario's (like sample3, so it starts
   // cold) and sample5 with the access-log sink in durable mode (write-ahead log before each
   // answer), on a table of its own so its completeness is counted apart: the cost of durability.
   const configFile = path.join(stateDir, 'bench-config.json')
   fs.writeFileSync(configFile, JSON.stringify({
-    logSinks: { [scenarios.DURABLE_SINK]: { type: 'hbase', table: durableTable, durable: true } },
+    logSinks: {
+      [scenarios.DURABLE_SINK]: { type: 'hbase', table: durableTable, durable: true },
+      // sample5's sink without rollups (the cpu scenario's sample5_norollup): what rollups cost.
+      [scenarios.NO_ROLLUP_SINK]: { type: 'hbase', table: noRollupTable, rollups: false }
+    },
     endpoints: {
       [scenarios.MIXED_ENDPOINT]: { source: 'hbase', cache: 'lru', accessLog: [], cacheControl: 'public, max-age=30' },
-      [scenarios.DURABLE_ENDPOINT]: { source: 'hbase', cache: 'lru', accessLog: [scenarios.DURABLE_SINK], cacheControl: 'no-cache' }
+      [scenarios.DURABLE_ENDPOINT]: { source: 'hbase', cache: 'lru', accessLog: [scenarios.DURABLE_SINK], cacheControl: 'no-cache' },
+      [scenarios.NO_ROLLUP_ENDPOINT]: { source: 'hbase', cache: 'lru', accessLog: [scenarios.NO_ROLLUP_SINK], cacheControl: 'no-cache' }
     }
   }))
 
@@ -130,12 +136,12 @@ async function runSharedScenarios (params, list, report, { stamp, stateDir }) {
   report.machine = describeMachine({ hbaseVersion: env.hbaseOptions.version, ...env.describe() })
   const ledger = {}
   try {
-    for (const table of [accessLogTable, durableTable]) await client.admin.createTable(table, { families: ['l'], splits: accessLogSplitKeys() })
+    for (const table of [accessLogTable, durableTable, noRollupTable]) await client.admin.createTable(table, { families: ['l'], splits: accessLogSplitKeys() })
     const settings = loadSettings({ env: { ...process.env, ...env.serverEnv } })
     log(`warming HBase for ${params.hbaseWarmupSeconds} s…`)
     log(`HBase warm-up: ${await warmHBase(client, settings.hbase.configTable, params.hbaseWarmupSeconds, params.idRange)} reads`)
     await env.refreshHBasePid()
-    const names = params.endpoints || Object.keys(settings.endpoints).filter((n) => n !== scenarios.MIXED_ENDPOINT)
+    const names = params.endpoints || Object.keys(settings.endpoints).filter((n) => n !== scenarios.MIXED_ENDPOINT && n !== scenarios.NO_ROLLUP_ENDPOINT)
     for (const n of names) if (!settings.endpoints[n]) throw new Error(`bench: unknown endpoint ${n}`)
     const server = await env.startServer(`/api/${names[0]}.js?id=1`)
     const ctx = {
@@ -165,7 +171,7 @@ async function runSharedScenarios (params, list, report, { stamp, stateDir }) {
   } finally {
     // The tables go first: closing the environment stops an HBase the bench started (then each
     // delete would wait out the admin timeout, 2 minutes).
-    for (const table of [accessLogTable, durableTable]) await client.admin.deleteTable(table).catch(() => {})
+    for (const table of [accessLogTable, durableTable, noRollupTable]) await client.admin.deleteTable(table).catch(() => {})
     await client.close()
     await env.close()
   }

@@ -16,6 +16,9 @@ const { setTimeout: sleep } = require('node:timers/promises')
 const { BASELINE, cpuRun, summarizeCases, summarizeIdle } = require('./cpu-report')
 const { createSampler } = require('./proc-sampler')
 
+/** sample5 with an access log that keeps no rollups (declared by bench/run.js): what rollups cost. */
+const NO_ROLLUP_ENDPOINT = 'sample5_norollup'
+
 /**
  * @param {{ params: Record<string, any>, names: string[], settings: any, env: any, server: { pid?: number }, log: (line: string) => void }} ctx
  *   the shared scenario context (scenarios.js)
@@ -27,7 +30,8 @@ async function cpu (ctx, run) {
   const p = ctx.params
   const declared = (n) => Boolean(ctx.settings.endpoints[n])
   // sample1 always: every ratio is against it.
-  const endpoints = [...new Set(['sample1', ...p.cpuEndpoints.filter((n) => ctx.names.includes(n))])].filter(declared)
+  // sample5_norollup is the cpu scenario's alone (it measures what rollups cost sample5).
+  const endpoints = [...new Set(['sample1', ...p.cpuEndpoints.filter((n) => ctx.names.includes(n) || n === NO_ROLLUP_ENDPOINT)])].filter(declared)
   const cached = (n) => ctx.settings.endpoints[n].cache.type !== 'off'
   const rateLabel = `@ ${p.cpuRate.toLocaleString('en-US')} req/s`
   const shapes = [
@@ -111,4 +115,4 @@ async function cpu (ctx, run) {
   }
 }
 
-module.exports = { cpu }
+module.exports = { cpu, NO_ROLLUP_ENDPOINT }

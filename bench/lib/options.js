@@ -99,7 +99,7 @@ function parseOptions (argv) {
     cpuRate: number('cpu-rate', 1000, 1000, 1),
     cpuRuns: number('cpu-runs', 5, 2, 1),
     cpuSeconds: number('cpu-duration', 6, 2, 1),
-    cpuEndpoints: names('cpu-endpoints', a.endpoints || 'sample1,sample2,sample3,sample4,sample5,sample5_durable', a.endpoints || 'sample1,sample2,sample3,sample4,sample5'),
+    cpuEndpoints: names('cpu-endpoints', a.endpoints || 'sample1,sample2,sample3,sample4,sample5,sample5_norollup,sample5_durable', a.endpoints || 'sample1,sample2,sample3,sample4,sample5'),
     // sweep
     sweepRates: list('sweep-rates', '1000,2000,5000,10000,15000,20000,25000,30000', '1000,4000,8000'),
     sweepStepSeconds: number('sweep-step', 10, 2, 1),

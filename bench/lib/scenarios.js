@@ -14,7 +14,7 @@ const { secondBest, withServerView, stdev, round } = require('./report')
 const { runSweep, LIMITS } = require('./sweep')
 const { chaos } = require('./chaos/scenario')
 const { faults } = require('./faults')
-const { cpu } = require('./cpu')
+const { cpu, NO_ROLLUP_ENDPOINT } = require('./cpu')
 
 const SCENARIOS = ['seed', 'cpu', 'sweep', 'vus', 'cross-zone', 'connections', 'mixed', 'lb', 'chaos', 'faults']
 /**
@@ -29,6 +29,8 @@ const MIXED_ENDPOINT = 'bench_mixed'
 /** sample5 with its HBase access log in durable mode (declared by the bench), and its sink. */
 const DURABLE_ENDPOINT = 'sample5_durable'
 const DURABLE_SINK = 'hbase_durable'
+/** sample5's HBase access log without rollups (declared by the bench), for the cpu scenario's sample5_norollup. */
+const NO_ROLLUP_SINK = 'hbase_norollup'
 
 function random (ctx, endpoint) {
   return { endpoint, kind: 'random', idRange: ctx.params.idRange, missRatio: ctx.params.missRatio }
@@ -277,4 +279,4 @@ async function lb (ctx) {
   }
 }
 
-module.exports = { SCENARIOS, OWN_CLUSTER, QUICK_SCENARIOS, MIXED_ENDPOINT, DURABLE_ENDPOINT, DURABLE_SINK, seed, sweep, vus, 'cross-zone': crossZone, connections, mixed, lb, chaos, faults, cpu: (ctx) => cpu(ctx, run) }
+module.exports = { SCENARIOS, OWN_CLUSTER, QUICK_SCENARIOS, MIXED_ENDPOINT, DURABLE_ENDPOINT, DURABLE_SINK, NO_ROLLUP_ENDPOINT, NO_ROLLUP_SINK, seed, sweep, vus, 'cross-zone': crossZone, connections, mixed, lb, chaos, faults, cpu: (ctx) => cpu(ctx, run) }

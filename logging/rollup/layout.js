@@ -9,6 +9,9 @@
  *                                        write that made it (`<writerId>.<seq>`), value empty
  *   c/<log table>/<13-digit minute ms>   family r, one cell per group: qualifier the group's
  *                                        JSON `[endpoint, id, class]`, value the exact count
+ *   t/<log table>/<13-digit minute ms>   the same minute's totals over every id: qualifier
+ *                                        `[endpoint, "*", class]` (totalsOf()) (a
+ *                                        chart of a day reads a few cells a minute)
  *
  * Why this is exact: a count is never incremented. A writer marks a minute after HBase
  * acknowledged its rows (so a mark always follows the rows it stands for), and the roller
@@ -33,7 +36,7 @@ function pad (minute) {
 }
 
 /**
- * @param {'m'|'c'} kind marks or counts
+ * @param {'m'|'c'|'t'} kind marks, counts or totals
  * @param {string} logTable
  * @param {number} minute minute start, epoch ms
  * @returns {string}
@@ -79,4 +82,19 @@ function parseGroup (qualifier) {
   return { endpoint, id, class: cls }
 }
 
-module.exports = { ROLLUP_FAMILY, MINUTE_MS, minuteOf, rollupKey, minuteOfRollupKey, minuteOfLogRow, groupOf, parseGroup }
+/**
+ * A minute's counts summed over ids: by endpoint and class.
+ * @param {Map<string, number>} groups groupOf() qualifier → count
+ * @returns {Map<string, number>} `[endpoint, "*", class]` → count
+ */
+function totalsOf (groups) {
+  const totals = new Map()
+  for (const [group, n] of groups) {
+    const { endpoint, class: cls } = parseGroup(group)
+    const key = JSON.stringify([endpoint, '*', cls])
+    totals.set(key, (totals.get(key) || 0) + n)
+  }
+  return totals
+}
+
+module.exports = { ROLLUP_FAMILY, MINUTE_MS, minuteOf, rollupKey, minuteOfRollupKey, minuteOfLogRow, groupOf, parseGroup, totalsOf }

@@ -28,14 +28,16 @@ async function markedMinutes ({ client, rollupTable, logTable, timeout }, from, 
 }
 
 /**
- * The rollup rows of [from, to), minute by minute, streamed.
+ * The rollup rows of [from, to), minute by minute, streamed: the counts by group, or the
+ * totals by endpoint and class (layout.js).
  * @param {RollupSource} source
  * @param {number} from minute
  * @param {number} to minute (excluded)
+ * @param {'c'|'t'} [kind] counts (default) or totals
  * @returns {AsyncGenerator<{ minute: number, groups: Map<string, number> }>}
  */
-async function * rolledMinutes ({ client, rollupTable, logTable, timeout }, from, to) {
-  for await (const row of client.scan(rollupTable, { startRow: rollupKey('c', logTable, from), stopRow: rollupKey('c', logTable, to), families: [ROLLUP_FAMILY], timeout })) {
+async function * rolledMinutes ({ client, rollupTable, logTable, timeout }, from, to, kind = 'c') {
+  for await (const row of client.scan(rollupTable, { startRow: rollupKey(kind, logTable, from), stopRow: rollupKey(kind, logTable, to), families: [ROLLUP_FAMILY], timeout })) {
     const groups = new Map()
     for (const cell of row.cells) groups.set(cell.qualifier, Number(cell.value.toString('utf8')))
     yield { minute: minuteOfRollupKey(row.row.toString('utf8')), groups }

@@ -1,6 +1,6 @@
 'use strict'
 
-const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, rollupKey, minuteOfRollupKey } = require('./layout')
+const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, rollupKey, minuteOfRollupKey, totalsOf } = require('./layout')
 const { countMinute } = require('./minute-scan')
 
 /**
@@ -49,8 +49,11 @@ function createRoller ({ client, logTable, rollupTable, buckets, clock = Date, s
     const version = Math.max(...marked.cells.map((c) => c.timestamp))
     const { groups, rows } = await countMinute(client, { logTable, buckets, minute, timeout: timeoutMs })
     if (groups.size > 0) {
-      const cells = [...groups].map(([group, n]) => ({ family: ROLLUP_FAMILY, qualifier: group, value: String(n), timestamp: version }))
-      await client.put(rollupTable, rollupKey('c', logTable, minute), cells, { timeout: timeoutMs })
+      const cells = (counts) => [...counts].map(([group, n]) => ({ family: ROLLUP_FAMILY, qualifier: group, value: String(n), timestamp: version }))
+      await client.multiPut(rollupTable, [
+        { row: rollupKey('c', logTable, minute), cells: cells(groups) },
+        { row: rollupKey('t', logTable, minute), cells: cells(totalsOf(groups)) }
+      ], { timeout: timeoutMs }).then(throwFirst)
     }
     await client.delete(rollupTable, marked.key, { columns: marked.cells.map((c) => `${ROLLUP_FAMILY}:${c.qualifier}`), timeout: timeoutMs })
     stats.minutesRolled++
@@ -119,6 +122,12 @@ function createRoller ({ client, logTable, rollupTable, buckets, clock = Date, s
       if (running) await running
     }
   }
+}
+
+/** @param {Array<Error|null>} results */
+function throwFirst (results) {
+  const err = results.find(Boolean)
+  if (err) throw err
 }
 
 module.exports = { createRoller }

@@ -40,7 +40,7 @@ describe('bench options', () => {
   test('cpu: in full and quick runs, right after seed; 5 rounds of 6 s at 1,000 req/s (2 of 2 s quick, without sample5_durable)', () => {
     expect(SCENARIOS.slice(0, 2)).toEqual(['seed', 'cpu'])
     expect(QUICK_SCENARIOS).toContain('cpu')
-    expect(parseOptions([])).toMatchObject({ cpuRate: 1000, cpuRuns: 5, cpuSeconds: 6, cpuEndpoints: ['sample1', 'sample2', 'sample3', 'sample4', 'sample5', 'sample5_durable'] })
+    expect(parseOptions([])).toMatchObject({ cpuRate: 1000, cpuRuns: 5, cpuSeconds: 6, cpuEndpoints: ['sample1', 'sample2', 'sample3', 'sample4', 'sample5', 'sample5_norollup', 'sample5_durable'] })
     expect(parseOptions(['--quick'])).toMatchObject({ cpuRate: 1000, cpuRuns: 2, cpuSeconds: 2, cpuEndpoints: ['sample1', 'sample2', 'sample3', 'sample4', 'sample5'] })
     expect(parseOptions(['--scenario', 'cpu', '--cpu-rate', '1500', '--cpu-runs', '3', '--cpu-endpoints', 'sample3'])).toMatchObject({ scenarios: ['cpu'], cpuRate: 1500, cpuRuns: 3, cpuEndpoints: ['sample3'] })
     expect(parseOptions(['--endpoints', 'sample4']).cpuEndpoints).toEqual(['sample4'])

@@ -13,9 +13,9 @@ const { testClient, uniqueTable } = require('../support/hbase')
 const { createSinks } = require('../../logging')
 const { accessLogSplitKeys, ACCESS_LOG_FAMILY } = require('../../logging/access-log-layout')
 const { accessEntry } = require('../../logging/access-entry')
-const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, groupOf } = require('../../logging/rollup/layout')
+const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, groupOf, totalsOf } = require('../../logging/rollup/layout')
 const { createRoller } = require('../../logging/rollup/roller')
-const { checkRollups, exactMinutes, markedMinutes } = require('../../logging/rollup/read')
+const { checkRollups, exactMinutes, markedMinutes, rolledMinutes } = require('../../logging/rollup/read')
 
 const BUCKETS = 16
 let client
@@ -123,6 +123,10 @@ test('rows written by the sink mark their minutes; the roller counts them exactl
   expect([...after.values()].every((m) => m.from === 'rollup')).toBe(true)
   const check = await checkRollups(source, base, base + 3 * MINUTE_MS)
   expect(check).toMatchObject({ minutes: 3, rows: 3000, marked: [], differences: [] })
+  // The totals rows: each minute's counts summed over ids, by endpoint and class.
+  for await (const { minute, groups } of rolledMinutes(source, base, base + 3 * MINUTE_MS, 't')) {
+    expect(Object.fromEntries(groups)).toEqual(Object.fromEntries(totalsOf(expected.get(minute))))
+  }
 })
 
 test('late rows in a counted minute (a replay) are counted once; the same rows written twice (a retry that had landed) are not counted twice; two rollers racing agree', async () => {
