@@ -21,13 +21,15 @@ const USAGE = `npm run bench -- [--quick] [--out FILE.json] [--label NAME] [--sc
   mixed:       [--mixed-rate 2000] [--mixed-duration 20] [--mix hit,miss,absent]
   lb:          [--lb-endpoints sample3] [--lb-duration 10] [--lb-rate 2000] [--lb-connections 50] [--lb-id-range 1000]
   chaos:       [--chaos-seconds 180] [--chaos-seed 11] [--chaos-rate 200] [--chaos-connections 32]   (full runs and --scenario chaos, never --quick's all)
+  logcount:    [--logcount-rows 1000000] [--logcount-minutes 20]   (an exact count from the raw rows vs from the rollups; quick: 100,000 rows)
   faults:      [--fault-tests memory,slow] [--fault-outage-seconds 600] [--fault-phase-seconds 60]   (full runs and --scenario faults, never --quick's all)`
 
 const STRING_OPTIONS = ['out', 'label', 'scenario', 'topology', 'endpoints', 'port', 'workers', 'connections', 'duration', 'runs', 'warmup',
   'miss-ratio', 'id-range', 'hbase-warmup', 'sweep-rates', 'sweep-step', 'sweep-endpoints', 'sweep-connections', 'vus', 'vu-duration',
   'scenario-endpoints', 'cross-zone-delay', 'cross-zone-endpoints', 'conn-counts', 'no-keepalive-counts', 'conn-duration', 'conn-endpoints',
   'mixed-rate', 'mixed-duration', 'mix', 'lb-endpoints', 'lb-duration', 'lb-rate', 'lb-connections', 'lb-id-range',
-  'chaos-seconds', 'chaos-seed', 'chaos-rate', 'chaos-connections', 'cpu-rate', 'cpu-runs', 'cpu-duration', 'cpu-endpoints', 'fault-tests', 'fault-outage-seconds', 'fault-phase-seconds']
+  'chaos-seconds', 'chaos-seed', 'chaos-rate', 'chaos-connections', 'cpu-rate', 'cpu-runs', 'cpu-duration', 'cpu-endpoints', 'fault-tests', 'fault-outage-seconds', 'fault-phase-seconds',
+  'logcount-rows', 'logcount-minutes']
 
 /**
  * @param {string[]} argv
@@ -100,6 +102,9 @@ function parseOptions (argv) {
     cpuRuns: number('cpu-runs', 5, 2, 1),
     cpuSeconds: number('cpu-duration', 6, 2, 1),
     cpuEndpoints: names('cpu-endpoints', a.endpoints || 'sample1,sample2,sample3,sample4,sample5,sample5_norollup,sample5_durable', a.endpoints || 'sample1,sample2,sample3,sample4,sample5'),
+    // counting the access log (bench/lib/log-count.js)
+    logcountRows: number('logcount-rows', 1000000, 100000, 1000),
+    logcountMinutes: number('logcount-minutes', 20, 10, 1),
     // sweep
     sweepRates: list('sweep-rates', '1000,2000,5000,10000,15000,20000,25000,30000', '1000,4000,8000'),
     sweepStepSeconds: number('sweep-step', 10, 2, 1),

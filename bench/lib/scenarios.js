@@ -15,8 +15,10 @@ const { runSweep, LIMITS } = require('./sweep')
 const { chaos } = require('./chaos/scenario')
 const { faults } = require('./faults')
 const { cpu, NO_ROLLUP_ENDPOINT } = require('./cpu')
+const { logCount } = require('./log-count')
+const { createHBaseClient } = require('../../lib/hbase')
 
-const SCENARIOS = ['seed', 'cpu', 'sweep', 'vus', 'cross-zone', 'connections', 'mixed', 'lb', 'chaos', 'faults']
+const SCENARIOS = ['seed', 'cpu', 'sweep', 'vus', 'cross-zone', 'connections', 'mixed', 'lb', 'logcount', 'chaos', 'faults']
 /**
  * Scenarios that bring their own HBase and server (ctx: { params, log, stateDir } only): they run
  * after the others, and a run of only these starts no shared environment.
@@ -31,6 +33,16 @@ const DURABLE_ENDPOINT = 'sample5_durable'
 const DURABLE_SINK = 'hbase_durable'
 /** sample5's HBase access log without rollups (declared by the bench), for the cpu scenario's sample5_norollup. */
 const NO_ROLLUP_SINK = 'hbase_norollup'
+
+/** The logcount scenario on the shared environment's HBase, with a client of its own. */
+async function logcount (ctx) {
+  const client = createHBaseClient({ bootstrap: ctx.env.bootstrap })
+  try {
+    return await logCount(ctx, client)
+  } finally {
+    await client.close()
+  }
+}
 
 function random (ctx, endpoint) {
   return { endpoint, kind: 'random', idRange: ctx.params.idRange, missRatio: ctx.params.missRatio }
@@ -279,4 +291,4 @@ async function lb (ctx) {
   }
 }
 
-module.exports = { SCENARIOS, OWN_CLUSTER, QUICK_SCENARIOS, MIXED_ENDPOINT, DURABLE_ENDPOINT, DURABLE_SINK, NO_ROLLUP_ENDPOINT, NO_ROLLUP_SINK, seed, sweep, vus, 'cross-zone': crossZone, connections, mixed, lb, chaos, faults, cpu: (ctx) => cpu(ctx, run) }
+module.exports = { SCENARIOS, OWN_CLUSTER, QUICK_SCENARIOS, MIXED_ENDPOINT, DURABLE_ENDPOINT, DURABLE_SINK, NO_ROLLUP_ENDPOINT, NO_ROLLUP_SINK, seed, sweep, vus, 'cross-zone': crossZone, connections, mixed, lb, chaos, faults, cpu: (ctx) => cpu(ctx, run), logcount }

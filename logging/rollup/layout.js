@@ -97,4 +97,17 @@ function totalsOf (groups) {
   return totals
 }
 
-module.exports = { ROLLUP_FAMILY, MINUTE_MS, minuteOf, rollupKey, minuteOfRollupKey, minuteOfLogRow, groupOf, parseGroup, totalsOf }
+/** Every class groupOf() gives. */
+const CLASSES = Object.freeze(['1xx', '2xx', '3xx', '4xx', '5xx', 'event', 'other'])
+
+/**
+ * The groups one id can be counted in, over these endpoints: what a count of one id reads.
+ * @param {string[]} endpoints
+ * @param {string} id
+ * @returns {string[]}
+ */
+function groupsOfId (endpoints, id) {
+  return endpoints.flatMap((endpoint) => CLASSES.map((cls) => JSON.stringify([endpoint, id, cls])))
+}
+
+module.exports = { ROLLUP_FAMILY, MINUTE_MS, CLASSES, minuteOf, rollupKey, minuteOfRollupKey, minuteOfLogRow, groupOf, parseGroup, totalsOf, groupsOfId }

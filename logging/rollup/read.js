@@ -1,6 +1,6 @@
 'use strict'
 
-const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, rollupKey, minuteOfRollupKey } = require('./layout')
+const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, rollupKey, minuteOfRollupKey, totalsOf } = require('./layout')
 const { countMinute } = require('./minute-scan')
 
 /**
@@ -34,10 +34,12 @@ async function markedMinutes ({ client, rollupTable, logTable, timeout }, from, 
  * @param {number} from minute
  * @param {number} to minute (excluded)
  * @param {'c'|'t'} [kind] counts (default) or totals
+ * @param {string[]} [columns] only these cells ("r:<group>"); default all
  * @returns {AsyncGenerator<{ minute: number, groups: Map<string, number> }>}
  */
-async function * rolledMinutes ({ client, rollupTable, logTable, timeout }, from, to, kind = 'c') {
-  for await (const row of client.scan(rollupTable, { startRow: rollupKey(kind, logTable, from), stopRow: rollupKey(kind, logTable, to), families: [ROLLUP_FAMILY], timeout })) {
+async function * rolledMinutes ({ client, rollupTable, logTable, timeout }, from, to, kind = 'c', columns) {
+  const select = columns ? { columns } : { families: [ROLLUP_FAMILY] }
+  for await (const row of client.scan(rollupTable, { startRow: rollupKey(kind, logTable, from), stopRow: rollupKey(kind, logTable, to), ...select, timeout })) {
     const groups = new Map()
     for (const cell of row.cells) groups.set(cell.qualifier, Number(cell.value.toString('utf8')))
     yield { minute: minuteOfRollupKey(row.row.toString('utf8')), groups }
@@ -46,21 +48,32 @@ async function * rolledMinutes ({ client, rollupTable, logTable, timeout }, from
 
 /**
  * Exact per-minute counts of [from, to) (whole minutes): the rollups where a minute is counted
- * and not marked since, a scan of the raw rows where it is marked (counted again soon).
+ * and not marked since, a scan of the raw rows where it is marked (counted again soon). What is
+ * read of a rollup is what the question needs: the totals row (a few cells a minute) for counts
+ * by endpoint and class, chosen groups (an id's, a few cells) or every group (one cell per id
+ * seen in the minute: a count by id).
  * @param {RollupSource} source
  * @param {number} from minute
  * @param {number} to minute (excluded)
+ * @param {{ totals?: boolean, groups?: string[]|null }} [want] totals: by endpoint and class
+ *   (totalsOf keys); groups: only these group qualifiers; neither: every group
  * @returns {AsyncGenerator<{ minute: number, groups: Map<string, number>, from: 'rollup'|'scan' }>}
  */
-async function * exactMinutes (source, from, to) {
+async function * exactMinutes (source, from, to, { totals = false, groups = null } = {}) {
   if (from % MINUTE_MS || to % MINUTE_MS) throw new RangeError('exactMinutes takes whole minutes')
   const marked = await markedMinutes(source, from, to)
-  const scanned = async (minute) => ({ minute, groups: (await countMinute(source.client, { ...source, minute })).groups, from: /** @type {const} */ ('scan') })
+  const shape = (all) => {
+    if (totals) return totalsOf(all)
+    if (!groups) return all
+    return new Map(groups.filter((g) => all.has(g)).map((g) => [g, all.get(g)]))
+  }
+  const scanned = async (minute) => ({ minute, groups: shape((await countMinute(source.client, { ...source, minute })).groups), from: /** @type {const} */ ('scan') })
   const pending = [...marked].sort((a, b) => a - b)
-  for await (const rolled of rolledMinutes(source, from, to)) {
-    while (pending.length && pending[0] < rolled.minute) yield await scanned(pending.shift())
-    if (pending[0] === rolled.minute) yield await scanned(pending.shift())
-    else yield { ...rolled, from: /** @type {const} */ ('rollup') }
+  const rolled = rolledMinutes(source, from, to, totals ? 't' : 'c', groups && !totals ? groups.map((g) => `${ROLLUP_FAMILY}:${g}`) : undefined)
+  for await (const minute of rolled) {
+    while (pending.length && pending[0] < minute.minute) yield await scanned(pending.shift())
+    if (pending[0] === minute.minute) yield await scanned(pending.shift())
+    else yield { ...minute, from: /** @type {const} */ ('rollup') }
   }
   while (pending.length) yield await scanned(pending.shift())
 }

@@ -22,6 +22,7 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
     '--conn-counts', '2', '--no-keepalive-counts', '2', '--conn-duration', '1', '--mixed-rate', '200', '--mixed-duration', '1',
     '--lb-endpoints', 'sample1', '--lb-duration', '1', '--lb-rate', '200', '--lb-connections', '8', '--lb-id-range', '50',
     '--cpu-runs', '2', '--cpu-duration', '1', '--cpu-rate', '300', '--cpu-endpoints', 'sample5',
+    '--logcount-rows', '20000', '--logcount-minutes', '3',
     '--port', String(PORT), '--out', out]
   const stdout = await new Promise((resolve, reject) => {
     execFile(process.execPath, args, { cwd: ROOT, timeout: 210000, maxBuffer: 16 * 2 ** 20 }, (err, so, se) => (err ? reject(new Error(`${err.message}\n${se}`)) : resolve(so)))
@@ -89,6 +90,18 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
     expect(fs.readFileSync(path.join(dir, report.charts[chart]), 'utf8')).toMatch(/^<svg[\s\S]*<\/svg>\n$/)
     expect(md).toContain(`](quick-${chart}.svg)`)
   }
+
+  // Counting the log: the raw rows and the rollups agree with the rows written (the scenario
+  // throws otherwise), each step timed, HBase's CPU read from /proc.
+  const logcount = report.scenarios.logcount
+  expect(logcount.parameters).toEqual({ rows: 20000, minutes: 3 })
+  expect(Object.keys(logcount.cases)).toEqual(['write (multiPut + marks)', 'count from the raw rows', 'roll up every minute', 'count from the rollups', 'count one id from the rollups', 'count by id from the rollups'])
+  for (const c of Object.values(logcount.cases)) {
+    expect(c.ms).toBeGreaterThanOrEqual(0)
+    expect(c.hbaseCpuMs).toBeGreaterThanOrEqual(0)
+  }
+  expect(logcount.cases['count from the raw rows'].hbaseCpuMs).toBeGreaterThan(0)
+  expect(md).toContain('## Counting the access log: raw rows vs rollups')
 
   // CPU per request: every case in each of the 2 rounds, from real /proc samples.
   const cpu = report.scenarios.cpu

@@ -13,7 +13,7 @@ const { testClient, uniqueTable } = require('../support/hbase')
 const { createSinks } = require('../../logging')
 const { accessLogSplitKeys, ACCESS_LOG_FAMILY } = require('../../logging/access-log-layout')
 const { accessEntry } = require('../../logging/access-entry')
-const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, groupOf, totalsOf } = require('../../logging/rollup/layout')
+const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, groupOf, parseGroup, totalsOf, groupsOfId } = require('../../logging/rollup/layout')
 const { createRoller } = require('../../logging/rollup/roller')
 const { checkRollups, exactMinutes, markedMinutes, rolledMinutes } = require('../../logging/rollup/read')
 
@@ -86,10 +86,26 @@ function tally (list, into = new Map()) {
   return into
 }
 
-async function rolledUp (table, from, to) {
+async function rolledUp (table, from, to, want) {
   const got = new Map()
-  for await (const m of exactMinutes({ client, rollupTable, logTable: table, buckets: BUCKETS }, from, to)) got.set(m.minute, { groups: m.groups, from: m.from })
+  for await (const m of exactMinutes({ client, rollupTable, logTable: table, buckets: BUCKETS }, from, to, want)) got.set(m.minute, { groups: m.groups, from: m.from })
   return got
+}
+
+/** The expected counts, shaped as a question reads them: totals, or one id's groups. */
+function shaped (expected, { totals = false, id = null } = {}) {
+  const out = new Map()
+  for (const [minute, groups] of expected) {
+    if (totals) out.set(minute, totalsOf(groups))
+    else out.set(minute, new Map([...groups].filter(([g]) => parseGroup(g).id === id)))
+  }
+  return out
+}
+
+/** Totals and one id's counts, as exactMinutes answers them, against what was written. */
+async function expectShapes (table, base, expected) {
+  expectCounts(await rolledUp(table, base, base + 3 * MINUTE_MS, { totals: true }), shaped(expected, { totals: true }))
+  expectCounts(await rolledUp(table, base, base + 3 * MINUTE_MS, { groups: groupsOfId(['sample4', 'sample5'], '3') }), shaped(expected, { id: '3' }))
 }
 
 function expectCounts (got, expected) {
@@ -113,6 +129,7 @@ test('rows written by the sink mark their minutes; the roller counts them exactl
   const before = await rolledUp(table, base, base + 3 * MINUTE_MS)
   expectCounts(before, expected)
   expect([...before.values()].every((m) => m.from === 'scan')).toBe(true)
+  await expectShapes(table, base, expected)
 
   const job = roller(table)
   expect(await job.runOnce()).toBe(3)
@@ -121,6 +138,7 @@ test('rows written by the sink mark their minutes; the roller counts them exactl
   const after = await rolledUp(table, base, base + 3 * MINUTE_MS)
   expectCounts(after, expected)
   expect([...after.values()].every((m) => m.from === 'rollup')).toBe(true)
+  await expectShapes(table, base, expected)
   const check = await checkRollups(source, base, base + 3 * MINUTE_MS)
   expect(check).toMatchObject({ minutes: 3, rows: 3000, marked: [], differences: [] })
   // The totals rows: each minute's counts summed over ids, by endpoint and class.
