@@ -26,6 +26,7 @@ const CSP = [
 function assetFiles () {
   return new Map([
     ['dashboard.js', path.join(PAGE_DIR, 'dashboard.js')],
+    ['traffic.js', path.join(PAGE_DIR, 'traffic.js')],
     ['dashboard.css', path.join(PAGE_DIR, 'dashboard.css')],
     ['metrics-math.js', path.join(PAGE_DIR, 'metrics-math.js')],
     ['uPlot.iife.min.js', require.resolve('uplot/dist/uPlot.iife.min.js')],

@@ -9,7 +9,10 @@ const { createEventHandler } = require('./events')
 const { createPublicApp } = require('./public-app')
 const { createAdminApp } = require('./admin-app')
 const { createToggleAdminRouter } = require('./admin-toggles')
+const { createLogQueryRouter } = require('./admin-log')
+const { createLogQuery } = require('../logging/query')
 const { createDashboardRouter } = require('./dashboard')
+const { createTrafficRouter } = require('./traffic')
 const { createMetrics } = require('./metrics')
 const { createPropagation } = require('./propagation')
 const { createReadiness } = require('./readiness')
@@ -103,6 +106,8 @@ function createBeacon (settings, deps) {
     logger
   }), settings.http)
 
+  const logQuery = accessLogQuery(settings, client)
+
   let closing = null
   const readiness = createReadiness({ client, pingTimeoutMs: Math.min(1000, settings.hbase.rpcTimeoutMs), endpoints, sinks, closing: () => closing !== null })
   const adminServer = createHttpServer(createAdminApp({
@@ -117,6 +122,8 @@ function createBeacon (settings, deps) {
         onConfigChange: propagation.configChanged,
         endpoints: propagation.endpointSwitches
       }))
+      // GET /admin/log/scan and /admin/log/count: after the toggle router, whose guard covers /admin.
+      app.use(createLogQueryRouter({ logQuery, logger }))
       app.get('/metrics', async (req, res, next) => {
         try {
           res.set('Content-Type', metrics.contentType).send(await (cluster ? cluster.metricsText() : metrics.metrics()))
@@ -124,6 +131,7 @@ function createBeacon (settings, deps) {
           next(err)
         }
       })
+      app.use(createTrafficRouter({ client, source: rollupSource(settings), now: now || Date.now, timeoutMs: settings.hbase.operationTimeoutMs })) // GET /dashboard/traffic
       app.use(createDashboardRouter()) // GET /dashboard: a live page over /metrics and /readyz
     }
   }), settings.http)
@@ -137,6 +145,7 @@ function createBeacon (settings, deps) {
     publicServer,
     adminServer,
     readiness,
+    logQuery,
     applyChange: propagation.applyChange,
 
     /**
@@ -177,6 +186,40 @@ function createBeacon (settings, deps) {
       return closing
     }
   }
+}
+
+/**
+ * The HBase access-log sink that queries and the traffic view read: the one named `hbase`, else
+ * the first HBase sink; null when there is none.
+ * @param {any} settings
+ * @returns {{ table: string, buckets?: number, rollups?: boolean, rollupTable?: string }|null}
+ */
+function queriedLogSink (settings) {
+  const sinks = Object.entries(settings.logSinks || {}).filter(([, spec]) => spec && spec.type === 'hbase')
+  const found = sinks.find(([name]) => name === 'hbase') || sinks[0]
+  return found ? found[1] : null
+}
+
+/**
+ * @param {any} settings
+ * @param {import('../lib/hbase').HBaseClient} client
+ * @returns {ReturnType<typeof createLogQuery>|null} the access-log reader (logging/query/)
+ */
+function accessLogQuery (settings, client) {
+  const spec = queriedLogSink(settings)
+  if (!spec) return null
+  return createLogQuery({ client, table: spec.table, buckets: spec.buckets || 16, maxIdLength: settings.limits.maxIdLength, timeout: settings.hbase.operationTimeoutMs })
+}
+
+/**
+ * Where the rollups of that sink are, for the dashboard's fleet traffic; null when it keeps none.
+ * @param {any} settings
+ * @returns {{ rollupTable: string, logTable: string, buckets: number }|null}
+ */
+function rollupSource (settings) {
+  const spec = queriedLogSink(settings)
+  if (!spec || spec.rollups === false || !spec.rollupTable) return null
+  return { rollupTable: spec.rollupTable, logTable: spec.table, buckets: spec.buckets || 16 }
 }
 
 /** Lets in-flight HBase calls finish within `ms`, then aborts what is left. */

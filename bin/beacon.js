@@ -8,8 +8,10 @@
  * Arguments are parsed by node's util.parseArgs (strict: an unknown option is a usage error);
  * each command is one row of COMMANDS (its words, arguments, options, what it calls).
  *
- * Exit codes: 0 ok; 1 usage (unknown command or option, a missing argument, malformed JSON);
- * 2 server or auth error (unreachable, an error answer such as 401 or 404, `status` not ready).
+ * Exit codes: 0 ok; 1 usage (unknown command or option, a missing argument, malformed JSON, a
+ * `log` query the server answers 400: a bad time, range or filter); 2 server or auth error
+ * (unreachable, an error answer such as 401 or 404, `status` not ready); 130 interrupted
+ * (Ctrl-C during `log scan` / `log count`).
  *
  * Environment (contracts): BEACON_ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT or :4001),
  * BEACON_ADMIN_TOKEN (sent as a bearer token when set; the admin API decides what needs it:
@@ -20,8 +22,9 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { parseArgs } = require('node:util')
 const { DEFAULTS } = require('../config/defaults')
+const { logCommands } = require('./log')
 
-const EXIT = Object.freeze({ OK: 0, USAGE: 1, SERVER: 2 })
+const EXIT = Object.freeze({ OK: 0, USAGE: 1, SERVER: 2, INTERRUPTED: 130 })
 
 class CliError extends Error {
   /** @param {string} message @param {number} exitCode */
@@ -46,9 +49,11 @@ const COMMON = {
 
 /**
  * @typedef {{ words: string, args: string[], summary: string,
- *   options?: Record<string, { type: 'string'|'boolean', arg?: string, help: string }>,
- *   run: (args: string[], values: Record<string, any>, call: Caller) => Promise<any>,
+ *   options?: Record<string, { type: 'string'|'boolean', arg?: string, help: string, required?: boolean }>,
+ *   notes?: string[],
+ *   run: (args: string[], values: Record<string, any>, call: Caller, base: string) => Promise<any>,
  *   format?: (value: any, values: Record<string, any>) => { text: string, code: number } }} Command
+ *   notes: lines that `<command> --help` prints after the options (examples)
  * @typedef {(method: string, path: string, options?: { body?: string, okStatuses?: number[] }) => Promise<any>} Caller
  */
 
@@ -99,7 +104,8 @@ const COMMANDS = [
       text: values.json ? JSON.stringify(value, null, 2) : statusLines(value),
       code: value.status === 'ready' ? EXIT.OK : EXIT.SERVER
     })
-  }
+  },
+  ...logCommands({ usageError, CliError, EXIT, answerError, unreachable })
 ]
 
 /** @param {{ status: string, checks: Record<string, string|number>, url?: string }} value */
@@ -127,7 +133,10 @@ function readJson (value) {
 }
 
 function synopsis (command) {
-  const options = Object.entries(command.options || {}).map(([name, o]) => `[--${name}${o.arg ? ' ' + o.arg : ''}]`)
+  const options = Object.entries(command.options || {}).map(([name, o]) => {
+    const text = `--${name}${o.arg ? ' ' + o.arg : ''}`
+    return o.required ? text : `[${text}]`
+  })
   return ['beacon', command.words, ...command.args, ...options].join(' ')
 }
 
@@ -135,14 +144,17 @@ function optionLines (options) {
   return Object.entries(options).map(([name, o]) => `  ${((o.short ? `-${o.short}, ` : '    ') + `--${name}` + (o.arg ? ' ' + o.arg : '')).padEnd(22)}${o.help}`)
 }
 
+// A synopsis longer than this gets its summary on the next line.
+const SYNOPSIS_WIDTH = 48
+
 function generalHelp () {
   const rows = COMMANDS.map((c) => [synopsis(c).slice('beacon '.length), c.summary])
-  const width = Math.max(...rows.map(([s]) => s.length))
+  const width = Math.max(...rows.map(([s]) => s.length).filter((n) => n <= SYNOPSIS_WIDTH))
   return [
     'usage: beacon <command> [options]',
     '',
     'commands:',
-    ...rows.map(([s, summary]) => `  ${s.padEnd(width)}  ${summary}`),
+    ...rows.map(([s, summary]) => s.length > SYNOPSIS_WIDTH ? `  ${s}\n  ${''.padEnd(width)}  ${summary}` : `  ${s.padEnd(width)}  ${summary}`),
     '',
     'options (every command):',
     ...optionLines(COMMON),
@@ -152,12 +164,13 @@ function generalHelp () {
     `  BEACON_ADMIN_URL      the admin API (default http://127.0.0.1:$ADMIN_PORT, port ${DEFAULTS.adminPort})`,
     '  BEACON_ADMIN_TOKEN    bearer token for /admin/*; status needs none',
     '',
-    'exit codes: 0 ok, 1 usage error, 2 server or auth error (unreachable, an error answer, not ready)'
+    'exit codes: 0 ok, 1 usage error, 2 server or auth error (unreachable, an error answer, not ready), 130 interrupted (Ctrl-C)'
   ].join('\n')
 }
 
 function commandHelp (command) {
-  return [`usage: ${synopsis(command)}`, '', command.summary, '', 'options:', ...optionLines({ ...command.options, ...COMMON })].join('\n')
+  const notes = command.notes ? ['', ...command.notes] : []
+  return [`usage: ${synopsis(command)}`, '', command.summary, '', 'options:', ...optionLines({ ...command.options, ...COMMON }), ...notes].join('\n')
 }
 
 function version () {
@@ -209,18 +222,56 @@ function caller (base) {
         signal: AbortSignal.timeout(10000)
       })
     } catch (err) {
-      const cause = err.cause && err.cause.code
-      throw new CliError(`cannot reach ${base}: ${cause || err.message}`, EXIT.SERVER)
+      throw unreachable(base, (err.cause && err.cause.code) || err.message)
     }
     const text = await res.text()
-    if (!res.ok && !okStatuses.includes(res.status)) {
-      let message = text
-      try { message = JSON.parse(text).error.message } catch {}
-      const hint = res.status === 401 ? (token ? ' (check BEACON_ADMIN_TOKEN)' : ' (set BEACON_ADMIN_TOKEN)') : ''
-      throw new CliError(`${res.status}: ${message}${hint}`, EXIT.SERVER)
-    }
+    if (!res.ok && !okStatuses.includes(res.status)) throw answerError(res.status, text)
     return text ? JSON.parse(text) : null
   }
+}
+
+/**
+ * The error of an error answer: its status and message (from the error body), with a hint on a 401.
+ * @param {number} status
+ * @param {string} text the body
+ * @param {number} [exitCode] default 2 (server or auth)
+ * @returns {CliError}
+ */
+function answerError (status, text, exitCode = EXIT.SERVER) {
+  let message = text
+  try { message = JSON.parse(text).error.message } catch {}
+  const hint = status === 401 ? (process.env.BEACON_ADMIN_TOKEN ? ' (check BEACON_ADMIN_TOKEN)' : ' (set BEACON_ADMIN_TOKEN)') : ''
+  return new CliError(`${status}: ${message}${hint}`, exitCode)
+}
+
+/**
+ * @param {string} base
+ * @param {string} cause an error code (ECONNREFUSED) or message
+ * @returns {CliError}
+ */
+function unreachable (base, cause) {
+  return new CliError(`cannot reach ${base}: ${cause}`, EXIT.SERVER)
+}
+
+/**
+ * Joins `--opt -15m` into `--opt=-15m` for string options: parseArgs refuses a value that starts
+ * with a dash as ambiguous, and relative times (`--from -15m`) all do.
+ * @param {string[]} args
+ * @param {Record<string, { type: string }>} options
+ * @returns {string[]}
+ */
+function joinDashValues (args, options) {
+  const out = []
+  for (let i = 0; i < args.length; i++) {
+    const name = /^--([^=]+)$/.exec(args[i])
+    const option = name && Object.hasOwn(options, name[1]) ? options[name[1]] : null
+    if (option && option.type === 'string' && /^-\d/.test(args[i + 1] || '')) {
+      out.push(`${args[i]}=${args[++i]}`)
+    } else {
+      out.push(args[i])
+    }
+  }
+  return out
 }
 
 /**
@@ -234,10 +285,11 @@ async function execute (argv) {
   const found = findCommand(argv)
   if ('help' in found) return { text: found.help, code: EXIT.OK }
   const { command, rest } = found
+  const options = { ...COMMON, ...command.options }
   /** @type {{ values: Record<string, any>, positionals: string[] }} */
   let parsed
   try {
-    parsed = parseArgs({ args: rest, options: /** @type {any} */ ({ ...COMMON, ...command.options }), allowPositionals: true, strict: true })
+    parsed = parseArgs({ args: joinDashValues(rest, options), options: /** @type {any} */ (options), allowPositionals: true, strict: true })
   } catch (err) {
     // node's message ends with advice about `--` that does not help here
     throw usageError(`${err.message.replace(/\. To specify a positional.*$/s, '')}\nusage: ${synopsis(command)}`)
@@ -246,7 +298,7 @@ async function execute (argv) {
   if (values.help) return { text: commandHelp(command), code: EXIT.OK }
   if (positionals.length !== command.args.length) throw usageError(`usage: ${synopsis(command)}`)
   const base = /** @type {string|undefined} */ (values.url) || process.env.BEACON_ADMIN_URL || `http://127.0.0.1:${process.env.ADMIN_PORT || DEFAULTS.adminPort}`
-  const value = await command.run(positionals, values, caller(base))
+  const value = await command.run(positionals, values, caller(base), base)
   if (command.format) return { value, ...command.format({ ...value, url: base }, values) }
   return { value, text: value === null || value === undefined ? null : JSON.stringify(value, null, 2), code: EXIT.OK }
 }

@@ -87,6 +87,13 @@ const ERRORS = Object.freeze({
   CIRCUIT_OPEN: createError('CIRCUIT_OPEN', 'config reads fail fast for a moment: the store failed repeatedly and is being probed', 503),
   // Internal: a lookup queued behind reads in flight until its request deadline had passed.
   LOOKUP_TIMEOUT: createError('LOOKUP_TIMEOUT', 'the config read did not finish within the request deadline', 503),
+  // Reading the access log back (GET /admin/log/scan and /admin/log/count; logging/query/). The
+  // detail names the parameter, never its value.
+  BAD_TIME: createError('BAD_TIME', 'a time is invalid: give ISO-8601 (2026-01-31T12:00:00Z), 13-digit epoch ms, or a time relative to now (-30s, -15m, -2h, -1d, -1w, now)', 400),
+  BAD_TIME_RANGE: createError('BAD_TIME_RANGE', 'the time range is empty: from must be before to', 400),
+  BAD_LOG_QUERY: createError('BAD_LOG_QUERY', 'the access-log query has an invalid parameter', 400),
+  LOG_NOT_CONFIGURED: createError('LOG_NOT_CONFIGURED', 'no HBase access log is configured on this host', 404),
+  LOG_UNAVAILABLE: createError('LOG_UNAVAILABLE', 'the access log cannot be read now; retry shortly', 503),
   CONFIG_INVALID: createError('CONFIG_INVALID', 'invalid settings', 500),
   // A module was built with options it cannot work with: a bug in the caller, caught at start.
   INVALID_OPTION: createError('INVALID_OPTION', 'invalid option', 500),

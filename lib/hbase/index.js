@@ -3,5 +3,6 @@
 const { HBaseClient, createHBaseClient } = require('./client')
 const { HBaseError, CODES } = require('./errors')
 const { findCell } = require('./cells')
+const filters = require('./filters')
 
-module.exports = { HBaseClient, createHBaseClient, HBaseError, CODES, findCell }
+module.exports = { HBaseClient, createHBaseClient, HBaseError, CODES, findCell, filters }

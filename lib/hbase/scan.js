@@ -3,8 +3,10 @@
 const { EMPTY, toBytes, resultToRow, columnSelectors } = require('./cells')
 const { clientClosed } = require('./errors')
 const { regionOp } = require('./region-op')
+const { allOf, firstKeyOnly, keyOnly, checkFilter } = require('./filters')
 
-const FIRST_KEY_ONLY = { name: 'org.apache.hadoop.hbase.filter.FirstKeyOnlyFilter', serializedFilter: EMPTY }
+// The first cell of each row, without its value: what a count needs.
+const KEYS_ONLY = [firstKeyOnly(), keyOnly()]
 
 /**
  * @typedef {object} ScanOptions
@@ -14,7 +16,11 @@ const FIRST_KEY_ONLY = { name: 'org.apache.hadoop.hbase.filter.FirstKeyOnlyFilte
  * @property {string[]} [columns] "family:qualifier"
  * @property {number} [limit] rows at most
  * @property {number} [caching] rows per scan RPC; default scanCaching
- * @property {boolean} [keysOnly] first cell of each row only
+ * @property {number} [maxResultSize] bytes per scan RPC at most (the server's own limit
+ *   otherwise); a row larger than that comes in parts, joined here
+ * @property {boolean} [keysOnly] first cell of each row only, its value left empty
+ * @property {import('./filters').Filter} [filter] a server-side filter (./filters.js): rows it
+ *   drops never leave the RegionServer
  * @property {number} [timeout] ms for opening each region's scanner, retries included
  */
 
@@ -22,6 +28,12 @@ const FIRST_KEY_ONLY = { name: 'org.apache.hadoop.hbase.filter.FirstKeyOnlyFilte
  * Scans rows in key order, paging `caching` rows per RPC, across regions. Ending the loop early
  * closes the server-side scanner. A scanner lost to a region move, a server restart or an expired
  * lease (any retryable error) is reopened after the last row returned.
+ *
+ * The scan says it handles heartbeats and partial rows, as HBase's own client does (the server
+ * sends heartbeats only to a client that takes both): a RegionServer that has found nothing to
+ * return within half the RPC timeout (a filter dropping most rows) answers with what it has,
+ * maybe nothing, maybe the first cells of a row, and the scan goes on instead of the call timing
+ * out. The cells of a row that came in parts are joined before the row is yielded.
  * @param {import('./region-op').Core} core
  * @param {string} table
  * @param {ScanOptions} [opts]
@@ -35,8 +47,12 @@ async function * scanRows (core, table, opts = {}) {
   let remaining = opts.limit > 0 ? opts.limit : Infinity
   const caching = opts.caching || options.scanCaching
   const column = columnSelectors(opts)
+  const filter = scanFilter(opts)
   /** @type {{ region: import('./meta').Region, id: any }|null} */
   let scanner = null
+  /** @type {object[]|null} the cells of a row whose rest is still to come */
+  let partial = null
+  const flags = { clientHandlesHeartbeats: true, clientHandlesPartials: true }
   try {
     for (;;) {
       const rows = Math.min(caching, remaining)
@@ -45,26 +61,33 @@ async function * scanRows (core, table, opts = {}) {
         /** @type {Record<string, any>} */
         const scan = { startRow, stopRow, includeStartRow: includeStart, caching: rows }
         if (column) scan.column = column
-        if (opts.keysOnly) scan.filter = FIRST_KEY_ONLY
+        if (filter) scan.filter = filter
+        if (opts.maxResultSize > 0) scan.maxResultSize = opts.maxResultSize
         let region
         res = await regionOp(core, 'Scan', table, startRow, (r) => {
           region = r
-          return { region: r.spec, scan, numberOfRows: rows }
+          return { region: r.spec, scan, numberOfRows: rows, ...flags }
         }, opts.timeout)
         scanner = { region, id: res.scannerId }
       } else {
         try {
-          res = await pool.call(scanner.region.server, 'ClientService', 'Scan', { scannerId: scanner.id, numberOfRows: rows }, options.rpcTimeout)
+          res = await pool.call(scanner.region.server, 'ClientService', 'Scan', { scannerId: scanner.id, numberOfRows: rows, ...flags }, options.rpcTimeout)
         } catch (err) {
           if (!err.retryable) throw err
           // Reopen after the last row we returned; the old scanner is gone or unusable.
           if (err.relocate) locator.invalidate(scanner.region)
           scanner = null
+          partial = null
           continue
         }
       }
       for (const result of res.results || []) {
-        const row = resultToRow(result)
+        if (result.partial) {
+          partial = partial ? partial.concat(result.cell || []) : (result.cell || []).slice()
+          continue
+        }
+        const row = resultToRow(partial ? { cell: partial.concat(result.cell || []) } : result)
+        partial = null
         if (!row) continue
         if (policy.aborted) throw clientClosed()
         startRow = row.row
@@ -86,6 +109,17 @@ async function * scanRows (core, table, opts = {}) {
       pool.call(scanner.region.server, 'ClientService', 'Scan', { scannerId: scanner.id, numberOfRows: 0, closeScanner: true }, options.rpcTimeout).catch(() => {})
     }
   }
+}
+
+/**
+ * The filter a scan sends: the caller's, and/or the keys-only pair.
+ * @param {ScanOptions} opts
+ * @returns {import('./filters').Filter|null}
+ */
+function scanFilter (opts) {
+  if (opts.filter != null) checkFilter(opts.filter)
+  if (!opts.keysOnly) return opts.filter || null
+  return opts.filter ? allOf(opts.filter, ...KEYS_ONLY) : allOf(...KEYS_ONLY)
 }
 
 /**

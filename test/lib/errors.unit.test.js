@@ -30,6 +30,11 @@ describe('lib/errors', () => {
       CONFIG_UNAVAILABLE: 503,
       CIRCUIT_OPEN: 503,
       LOOKUP_TIMEOUT: 503,
+      BAD_TIME: 400,
+      BAD_TIME_RANGE: 400,
+      BAD_LOG_QUERY: 400,
+      LOG_NOT_CONFIGURED: 404,
+      LOG_UNAVAILABLE: 503,
       CONFIG_INVALID: 500,
       INVALID_OPTION: 500,
       INTERNAL: 500

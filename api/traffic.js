@@ -1,0 +1,82 @@
+'use strict'
+
+const express = require('express')
+const { MINUTE_MS, minuteOf, parseGroup } = require('../logging/rollup/layout')
+const { markedMinutes, rolledMinutes } = require('../logging/rollup/read')
+const { sendError } = require('./error-body')
+const { ERRORS } = require('../lib/errors')
+
+const HOUR_MINUTES = 60
+const TOP_MINUTES = 15
+const TOP_IDS = 10
+// Many open dashboards cost one read of the rollups per interval, not one each.
+const CACHE_MS = 5000
+const NOT_CONFIGURED = Object.freeze(new ERRORS.LOG_NOT_CONFIGURED())
+const UNAVAILABLE = Object.freeze(new ERRORS.LOG_UNAVAILABLE())
+
+/**
+ * Fleet-wide traffic for the dashboard, read from the access-log rollups (logging/rollup/):
+ * every host's requests, not this one's. `GET /dashboard/traffic` answers
+ * `{ now, logTable, minutes: [{ t, endpoints: { <name>: count } }], pending: [t], top: [{ id,
+ * count, endpoints }] }`: requests per minute per endpoint over the last hour (from the totals
+ * rows: a few cells a minute), the minutes whose counts are not final yet (marked: the minute in
+ * progress, or one a replay touched), and the ids with most requests over the last 15 minutes.
+ * Read-only and aggregate, like /metrics, so it needs no token.
+ *
+ * @param {object} deps
+ * @param {import('../lib/hbase').HBaseClient} deps.client
+ * @param {{ rollupTable: string, logTable: string, buckets: number }|null} deps.source the
+ *   rollups of the HBase access log, null when none is kept
+ * @param {() => number} deps.now
+ * @param {number} deps.timeoutMs per HBase call
+ * @returns {import('express').Router}
+ */
+function createTrafficRouter ({ client, source, now, timeoutMs }) {
+  const router = express.Router()
+  let cached = null // { at, body: Promise }
+
+  async function read () {
+    const rollups = { ...source, client, timeout: timeoutMs }
+    const end = minuteOf(now()) + MINUTE_MS // the minute in progress included
+    const from = end - HOUR_MINUTES * MINUTE_MS
+    const minutes = []
+    for await (const { minute, groups } of rolledMinutes(rollups, from, end, 't')) {
+      const endpoints = {}
+      for (const [group, n] of groups) {
+        const { endpoint } = parseGroup(group)
+        endpoints[endpoint] = (endpoints[endpoint] || 0) + n
+      }
+      minutes.push({ t: minute, endpoints })
+    }
+    const byId = new Map()
+    for await (const { groups } of rolledMinutes(rollups, end - TOP_MINUTES * MINUTE_MS, end)) {
+      for (const [group, n] of groups) {
+        const { endpoint, id } = parseGroup(group)
+        if (id === '') continue
+        let row = byId.get(id)
+        if (!row) byId.set(id, (row = { id, count: 0, endpoints: {} }))
+        row.count += n
+        row.endpoints[endpoint] = (row.endpoints[endpoint] || 0) + n
+      }
+    }
+    const top = [...byId.values()].sort((a, b) => b.count - a.count || (a.id < b.id ? -1 : 1)).slice(0, TOP_IDS)
+    const pending = [...await markedMinutes(rollups, from, end)].sort((a, b) => a - b)
+    return { now: now(), logTable: source.logTable, from, to: end, minutes, pending, top }
+  }
+
+  router.get('/dashboard/traffic', (req, res) => {
+    if (!source) return sendError(res, NOT_CONFIGURED)
+    if (!cached || now() - cached.at > CACHE_MS) {
+      const body = read()
+      cached = { at: now(), body }
+      body.catch(() => { if (cached && cached.body === body) cached = null })
+    }
+    cached.body.then(
+      (body) => res.set('Cache-Control', 'no-store').json(body),
+      () => sendError(res, UNAVAILABLE)
+    )
+  })
+  return router
+}
+
+module.exports = { createTrafficRouter }
