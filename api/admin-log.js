@@ -31,7 +31,7 @@ const FLUSH_MS = 50
 function createLogQueryRouter ({ logQuery, logger }) {
   const router = express.Router()
   if (!logQuery) {
-    router.get(['/admin/log/scan', '/admin/log/count'], (req, res) => sendError(res, new ERRORS.LOG_NOT_CONFIGURED()))
+    router.get(['/admin/log/scan', '/admin/log/count', '/admin/log/check'], (req, res) => sendError(res, new ERRORS.LOG_NOT_CONFIGURED()))
     return router
   }
 
@@ -105,10 +105,37 @@ function createLogQueryRouter ({ logQuery, logger }) {
         to: new Date(query.to).toISOString(),
         filters: filtersOf(query),
         scanned: result.scanned,
+        // Where the answer came from: whole minutes from the rollups, or rows scanned.
+        source: result.rollupMinutes !== undefined ? { rollupMinutes: result.rollupMinutes, scannedMinutes: result.scannedMinutes } : 'scan',
         ms: Date.now() - started
       })
     } catch (err) {
       if (gone.closed) return
+      fail(res, err)
+    }
+  })
+  // The rollups against the raw rows (logging/rollup/): every minute of the range counted both
+  // ways. `exact` is true when they agree but for minutes still marked (being counted again).
+  router.get('/admin/log/check', async (req, res) => {
+    const query = parse('check', req, res)
+    if (!query) return
+    if (!logQuery.rollups) return sendError(res, new ERRORS.LOG_NOT_CONFIGURED('this log keeps no rollups'), { withDetail: true })
+    const started = Date.now()
+    try {
+      const result = await logQuery.check(query)
+      const marked = new Set(result.marked.map((m) => new Date(m).toISOString()))
+      const unexplained = result.differences.filter((d) => !marked.has(d.minute))
+      res.set('Cache-Control', 'no-store').json({
+        exact: unexplained.length === 0,
+        from: new Date(query.from).toISOString(),
+        to: new Date(query.to).toISOString(),
+        minutes: result.minutes,
+        rows: result.rows,
+        marked: [...marked],
+        differences: result.differences.map((d) => ({ ...d, marked: marked.has(d.minute) })),
+        ms: Date.now() - started
+      })
+    } catch (err) {
       fail(res, err)
     }
   })

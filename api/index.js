@@ -208,7 +208,8 @@ function queriedLogSink (settings) {
 function accessLogQuery (settings, client) {
   const spec = queriedLogSink(settings)
   if (!spec) return null
-  return createLogQuery({ client, table: spec.table, buckets: spec.buckets || 16, maxIdLength: settings.limits.maxIdLength, timeout: settings.hbase.operationTimeoutMs })
+  const rollupTable = spec.rollups === false ? null : spec.rollupTable || null
+  return createLogQuery({ client, table: spec.table, buckets: spec.buckets || 16, maxIdLength: settings.limits.maxIdLength, timeout: settings.hbase.operationTimeoutMs, rollupTable, endpoints: Object.keys(settings.endpoints) })
 }
 
 /**

@@ -11,17 +11,17 @@ const TOP_MINUTES = 15
 const TOP_IDS = 10
 // Many open dashboards cost one read of the rollups per interval, not one each.
 const CACHE_MS = 5000
-const NOT_CONFIGURED = Object.freeze(new ERRORS.LOG_NOT_CONFIGURED())
 const UNAVAILABLE = Object.freeze(new ERRORS.LOG_UNAVAILABLE())
 
 /**
  * Fleet-wide traffic for the dashboard, read from the access-log rollups (logging/rollup/):
  * every host's requests, not this one's. `GET /dashboard/traffic` answers
- * `{ now, logTable, minutes: [{ t, endpoints: { <name>: count } }], pending: [t], top: [{ id,
+ * `{ enabled: true, now, logTable, minutes: [{ t, endpoints: { <name>: count } }], pending: [t], top: [{ id,
  * count, endpoints }] }`: requests per minute per endpoint over the last hour (from the totals
  * rows: a few cells a minute), the minutes whose counts are not final yet (marked: the minute in
  * progress, or one a replay touched), and the ids with most requests over the last 15 minutes.
- * Read-only and aggregate, like /metrics, so it needs no token.
+ * Without rollups it answers `{ enabled: false, reason }`. Read-only and aggregate, like
+ * /metrics, so it needs no token.
  *
  * @param {object} deps
  * @param {import('../lib/hbase').HBaseClient} deps.client
@@ -61,11 +61,12 @@ function createTrafficRouter ({ client, source, now, timeoutMs }) {
     }
     const top = [...byId.values()].sort((a, b) => b.count - a.count || (a.id < b.id ? -1 : 1)).slice(0, TOP_IDS)
     const pending = [...await markedMinutes(rollups, from, end)].sort((a, b) => a - b)
-    return { now: now(), logTable: source.logTable, from, to: end, minutes, pending, top }
+    return { enabled: true, now: now(), logTable: source.logTable, from, to: end, minutes, pending, top }
   }
 
   router.get('/dashboard/traffic', (req, res) => {
-    if (!source) return sendError(res, NOT_CONFIGURED)
+    // Not an error for the page: this host's log keeps no rollups (or there is no HBase log).
+    if (!source) return res.set('Cache-Control', 'no-store').json({ enabled: false, reason: 'no access-log rollups on this host (BEACON_ACCESS_ROLLUPS=1 keeps them)' })
     if (!cached || now() - cached.at > CACHE_MS) {
       const body = read()
       cached = { at: now(), body }

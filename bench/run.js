@@ -130,7 +130,7 @@ async function runSharedScenarios (params, list, report, { stamp, stateDir }) {
     // The lb scenario's second app host and HAProxy get hosts of their own.
     extraHosts: params.scenarios.includes('lb') ? ['app2', 'lb'] : [],
     log,
-    env: { BEACON_STATE_DIR: stateDir, BEACON_ACCESS_LOG_TABLE: accessLogTable, BEACON_LOG_LEVEL: 'warn', BEACON_CONFIG_FILE: configFile }
+    env: { BEACON_STATE_DIR: stateDir, BEACON_ACCESS_LOG_TABLE: accessLogTable, BEACON_ACCESS_ROLLUPS: '1', BEACON_LOG_LEVEL: 'warn', BEACON_CONFIG_FILE: configFile }
   })
   const client = createHBaseClient({ bootstrap: env.bootstrap })
   report.machine = describeMachine({ hbaseVersion: env.hbaseOptions.version, ...env.describe() })

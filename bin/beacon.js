@@ -10,7 +10,7 @@
  *
  * Exit codes: 0 ok; 1 usage (unknown command or option, a missing argument, malformed JSON, a
  * `log` query the server answers 400: a bad time, range or filter); 2 server or auth error
- * (unreachable, an error answer such as 401 or 404, `status` not ready); 130 interrupted
+ * (unreachable, an error answer such as 401 or 404, `status` not ready); 3 `log check` found the rollups different from the raw rows; 130 interrupted
  * (Ctrl-C during `log scan` / `log count`).
  *
  * Environment (contracts): BEACON_ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT or :4001),
@@ -24,7 +24,7 @@ const { parseArgs } = require('node:util')
 const { DEFAULTS } = require('../config/defaults')
 const { logCommands } = require('./log')
 
-const EXIT = Object.freeze({ OK: 0, USAGE: 1, SERVER: 2, INTERRUPTED: 130 })
+const EXIT = Object.freeze({ OK: 0, USAGE: 1, SERVER: 2, DIFFERENT: 3, INTERRUPTED: 130 })
 
 class CliError extends Error {
   /** @param {string} message @param {number} exitCode */
@@ -164,7 +164,7 @@ function generalHelp () {
     `  BEACON_ADMIN_URL      the admin API (default http://127.0.0.1:$ADMIN_PORT, port ${DEFAULTS.adminPort})`,
     '  BEACON_ADMIN_TOKEN    bearer token for /admin/*; status needs none',
     '',
-    'exit codes: 0 ok, 1 usage error, 2 server or auth error (unreachable, an error answer, not ready), 130 interrupted (Ctrl-C)'
+    'exit codes: 0 ok, 1 usage error, 2 server or auth error (unreachable, an error answer, not ready), 3 log check found differences, 130 interrupted (Ctrl-C)'
   ].join('\n')
 }
 

@@ -66,6 +66,11 @@
       const res = await fetch('/dashboard/traffic', { signal: AbortSignal.timeout(TIMEOUT_MS), cache: 'no-store' })
       const body = await res.json()
       if (!res.ok) throw new Error(body && body.error ? body.error.message : `HTTP ${res.status}`)
+      if (!body.enabled) {
+        status.textContent = body.reason
+        status.className = 'dim'
+        return
+      }
       draw(body)
       renderTop(body.top)
       const total = body.minutes.reduce((n, m) => n + Object.values(m.endpoints).reduce((a, b) => a + b, 0), 0)

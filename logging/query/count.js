@@ -15,6 +15,7 @@ const MINUTE_MS = 60 * 1000
  * @property {string} [id]
  * @property {number} [status]
  * @property {'endpoint'|'id'|'status'|'minute'} [by]
+ * @property {boolean} [scan] read the raw rows even where the rollups could answer
  */
 
 /**
@@ -24,6 +25,8 @@ const MINUTE_MS = 60 * 1000
  *   order (ISO-8601 minutes), the others by count, largest first
  * @property {boolean} [truncated] with `by`: more distinct keys than maxGroups; the rest are
  *   counted under "(other)" (the total stays exact)
+ * @property {number} [rollupMinutes] whole minutes answered from the rollups (./rollup-count.js)
+ * @property {number} [scannedMinutes] whole minutes not counted by the rollups yet, scanned
  * @property {number} scanned rows HBase returned (the server-side filters' narrowing, before
  *   the exact test)
  */

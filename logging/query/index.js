@@ -4,6 +4,8 @@ const { ERRORS } = require('../../lib/errors')
 const { parseLogQuery } = require('./params')
 const { scanLog } = require('./scan')
 const { countLog } = require('./count')
+const { checkRollups } = require('../rollup/read')
+const { eligible, countFromRollups } = require('./rollup-count')
 const { ndjsonLine, csvLine, csvHeader } = require('./format')
 
 /**
@@ -21,8 +23,10 @@ const { ndjsonLine, csvLine, csvHeader } = require('./format')
  * @param {number} [options.countConcurrency] buckets counted at once (default 4)
  * @param {number} [options.maxGroups] distinct `by` keys kept (default 100,000)
  * @param {() => number} [options.now] clock for relative times and the default `to`
+ * @param {string|null} [options.rollupTable] where the log's rollups are (count(), check()); null: none
+ * @param {string[]} [options.endpoints] the endpoints (a count of one id from the rollups reads their groups)
  */
-function createLogQuery ({ client, table, buckets, maxIdLength, timeout, scanCaching = 500, countCaching = 2000, countConcurrency = 4, maxGroups = 100000, now = Date.now }) {
+function createLogQuery ({ client, table, buckets, maxIdLength, timeout, scanCaching = 500, countCaching = 2000, countConcurrency = 4, maxGroups = 100000, now = Date.now, rollupTable = null, endpoints = [] }) {
   if (!client || typeof client.scan !== 'function') throw new ERRORS.INVALID_OPTION('createLogQuery needs an HBase client')
   if (typeof table !== 'string' || table === '') throw new ERRORS.INVALID_OPTION('createLogQuery needs the access-log table')
   if (!Number.isInteger(buckets) || buckets < 1 || buckets > 256) throw new ERRORS.INVALID_OPTION('buckets must be 1..256')
@@ -62,19 +66,37 @@ function createLogQuery ({ client, table, buckets, maxIdLength, timeout, scanCac
     },
 
     /**
-     * Exact counts (./count.js).
+     * Exact counts: from the rollups where they can answer (./rollup-count.js; `scan: true`
+     * forces a scan), else by scanning (./count.js).
      * @param {import('./count').CountQuery} query
      * @param {{ signal?: AbortSignal }} [options]
      * @returns {Promise<import('./count').CountResult>}
      */
     async count (query, options) {
       queries++
+      const source = { ...base, caching: countCaching, concurrency: countConcurrency, maxGroups }
       try {
-        return await countLog({ ...base, caching: countCaching, concurrency: countConcurrency, maxGroups }, query, options)
+        if (rollupTable && !query.scan && eligible(query)) return await countFromRollups(source, { rollupTable, endpoints }, query, options)
+        return await countLog(source, query, options)
       } catch (err) {
         stoppedEarly++
         throw err
       }
+    },
+
+    /** Whether the log keeps rollups (../rollup/), which check() compares. */
+    rollups: Boolean(rollupTable),
+
+    /**
+     * Compares the rollups of [from, to) with a count of the raw rows, minute by minute
+     * (../rollup/read.js checkRollups).
+     * @param {{ from: number, to: number }} query
+     * @returns {ReturnType<typeof checkRollups>}
+     */
+    check (query) {
+      if (!rollupTable) throw new ERRORS.LOG_NOT_CONFIGURED('this log keeps no rollups')
+      queries++
+      return checkRollups({ client, rollupTable, logTable: table, buckets, timeout }, query.from, query.to)
     },
 
     /**

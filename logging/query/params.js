@@ -16,7 +16,8 @@ const FORMATS = Object.freeze(['ndjson', 'csv'])
 const COMMON = ['from', 'to', 'endpoint', 'id', 'status']
 const KNOWN = Object.freeze({
   scan: Object.freeze([...COMMON, 'limit', 'format', 'after']),
-  count: Object.freeze([...COMMON, 'by'])
+  count: Object.freeze([...COMMON, 'by', 'scan']),
+  check: Object.freeze(['from', 'to'])
 })
 // A row key: 2 hex chars of bucket, 13 digits of epoch ms, the writer's suffix (printable ASCII).
 const ROW_KEY = /^[0-9a-f]{2}\d{13}[\x21-\x7e]{1,200}$/
@@ -86,7 +87,12 @@ function parseLogQuery (kind, raw, { now, maxIdLength }) {
       if (!ROW_KEY.test(after)) throw bad('after must be the key of a row this query returned')
       query.after = after
     }
-  } else {
+  } else if (kind === 'count') {
+    const scan = single(raw, 'scan')
+    if (scan !== undefined) {
+      if (scan !== '1' && scan !== 'true') throw bad('scan takes 1 or true: count from the raw rows, not the rollups')
+      query.scan = true
+    }
     const by = single(raw, 'by')
     if (by !== undefined) {
       if (!GROUP_BY.includes(by)) throw bad(`by must be one of ${GROUP_BY.join(', ')}`)

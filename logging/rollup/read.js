@@ -5,7 +5,7 @@ const { countMinute } = require('./minute-scan')
 
 /**
  * @typedef {object} RollupSource
- * @property {import('../../lib/hbase').HBaseClient} client
+ * @property {{ scan: (table: string, opts: any) => AsyncIterable<import('../../lib/hbase/cells').Row> }} client an HBase client (lib/hbase)
  * @property {string} rollupTable
  * @property {string} logTable
  * @property {number} buckets the access log's salt buckets

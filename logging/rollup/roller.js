@@ -114,12 +114,15 @@ function createRoller ({ client, logTable, rollupTable, buckets, clock = Date, s
     runOnce,
     /** @returns {typeof stats} */
     stats: () => ({ ...stats }),
-    /** Stops; waits for a run in flight. */
+    /**
+     * Stops scheduling runs; a run in flight ends at its next minute, and its HBase calls end
+     * with the client's close. Never waited for: with HBase down a run can take a whole call
+     * timeout, which would eat the shutdown budget (and counts are only ever recomputed).
+     */
     async close () {
       stopped = true
       if (timer) clearTimeout(timer)
       timer = null
-      if (running) await running
     }
   }
 }

@@ -127,7 +127,7 @@ describe('count', () => {
     const res = await get(`/admin/log/count?${range()}&id=3`)
     expect(res.status).toBe(200)
     const body = await res.json()
-    expect(body).toEqual({ total: 50, from: new Date(FROM).toISOString(), to: new Date(TO).toISOString(), filters: { id: '3' }, scanned: 50, ms: expect.any(Number) })
+    expect(body).toEqual({ total: 50, from: new Date(FROM).toISOString(), to: new Date(TO).toISOString(), filters: { id: '3' }, scanned: 50, source: 'scan', ms: expect.any(Number) })
     expect((await (await get(`/admin/log/count?${range()}`)).json()).total).toBe(600)
   })
 

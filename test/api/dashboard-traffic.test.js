@@ -43,7 +43,7 @@ async function host () {
   const [port, adminPort] = await freePorts(2)
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-traffic-'))
   dirs.push(stateDir)
-  const server = await startServerProcess({ port, adminPort, stateDir, env: { BEACON_ACCESS_LOG_TABLE: table, BEACON_WORKERS: '1' } })
+  const server = await startServerProcess({ port, adminPort, stateDir, env: { BEACON_ACCESS_LOG_TABLE: table, BEACON_WORKERS: '1', BEACON_ACCESS_ROLLUPS: '1' } })
   servers.push(server)
   return { url: `http://127.0.0.1:${port}`, admin: `http://127.0.0.1:${adminPort}` }
 }

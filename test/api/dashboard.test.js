@@ -253,7 +253,7 @@ describe('the page', () => {
       await page.waitForFunction(() => parseFloat(document.querySelector('#access-log tr[data-sink="hbase"] [data-field="writtenRps"]')?.textContent) > 0, null, { timeout: 10000 })
       expect(await page.textContent('#access-log tr[data-sink="hbase"] [data-field="state"]')).toBe('ok')
       expect(await page.locator('#hbase-rpc tbody tr').count()).toBeGreaterThan(0)
-      expect(await page.locator('.uplot canvas').count()).toBe(4)
+      expect(await page.locator('section:not(#traffic) .uplot canvas').count()).toBe(4)
       expect(await page.isHidden('#problem')).toBe(true)
 
       // A few more updates so the screenshot shows lines, not two points.

@@ -187,7 +187,9 @@ describe('CPU from the threads, to the µs', () => {
     const innerEnd = cpuNow()
     const r = sampler.stop().self
     const outerEnd = cpuNow()
-    expect(r.cpuSource).toBe('threads')
+    // This process from its threads; a child the jest worker has running (another test's) may
+    // come and go within the window and be counted from its ticks: then 'mixed'.
+    expect(r.processes > 1 ? ['threads', 'mixed'] : ['threads']).toContain(r.cpuSource)
     expect(Number.isInteger(r.cpuUs)).toBe(true)
     expect(r.cpuUs).toBeGreaterThan(200000)
     // The sampler's window lies between the burn alone and the burn with the sampler's own reads

@@ -201,3 +201,59 @@ describe('exit codes', () => {
     }
   })
 })
+
+describe('beacon log check', () => {
+  // A beacon of its own that keeps rollups: rows through its sink, and rows written behind it.
+  let rolled
+  let rolledEnv
+  beforeAll(async () => {
+    rolled = await startBeacon({ env: { BEACON_ADMIN_TOKEN: TOKEN }, overrides: { logSinks: { hbase: { rollups: true } } } })
+    rolledEnv = { BEACON_ADMIN_URL: rolled.adminUrl, BEACON_ADMIN_TOKEN: TOKEN }
+    const answers = await Promise.all(Array.from({ length: N }, () => request(`${rolled.url}/api/sample5.js?id=${ID}&callback=cb`)))
+    expect(answers.every((a) => a.status === 200)).toBe(true)
+    await rolled.sinks.get('hbase').flush()
+    await writeBigRows(rolled)
+  })
+  afterAll(async () => {
+    if (rolled) await rolled.close()
+  })
+  const check = (args) => cli(['log', 'check', ...args], rolledEnv)
+
+  test('rows the sink wrote: marked minutes may differ and are listed, exit 0; once rolled up, equal, exit 0; counts from the rollups equal the scan', async () => {
+    const before = await check(['--from', '-10m', '--json'])
+    expect(before.code).toBe(0)
+    const a = JSON.parse(before.stdout)
+    expect(a.exact).toBe(true)
+    expect(a.rows).toBe(N)
+    expect(a.marked.length).toBeGreaterThan(0)
+    expect(a.differences.every((d) => d.marked)).toBe(true)
+
+    const { rollupsAgainstRaw } = require('../support/rollups')
+    const done = await rollupsAgainstRaw({ bootstrap: rolled.client.options.bootstrap, logTable: rolled.accessLogTable, from: Date.now() - 10 * 60000 })
+    expect(done.differences).toEqual([])
+    const after = await check(['--from', '-10m', '--json'])
+    expect(after.code).toBe(0)
+    expect(JSON.parse(after.stdout)).toMatchObject({ exact: true, marked: [], differences: [] })
+    expect((await check(['--from', '-10m'])).stdout).toMatch(/^exact: \d+ minutes, \d+ rows /)
+    const counted = JSON.parse((await cli(['log', 'count', '--from', '-10m', '--id', ID, '--json'], rolledEnv)).stdout)
+    expect(counted.total).toBe(N)
+  })
+
+  test('rows written behind the sink\'s back (no marks, no rollups): every difference reported, exit 3', async () => {
+    const from = new Date(BIG_FROM).toISOString()
+    const to = new Date(BIG_FROM + 5 * 60000).toISOString()
+    const r = await check(['--from', from, '--to', to, '--json'])
+    expect(r.code).toBe(3)
+    const body = JSON.parse(r.stdout)
+    expect(body).toMatchObject({ exact: false, minutes: 5, rows: 3000, marked: [] })
+    expect(body.differences.reduce((n, d) => n + d.raw, 0)).toBe(3000)
+    expect(body.differences.every((d) => d.rollup === 0 && !d.marked)).toBe(true)
+    const text = await check(['--from', from, '--to', to])
+    expect(text.code).toBe(3)
+    expect(text.stdout).toMatch(/^DIFFERENT: 5 minutes, 3000 rows/)
+    expect((await check(['--from', 'yesterday'])).code).toBe(1)
+    // Such rows are not in the rollups' counts either; --scan reads them.
+    const scanned = JSON.parse((await cli(['log', 'count', '--from', from, '--to', to, '--scan', '--json'], rolledEnv)).stdout)
+    expect(scanned).toMatchObject({ total: 3000, source: 'scan' })
+  })
+})

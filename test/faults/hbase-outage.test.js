@@ -42,7 +42,7 @@ beforeAll(async () => {
   app = await startBeacon({
     bootstrap,
     clientOptions: { rpcTimeout: 500, operationTimeout: 1500 },
-    overrides: { hbase: { rpcTimeoutMs: 500, operationTimeoutMs: 1500 } }
+    overrides: { hbase: { rpcTimeoutMs: 500, operationTimeoutMs: 1500 }, logSinks: { hbase: { rollups: true } } }
   })
 })
 

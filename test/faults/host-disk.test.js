@@ -448,7 +448,7 @@ test('a worker SIGKILLed mid-append (durable), its newest write-ahead-log segmen
     port,
     adminPort,
     stateDir,
-    env: { BEACON_HBASE_BOOTSTRAP: bootstrap.join(','), BEACON_ACCESS_LOG_TABLE: table, BEACON_ACCESS_LOG_DURABLE: '1', BEACON_WORKERS: '2' }
+    env: { BEACON_HBASE_BOOTSTRAP: bootstrap.join(','), BEACON_ACCESS_LOG_TABLE: table, BEACON_ACCESS_LOG_DURABLE: '1', BEACON_WORKERS: '2', BEACON_ACCESS_ROLLUPS: '1' }
   })
   const answers = { ok: 0, other: 0, errors: 0 }
   let n = 0

@@ -1,0 +1,88 @@
+'use strict'
+
+const { MINUTE_MS, parseGroup, groupsOfId } = require('../rollup/layout')
+const { exactMinutes } = require('../rollup/read')
+const { countLog } = require('./count')
+
+/**
+ * Exact counts from the rollups (../rollup/) where they can answer: the whole minutes of the
+ * range from the per-minute counts (a marked minute, not counted yet, from its raw rows), the
+ * part-minutes at either end from the raw rows (./count.js). The answer is the scan's, to the
+ * row; only what is read differs: a day is 1,440 small rollup reads instead of a day of rows.
+ *
+ * The rollups group by endpoint, id and status class, so a count filtered on an exact status or
+ * grouped by status is not theirs to answer: eligible() says no and the caller scans.
+ */
+
+/**
+ * @param {import('./count').CountQuery} query
+ * @returns {boolean}
+ */
+function eligible (query) {
+  return query.status === undefined && query.by !== 'status' && Math.ceil(query.from / MINUTE_MS) < Math.floor(query.to / MINUTE_MS)
+}
+
+/**
+ * @param {import('./scan').LogSource & { concurrency?: number, maxGroups?: number }} source
+ * @param {{ rollupTable: string, endpoints: string[] }} rollups where they are, and the
+ *   endpoints an id filter reads the groups of
+ * @param {import('./count').CountQuery} query eligible()
+ * @param {{ signal?: AbortSignal }} [options]
+ * @returns {Promise<import('./count').CountResult & { rollupMinutes: number, scannedMinutes: number }>}
+ */
+async function countFromRollups (source, rollups, query, options = {}) {
+  const { by, endpoint, id } = query
+  const midFrom = Math.ceil(query.from / MINUTE_MS) * MINUTE_MS
+  const midTo = Math.floor(query.to / MINUTE_MS) * MINUTE_MS
+  const maxGroups = source.maxGroups || 100000
+  const groups = new Map()
+  let truncated = false
+  let total = 0
+  let scanned = 0
+  const add = (key, n) => {
+    if (!groups.has(key) && groups.size >= maxGroups) {
+      truncated = true
+      key = '(other)'
+    }
+    groups.set(key, (groups.get(key) || 0) + n)
+  }
+  // The part-minutes at the ends, from the raw rows.
+  for (const [from, to] of [[query.from, midFrom], [midTo, query.to]]) {
+    if (from >= to) continue
+    const part = await countLog(source, { ...query, from, to }, options)
+    total += part.total
+    scanned += part.scanned
+    for (const g of part.groups || []) add(g.key, g.count)
+  }
+  // The whole minutes: what the question needs of each (see exactMinutes).
+  const want = id !== undefined
+    ? { groups: groupsOfId(endpoint !== undefined ? [endpoint] : rollups.endpoints, id) }
+    : by === 'id' ? {} : { totals: true }
+  let rollupMinutes = 0
+  let scannedMinutes = 0
+  const rollupSource = { client: source.client, rollupTable: rollups.rollupTable, logTable: source.table, buckets: source.buckets, timeout: source.timeout }
+  for await (const minute of exactMinutes(rollupSource, midFrom, midTo, want)) {
+    if (options.signal && options.signal.aborted) throw options.signal.reason
+    if (minute.from === 'rollup') rollupMinutes++
+    else scannedMinutes++
+    for (const [qualifier, n] of minute.groups) {
+      const g = parseGroup(qualifier)
+      const unreadable = g.class === 'unreadable'
+      if (endpoint !== undefined && (unreadable || g.endpoint !== endpoint)) continue
+      if (id !== undefined && g.id !== id) continue
+      total += n
+      if (by === 'endpoint') add(unreadable ? '(unreadable)' : g.endpoint, n)
+      else if (by === 'id') add(unreadable ? '(unreadable)' : g.id === '' ? '(none)' : g.id, n)
+      else if (by === 'minute') add(new Date(minute.minute).toISOString(), n)
+    }
+  }
+  const result = { total, scanned, rollupMinutes, scannedMinutes }
+  if (by !== undefined) {
+    result.groups = [...groups].map(([key, count]) => ({ key, count }))
+    result.groups.sort(by === 'minute' ? (a, b) => (a.key < b.key ? -1 : 1) : (a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    if (truncated) result.truncated = true
+  }
+  return result
+}
+
+module.exports = { eligible, countFromRollups }
