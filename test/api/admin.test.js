@@ -26,7 +26,7 @@ beforeAll(async () => {
   const admin = testClient()
   await admin.admin.createTable(CONFIG_TABLE, { families: ['c'] })
   await admin.close()
-  app = await startBeacon({ env: { BEACON_ADMIN_TOKEN: TOKEN }, overrides: { hbase: hbaseOverrides } })
+  app = await startBeacon({ env: { BEACON_ADMIN_TOKEN: TOKEN }, overrides: { hbase: hbaseOverrides, logSinks: { hbase: { rollups: true } } } })
 })
 
 afterAll(async () => {
