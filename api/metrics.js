@@ -1,6 +1,7 @@
 'use strict'
 
 const client = require('prom-client')
+const { hotCounter, hotHistogram } = require('./hot-metrics')
 
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 const CORS_OUTCOMES = ['allowed', 'denied', 'preflight', 'preflight_denied']
@@ -10,44 +11,41 @@ const SINK_COUNTERS = ['accepted', 'written', 'spilled', 'replayed', 'shed', 'fa
  * Prometheus metrics of one process on its own registry (never prom-client's global one), and
  * the hooks the data plane, caches and HBase client call. Names are prefixed `beacon_`.
  *
- * Hot-path hooks resolve label children once per label set and reuse them: a label lookup per
- * request would cost more than the request itself on cache hits.
+ * The per-request series (responses, latency, cache outcomes, HBase RPCs) are plain numbers
+ * (hot-metrics.js), resolved once per label set and reused: prom-client hashes the labels on
+ * every update, which cost more than a cache hit's own work.
  *
  * @param {{ register?: client.Registry, collectDefault?: boolean }} [options]
  */
 function createMetrics ({ register = new client.Registry(), collectDefault = true } = {}) {
   if (collectDefault) client.collectDefaultMetrics({ register, prefix: 'beacon_' })
 
-  const requests = new client.Counter({
+  const requests = hotCounter({
     name: 'beacon_http_requests_total',
     help: 'JSONP endpoint responses by endpoint and status code',
-    labelNames: ['endpoint', 'status'],
-    registers: [register]
+    register
   })
-  const duration = new client.Histogram({
+  const duration = hotHistogram({
     name: 'beacon_http_request_duration_seconds',
     help: 'JSONP endpoint latency, from request to response written',
-    labelNames: ['endpoint'],
     buckets: LATENCY_BUCKETS,
-    registers: [register]
+    register
   })
-  const cacheOutcomes = new client.Counter({
+  const cacheOutcomes = hotCounter({
     name: 'beacon_config_lookups_total',
     help: 'Config lookups by endpoint and outcome (hit, miss, coalesced, stale, negative_hit, stale_on_error, refresh_error)',
-    labelNames: ['endpoint', 'outcome'],
-    registers: [register]
+    register
   })
   const invalidConfigs = new client.Counter({
     name: 'beacon_config_invalid_total',
     help: 'Stored configs that were not a JSON object (the endpoint default was served)',
     registers: [register]
   })
-  const rpcDuration = new client.Histogram({
+  const rpcDuration = hotHistogram({
     name: 'beacon_hbase_rpc_duration_seconds',
     help: 'HBase RPC latency by method',
-    labelNames: ['method'],
     buckets: LATENCY_BUCKETS,
-    registers: [register]
+    register
   })
   const rpcErrors = new client.Counter({
     name: 'beacon_hbase_rpc_errors_total',
@@ -68,10 +66,11 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
   const rpcChildren = new Map()
   const labelChildren = new Map() // the CORS and event counters, keyed with a prefix each
 
+  /** @type {(cache: Map<string, any>, metric: { child?: Function, labels?: Function }, key: string, labels: Record<string, string>) => any} */
   function child (cache, metric, key, labels) {
     let c = cache.get(key)
     if (c === undefined) {
-      c = metric.labels(labels)
+      c = metric.child ? metric.child(labels) : metric.labels(labels)
       cache.set(key, c)
     }
     return c

@@ -169,7 +169,7 @@ function glanceTable (report) {
   const cases = cpu ? Object.values(cpu.cases) : []
   const caseOf = (target, shape) => cases.find((c) => c.target === target && c.ids === 'range' && c.shape === shape)
   const names = [...new Set([...Object.keys(SEED), ...Object.keys(seedRuns), ...cases.map((c) => c.target)])]
-    .filter((n) => n !== BASELINE && (seedRuns[n] || caseOf(n, 'rate')))
+    .filter((n) => n !== BASELINE && (seedRuns[n] || caseOf(n, 'rate') || caseOf(n, 'saturation')))
   if (!names.length) return []
   const one = (v) => (typeof v === 'number' ? String(v) : '')
   const ours = (name) => {
@@ -179,31 +179,34 @@ function glanceTable (report) {
     return sat ? { rps: sat.rps ? fmt(sat.rps.median) : '', ratio: spread(sat.rpsVsSample1) } : { rps: '', ratio: '' }
   }
   const seedCpu = (name) => (name === BASELINE ? report.baseline : seedRuns[name])?.server?.app?.cpuMsPer1k
+  // At saturation first: the CPU a request costs when the host is busy decides how many hosts
+  // a load needs; the fixed rate adds the per-wake-up cost a lightly loaded host pays.
   const costs = (name) => {
-    const c = caseOf(name, 'rate')
-    if (c) return [spread(c.appUsPerReq), spread(c.vsSample1), spread(c.hbaseAboveSample1)]
+    const sat = caseOf(name, 'saturation')
+    const rate = caseOf(name, 'rate')
+    if (sat || rate) return [spread(sat?.appUsPerReq), spread(sat?.vsSample1), spread(sat?.hbaseAboveIdle), spread(rate?.appUsPerReq), spread(rate?.vsSample1), spread(rate?.hbaseAboveSample1)]
     const s1 = seedCpu('sample1')
     const own = seedCpu(name)
-    return [one(own), one(typeof own === 'number' && s1 > 0 ? round(own / s1, 3) : null), one(seedRuns[name]?.server?.hbase?.cpuMsPer1k)]
+    return [one(own), one(typeof own === 'number' && s1 > 0 ? round(own / s1, 3) : null), one(seedRuns[name]?.server?.hbase?.cpuMsPer1k), '', '', '']
   }
   const lines = [
     '## What each layer costs: the seed beside beacon',
     '',
-    '| endpoint | seed req/s | seed vs sample1 | beacon req/s | beacon vs sample1 | app CPU µs/req | app CPU vs sample1 | HBase CPU µs/req |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|'
+    `| endpoint | seed req/s | seed vs sample1 | beacon req/s | beacon vs sample1 | app CPU µs/req at saturation | vs sample1 | HBase CPU µs/req at saturation | app CPU µs/req at ${cpu ? fmt(cpu.parameters.rate) : 'a fixed'} req/s | vs sample1 | HBase CPU µs/req above sample1 |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   ]
   for (const name of names) {
     const seed = SEED[name]
     const o = ours(name)
     lines.push(`| ${name} | ${seed ? fmt(seed.rps) : ''} | ${seed ? round(seed.rps / SEED.sample1.rps, 3) : ''} | ${o.rps} | ${o.ratio} | ${costs(name).join(' | ')} |`)
   }
-  if (report.baseline || caseOf(BASELINE, 'rate')) {
+  if (report.baseline || caseOf(BASELINE, 'rate') || caseOf(BASELINE, 'saturation')) {
     const o = ours(BASELINE)
     lines.push(`| bare node:http (same body) | | | ${o.rps} | ${o.ratio} | ${costs(BASELINE).join(' | ')} |`)
   }
   const s1 = caseOf('sample1', 'rate')
   lines.push('', cpu
-    ? `Seed: its published run (../shared/seed-benchmark.md; 3 VMs, wrk, id=1). beacon req/s: ${Object.keys(seedRuns).length ? 'the seed protocol below (closed loop, ids 1..N)' : 'the cpu scenario at saturation (median)'}. CPU: the cpu scenario at ${fmt(cpu.parameters.rate)} req/s, ids 1..${cpu.parameters.idRange}, median (min–max) of ${cpu.parameters.runs} run(s); app = every process and thread of the server; HBase = the JVM's CPU per request above sample1's in the same round (sample1 never asks HBase: that is its background).${s1 && s1.vsBaseline ? ` sample1 costs ${spread(s1.vsBaseline)}× the CPU of bare node:http writing the same body.` : ''}`
+    ? `Seed: its published run (../shared/seed-benchmark.md; 3 VMs, wrk, id=1). beacon req/s: ${Object.keys(seedRuns).length ? 'the seed protocol below (closed loop, ids 1..N)' : 'the cpu scenario at saturation (median)'}. CPU: the cpu scenario, ids 1..${cpu.parameters.idRange}, at saturation (closed loop) and at ${fmt(cpu.parameters.rate)} req/s (open loop), median (min–max) of ${cpu.parameters.runs} run(s), ratios paired per round; app = every process and thread of the server; HBase at saturation = the JVM's CPU per request above its idle; at the fixed rate, above sample1's in the same round (sample1 never asks HBase: that is its background).${s1 && s1.vsBaseline ? ` sample1 costs ${spread(s1.vsBaseline)}× the CPU of bare node:http writing the same body.` : ''}`
     : 'Seed: its published run (../shared/seed-benchmark.md). CPU: the seed runs\' server-side view (closed loop, saturation; run `--scenario cpu` for medians at a fixed rate); HBase = the JVM\'s whole CPU per request, background included.')
   return [...lines, '']
 }

@@ -98,7 +98,8 @@ function firstJsonLine (child, deadline, what) {
       }
     })
     child.on('error', (e) => done(reject, new Error(`topology: ${what} could not start: ${e.message}`)))
-    child.on('exit', (code, signal) => {
+    // 'close', not 'exit': a child can exit before its last stdout chunk is read here.
+    child.on('close', (code, signal) => {
       if (!out.includes('\n')) done(reject, new Error(`topology: ${what} exited (${signal || code}) before answering; stderr: ${err.trim()}`))
     })
   })

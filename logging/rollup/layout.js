@@ -63,18 +63,18 @@ function minuteOfLogRow (rowKey) {
 }
 
 /**
- * The group an entry is counted in: endpoint, id ('' when none), status class ('2xx'; an event
- * beacon: 'event').
+ * The rollup group an entry is counted in: endpoint, id ('' when none), status class ('2xx';
+ * an event beacon: 'event').
  * @param {{ endpoint?: unknown, id?: unknown, status?: unknown, event?: unknown }} entry
  * @returns {string} the group's qualifier, JSON `[endpoint, id, class]`
  */
-function groupOf (entry) {
+function rollupGroupOf (entry) {
   const cls = typeof entry.status === 'number' ? `${Math.floor(entry.status / 100)}xx` : (typeof entry.event === 'string' ? 'event' : 'other')
   return JSON.stringify([String(entry.endpoint ?? ''), entry.id == null ? '' : String(entry.id), cls])
 }
 
 /**
- * @param {string} qualifier a groupOf() qualifier
+ * @param {string} qualifier a rollupGroupOf() qualifier
  * @returns {{ endpoint: string, id: string, class: string }}
  */
 function parseGroup (qualifier) {
@@ -84,7 +84,7 @@ function parseGroup (qualifier) {
 
 /**
  * A minute's counts summed over ids: by endpoint and class.
- * @param {Map<string, number>} groups groupOf() qualifier → count
+ * @param {Map<string, number>} groups rollupGroupOf() qualifier → count
  * @returns {Map<string, number>} `[endpoint, "*", class]` → count
  */
 function totalsOf (groups) {
@@ -97,7 +97,7 @@ function totalsOf (groups) {
   return totals
 }
 
-/** Every class groupOf() gives. */
+/** Every class rollupGroupOf() gives. */
 const CLASSES = Object.freeze(['1xx', '2xx', '3xx', '4xx', '5xx', 'event', 'other'])
 
 /**
@@ -110,4 +110,4 @@ function groupsOfId (endpoints, id) {
   return endpoints.flatMap((endpoint) => CLASSES.map((cls) => JSON.stringify([endpoint, id, cls])))
 }
 
-module.exports = { ROLLUP_FAMILY, MINUTE_MS, CLASSES, minuteOf, rollupKey, minuteOfRollupKey, minuteOfLogRow, groupOf, parseGroup, totalsOf, groupsOfId }
+module.exports = { ROLLUP_FAMILY, MINUTE_MS, CLASSES, minuteOf, rollupKey, minuteOfRollupKey, minuteOfLogRow, rollupGroupOf, parseGroup, totalsOf, groupsOfId }

@@ -118,7 +118,7 @@ describe('the report opens with the seed beside beacon and the CPU per request',
     scenarios: { cpu: cpuScenario, vus: { title: 'Virtual users', rows: {} } }
   })
 
-  test('glance table: seed req/s and ratio, ours, app CPU with spread and ratio, HBase above sample1; the baseline last', () => {
+  test('glance table: seed req/s and ratio, ours, app CPU with spread and ratio (at saturation, then at the fixed rate), HBase; the baseline last', () => {
     cpuScenario.cases = summarizeCases({
       'bare node:http @ 1,000 req/s': { target: BASELINE, ids: 'range', shape: 'rate', runs: [cpuRun(job({ app: 150000 }), 0), cpuRun(job({ app: 160000 }), 1)] },
       'sample1 ids 1..10000 @ 1,000 req/s': { target: 'sample1', ids: 'range', shape: 'rate', runs: [cpuRun(job({ app: 300000 }), 0), cpuRun(job({ app: 320000 }), 1)] },
@@ -127,9 +127,10 @@ describe('the report opens with the seed beside beacon and the CPU per request',
     const lines = glanceTable(report(true))
     expect(lines[0]).toMatch(/^## What each layer costs/)
     const row = (name) => lines.find((l) => l.startsWith(`| ${name} |`))
-    expect(row('sample1')).toBe(`| sample1 | ${Math.round(SEED.sample1.rps).toLocaleString('en-US')} | 1 | 12,000 | 1 | 62 (60–64) | 1 (1–1) | 0 (0–0) |`)
-    expect(row('sample3')).toBe(`| sample3 | ${Math.round(SEED.sample3.rps).toLocaleString('en-US')} | 0.915 | 11,000 | 0.917 | 65 (64–66) | 1.05 (1–1.1) | 3 (2–4) |`)
-    expect(row('bare node:http (same body)')).toBe('| bare node:http (same body) | | | 15,000 | 1.25 | 31 (30–32) | 0.5 (0.5–0.5) | 0 (0–0) |')
+    // Only the fixed rate ran here: the saturation columns stay empty.
+    expect(row('sample1')).toBe(`| sample1 | ${Math.round(SEED.sample1.rps).toLocaleString('en-US')} | 1 | 12,000 | 1 |  |  |  | 62 (60–64) | 1 (1–1) | 0 (0–0) |`)
+    expect(row('sample3')).toBe(`| sample3 | ${Math.round(SEED.sample3.rps).toLocaleString('en-US')} | 0.915 | 11,000 | 0.917 |  |  |  | 65 (64–66) | 1.05 (1–1.1) | 3 (2–4) |`)
+    expect(row('bare node:http (same body)')).toBe('| bare node:http (same body) | | | 15,000 | 1.25 |  |  |  | 31 (30–32) | 0.5 (0.5–0.5) | 0 (0–0) |')
     expect(lines.join('\n')).toMatch(/sample1 costs 2 \(2–2\)× the CPU of bare node:http/)
     // Endpoints measured nowhere get no row.
     expect(row('sample4')).toBeUndefined()
@@ -140,10 +141,10 @@ describe('the report opens with the seed beside beacon and the CPU per request',
       'sample1 ids 1..10000 @ 1,000 req/s': { target: 'sample1', ids: 'range', shape: 'rate', runs: [cpuRun(job({ app: 300000 }), 0)] },
       'sample1 ids 1..10000 closed loop': { target: 'sample1', ids: 'range', shape: 'saturation', runs: [cpuRun(job({ app: 300000, rps: 8000 }), 0)] }
     })
-    expect(glanceTable(report(false)).find((l) => l.startsWith('| sample1 |'))).toMatch(/^\| sample1 \| [\d,]+ \| 1 \| 8,000 \| 1 \| 60 \| 1 \| 0 \|$/)
+    expect(glanceTable(report(false)).find((l) => l.startsWith('| sample1 |'))).toMatch(/^\| sample1 \| [\d,]+ \| 1 \| 8,000 \| 1 \| 60 \| 1 \| +\| 60 \| 1 \| 0 \|$/)
     const noCpu = { ...report(true), scenarios: {} }
     const lines = glanceTable(noCpu)
-    expect(lines.find((l) => l.startsWith('| sample3 |'))).toMatch(/\| 55 \| 1.1 \| +\|$/)
+    expect(lines.find((l) => l.startsWith('| sample3 |'))).toMatch(/\| 55 \| 1.1 \| +\| +\| +\| +\|$/)
     expect(lines.join('\n')).toMatch(/run `--scenario cpu`/)
     expect(glanceTable({ endpoints: {}, scenarios: {} })).toEqual([])
   })

@@ -72,7 +72,7 @@ describe('defaults', () => {
         overload: 'spill',
         durable: false,
         retryMaxMs: 30000,
-        rollups: false,
+        rollups: true,
         rollupTable: 'beacon_access_rollup'
       }
     })

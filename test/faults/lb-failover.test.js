@@ -73,6 +73,17 @@ async function startHost (name) {
   return hosts[name]
 }
 
+/** Files under dir whose text holds `needle` (a request's tag), for the diagnostics of a failure. */
+function filesHolding (dir, needle) {
+  const found = []
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue
+    const file = path.join(entry.parentPath, entry.name)
+    if (fs.readFileSync(file).includes(`"${needle}"`)) found.push(path.relative(dir, file))
+  }
+  return found
+}
+
 function killHost (name, signal = 'SIGKILL') {
   const { child } = hosts[name]
   if (child.exitCode !== null || child.signalCode !== null) return
@@ -218,6 +229,7 @@ test('host A SIGKILLed under load: HAProxy stops sending to it, no request fails
   await until('A\'s write-ahead log replayed', async () => await metric('beacon_access_log_entries_total', 'sink="hbase",state="claimedFromWal"') > 0 &&
     await metric('beacon_access_log_journal_pending', 'sink="hbase"') === 0, 30000)
   const claimedFromWal = await metric('beacon_access_log_entries_total', 'sink="hbase",state="claimedFromWal"')
+  const rollupsOn = await metric('beacon_access_rollup_enabled', 'sink="hbase"') === 1
   await until('A serving a share again', () => served('app', restartedAt) > 200, 30000)
   await load.stop()
   const retried = await lb.server('app')
@@ -248,10 +260,18 @@ test('host A SIGKILLed under load: HAProxy stops sending to it, no request fails
     `lb: ${answers.length} requests through HAProxy, ${ok.length} x 200, ${answers.filter(inFlight).length} in flight when A was SIGKILLed`,
     `  HAProxy marked A DOWN ${markedDownMs} ms after the kill; A's counters while down: picked ${atDown.selected} -> ${later.selected}, sessions ${atDown.sessions} -> ${later.sessions}; B answered ${servedWhileDown} meanwhile`,
     `  HAProxy retried ${retried.retries} requests cut off on A (redispatched ${retried.redispatches}); failed requests ${failed.length}, in flight at the kill ${failed.filter(inFlight).length}${failed.length ? `: ${JSON.stringify(failed.slice(0, 5))}` : ''}`,
-    `  restart: A ready ${readyMs} ms after the spawn, UP in HAProxy at ${upMs} ms, first request through HAProxy answered by A at ${firstServedMs} ms; A claimed ${claimedFromWal} entries from the killed worker's write-ahead log`,
+    `  restart: A ready ${readyMs} ms after the spawn, UP in HAProxy at ${upMs} ms, first request through HAProxy answered by A at ${firstServedMs} ms; A claimed ${claimedFromWal} entries from the killed worker's write-ahead log; rollups ${rollupsOn ? 'on' : 'off'}`,
     `  access log: ${rows} rows vs ${ok.length} x 2xx; 2xx with their row ${okWithRow}; extra rows ${extra.length} ${JSON.stringify(extra)} (each in flight at the kill: ${extra.every((tag) => byTag.get(tag) && inFlight(byTag.get(tag)))})`
   ].join('\n'))
 
+  const missing = ok.filter((a) => !rowsByTag.has(a.tag))
+  if (missing.length) {
+    const loadEnd = answers.reduce((m, a) => Math.max(m, a.end), 0)
+    console.log(`lb: ${missing.length} answered without a row (ms): ${JSON.stringify(missing.map((a) => ({ tag: a.tag, backend: a.backend, sinceKill: a.start - killedAt, sinceRestart: a.start - restartedAt, beforeLoadEnd: loadEnd - a.end })))}`)
+    console.log(hostLog.join('\n'))
+    // Left on a host's disk (a journal or write-ahead log the final stop kept) or gone?
+    for (const a of missing) console.log(`lb: ${a.tag} on disk: ${JSON.stringify(filesHolding(stateDir, a.tag))}`)
+  }
   expect(markedDownMs).toBeLessThan(3000)
   // Nothing sent to A once it was down: neither picked by the balancer nor given a session.
   expect([later.selected, later.sessions]).toEqual([atDown.selected, atDown.sessions])

@@ -2,7 +2,7 @@
 
 // The rollup table's keys and groups (logging/rollup/layout.js), no JVM.
 
-const { MINUTE_MS, minuteOf, rollupKey, minuteOfRollupKey, minuteOfLogRow, groupOf, parseGroup, totalsOf } = require('../../logging/rollup/layout')
+const { MINUTE_MS, minuteOf, rollupKey, minuteOfRollupKey, minuteOfLogRow, rollupGroupOf, parseGroup, totalsOf } = require('../../logging/rollup/layout')
 const { accessLogRowKey } = require('../../logging/access-log-layout')
 
 test('keys sort by minute, per log table and kind; a key gives its minute back', () => {
@@ -21,20 +21,20 @@ test('the minute of an access-log row comes from its key, whatever its bucket an
 })
 
 test('groups: endpoint, id, status class; events and entries without an id have groups of their own; a group parses back', () => {
-  expect(parseGroup(groupOf({ endpoint: 'sample5', id: '42', status: 200 }))).toEqual({ endpoint: 'sample5', id: '42', class: '2xx' })
-  expect(parseGroup(groupOf({ endpoint: 'sample5', id: null, status: 404 }))).toEqual({ endpoint: 'sample5', id: '', class: '4xx' })
-  expect(parseGroup(groupOf({ endpoint: 'sample5', id: '7', event: 'exposure' }))).toEqual({ endpoint: 'sample5', id: '7', class: 'event' })
-  expect(groupOf({ endpoint: 'sample5', id: '4', status: 200 })).not.toBe(groupOf({ endpoint: 'sample5', id: '42', status: 200 }))
+  expect(parseGroup(rollupGroupOf({ endpoint: 'sample5', id: '42', status: 200 }))).toEqual({ endpoint: 'sample5', id: '42', class: '2xx' })
+  expect(parseGroup(rollupGroupOf({ endpoint: 'sample5', id: null, status: 404 }))).toEqual({ endpoint: 'sample5', id: '', class: '4xx' })
+  expect(parseGroup(rollupGroupOf({ endpoint: 'sample5', id: '7', event: 'exposure' }))).toEqual({ endpoint: 'sample5', id: '7', class: 'event' })
+  expect(rollupGroupOf({ endpoint: 'sample5', id: '4', status: 200 })).not.toBe(rollupGroupOf({ endpoint: 'sample5', id: '42', status: 200 }))
   // A separator inside an id cannot make two groups one (JSON, not joined strings).
-  expect(groupOf({ endpoint: 'a|b', id: 'c', status: 200 })).not.toBe(groupOf({ endpoint: 'a', id: 'b|c', status: 200 }))
+  expect(rollupGroupOf({ endpoint: 'a|b', id: 'c', status: 200 })).not.toBe(rollupGroupOf({ endpoint: 'a', id: 'b|c', status: 200 }))
 })
 
 test('totals: counts summed over ids, by endpoint and class', () => {
   const groups = new Map([
-    [groupOf({ endpoint: 'sample5', id: '1', status: 200 }), 3],
-    [groupOf({ endpoint: 'sample5', id: '2', status: 204 }), 4],
-    [groupOf({ endpoint: 'sample5', id: '2', status: 503 }), 1],
-    [groupOf({ endpoint: 'sample4', id: null, status: 200 }), 2]
+    [rollupGroupOf({ endpoint: 'sample5', id: '1', status: 200 }), 3],
+    [rollupGroupOf({ endpoint: 'sample5', id: '2', status: 204 }), 4],
+    [rollupGroupOf({ endpoint: 'sample5', id: '2', status: 503 }), 1],
+    [rollupGroupOf({ endpoint: 'sample4', id: null, status: 200 }), 2]
   ])
   expect(Object.fromEntries(totalsOf(groups))).toEqual({ '["sample5","*","2xx"]': 7, '["sample5","*","5xx"]': 1, '["sample4","*","2xx"]': 2 })
 })

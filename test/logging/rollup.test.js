@@ -13,7 +13,7 @@ const { testClient, uniqueTable } = require('../support/hbase')
 const { createSinks } = require('../../logging')
 const { accessLogSplitKeys, ACCESS_LOG_FAMILY } = require('../../logging/access-log-layout')
 const { accessEntry } = require('../../logging/access-entry')
-const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, groupOf, parseGroup, totalsOf, groupsOfId } = require('../../logging/rollup/layout')
+const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, rollupGroupOf, parseGroup, totalsOf, groupsOfId } = require('../../logging/rollup/layout')
 const { createRoller } = require('../../logging/rollup/roller')
 const { checkRollups, exactMinutes, markedMinutes, rolledMinutes } = require('../../logging/rollup/read')
 const { createLogQuery } = require('../../logging/query')
@@ -81,7 +81,7 @@ function tally (list, into = new Map()) {
     const minute = minuteOf(e.ts)
     if (!into.has(minute)) into.set(minute, new Map())
     const groups = into.get(minute)
-    const group = groupOf(e)
+    const group = rollupGroupOf(e)
     groups.set(group, (groups.get(group) || 0) + 1)
   }
   return into
