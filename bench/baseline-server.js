@@ -23,13 +23,20 @@ if (cluster.isPrimary) {
   for (let i = 0; i < workers; i++) cluster.fork()
   let up = 0
   cluster.on('listening', () => { if (++up === workers) console.log(`baseline listening on ${port}`) })
+  // Waits for the workers: one run with --cpu-prof writes its profile as it exits.
   const stop = () => {
-    for (const w of Object.values(cluster.workers)) w.kill()
-    process.exit(0)
+    const workers = Object.values(cluster.workers)
+    if (!workers.length) process.exit(0)
+    let left = workers.length
+    for (const w of workers) {
+      w.once('exit', () => { if (--left === 0) process.exit(0) })
+      w.kill()
+    }
   }
   process.on('SIGTERM', stop)
   process.on('SIGINT', stop)
 } else {
+  process.on('SIGTERM', () => process.exit(0))
   const value = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'config', 'fixed', 'sample1.json'), 'utf8'))
   const body = renderBody({ id: '1', isDefault: false, configJson: serializeConfig(value), callback: 'EXAMPLE.process' })
   const headers = {

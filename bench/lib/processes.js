@@ -30,13 +30,14 @@ async function waitForHttp (url, { timeoutMs = 180000, status = 200, child } = {
  * Starts a node script in its own process, output prefixed into `log`.
  * @param {string} script
  * @param {string[]} args
- * @param {{ env?: object, log?: (line: string) => void, name?: string, spawnFn?: typeof spawn }} [opts]
+ * @param {{ env?: object, log?: (line: string) => void, name?: string, spawnFn?: typeof spawn, nodeArgs?: string[] }} [opts]
  *   spawnFn: how to start it, e.g. inside a network namespace (`topology.exec` on a host); the
- *   returned process must be node itself (ip netns exec and taskset exec their command)
+ *   returned process must be node itself (ip netns exec and taskset exec their command);
+ *   nodeArgs: node's own flags (`--cpu-prof`), before the script
  * @returns {import('child_process').ChildProcess & { stop: (timeoutMs?: number) => Promise<number|null> }}
  */
-function startNode (script, args = [], { env = {}, log = () => {}, name = script, spawnFn = spawn } = {}) {
-  const child = /** @type {import('child_process').ChildProcess & { stop: (timeoutMs?: number) => Promise<number|null> }} */ (spawnFn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }))
+function startNode (script, args = [], { env = {}, log = () => {}, name = script, spawnFn = spawn, nodeArgs = [] } = {}) {
+  const child = /** @type {import('child_process').ChildProcess & { stop: (timeoutMs?: number) => Promise<number|null> }} */ (spawnFn(process.execPath, [...nodeArgs, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }))
   const forward = (stream) => {
     let rest = ''
     stream.on('data', (chunk) => {

@@ -32,6 +32,7 @@ const DEFAULTS = Object.freeze({
   maxPause: 1000,
   maxBatchActions: 1000,
   scanCaching: 500,
+  cellBlocks: false,
   user: loginName()
 })
 
@@ -46,6 +47,8 @@ const DEFAULTS = Object.freeze({
  * @property {number} maxPause longest retry pause, ms
  * @property {number} maxBatchActions actions per Multi RPC
  * @property {number} scanCaching rows per scan RPC
+ * @property {boolean} cellBlocks cells travel in KeyValueCodec cell blocks, as HBase's Java client
+ *   sends them, instead of inline in the protobuf (see cell-block.js)
  * @property {string} user effective user sent in each connection header (SIMPLE auth); default
  *   the OS login name
  * @property {(event: import('./pool').RpcEvent) => void} [onRpc] observer, called once per RPC
@@ -96,6 +99,7 @@ class HBaseClient {
     const pool = new ConnectionPool({
       user: this.options.user,
       connectTimeout: this.options.connectTimeout,
+      cellBlocks: this.options.cellBlocks,
       onRpc: this.options.onRpc,
       onServerLost: (address) => locator.invalidateServer(address)
     })

@@ -2,7 +2,7 @@
 
 const net = require('node:net')
 const { EventEmitter } = require('node:events')
-const { connectionPreamble, encodeCall, decodeResponseHeader } = require('./protocol')
+const { connectionPreamble, encodeCall, decodeResponseHeader, decodeResponseBody } = require('./protocol')
 const { HBaseError, remoteError } = require('./errors')
 
 const MAX_CALL_ID = 0x7fffffff
@@ -14,14 +14,16 @@ const MAX_CALL_ID = 0x7fffffff
  */
 class Connection extends EventEmitter {
   /**
-   * @param {{ host: string, port: number, service: string, user: string, connectTimeout: number }} options
+   * @param {{ host: string, port: number, service: string, user: string, connectTimeout: number, cellBlocks?: boolean }} options
+   *   cellBlocks: name KeyValueCodec in the connection header, so cells travel in cell blocks
    */
-  constructor ({ host, port, service, user, connectTimeout }) {
+  constructor ({ host, port, service, user, connectTimeout, cellBlocks = false }) {
     super()
     this.host = host
     this.port = port
     this.address = `${host}:${port}`
     this.service = service
+    this.cellBlocks = cellBlocks
     this.closed = false
     this._pending = new Map()
     this._nextCallId = 1
@@ -39,7 +41,7 @@ class Connection extends EventEmitter {
     })
     this.socket.once('connect', () => this.socket.setTimeout(0))
     // Writes before 'connect' are queued by the socket, so calls can be sent immediately.
-    this.socket.write(connectionPreamble(service, user))
+    this.socket.write(connectionPreamble(service, user, cellBlocks))
     this.socket.on('data', (chunk) => this._onData(chunk))
     this.socket.on('error', (/** @type {NodeJS.ErrnoException} */ err) => {
       this._fail(new HBaseError('HBASE_CONNECTION', `connection to ${this.address} failed: ${err.code || err.message}`, { retryable: true, relocate: true, cause: err, server: this.address }))
@@ -64,7 +66,7 @@ class Connection extends EventEmitter {
     this._nextCallId = callId >= MAX_CALL_ID ? 1 : callId + 1
     let frame
     try {
-      frame = encodeCall(callId, method, request, timeoutMs)
+      frame = encodeCall(callId, method, request, timeoutMs, this.cellBlocks)
     } catch (err) {
       return Promise.reject(new HBaseError('HBASE_BAD_ARGUMENT', `cannot encode ${method.name}: ${err.message}`, { cause: err }))
     }
@@ -199,7 +201,7 @@ class Connection extends EventEmitter {
       return
     }
     try {
-      call.resolve(call.method.response.decodeDelimited(reader))
+      call.resolve(decodeResponseBody(call.method, header, reader, payload))
     } catch (err) {
       call.reject(new HBaseError('HBASE_PROTOCOL', `undecodable ${call.method.name} response from ${this.address}: ${err.message}`, { cause: err, server: this.address }))
     }

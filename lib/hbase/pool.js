@@ -29,13 +29,16 @@ class ConnectionPool {
    * @param {object} options
    * @param {string} options.user effective user sent in each connection header
    * @param {number} options.connectTimeout ms
+   * @param {boolean} [options.cellBlocks] ClientService connections name KeyValueCodec: cells
+   *   travel in cell blocks (see cell-block.js)
    * @param {((event: RpcEvent) => void)|null} [options.onRpc] observer, called once per RPC
    * @param {(address: string) => void} [options.onServerLost] called by `invoke` when a
    *   connection to `address` failed (the locator forgets what that server held)
    */
-  constructor ({ user, connectTimeout, onRpc, onServerLost }) {
+  constructor ({ user, connectTimeout, cellBlocks = false, onRpc, onServerLost }) {
     this._user = user
     this._connectTimeout = connectTimeout
+    this._cellBlocks = cellBlocks
     this._onRpc = onRpc || null
     this._onServerLost = onServerLost || (() => {})
     /** @type {Map<string, Connection>} service@address → connection */
@@ -116,7 +119,9 @@ class ConnectionPool {
     const existing = this._connections.get(key)
     if (existing && !existing.closed) return existing
     const { host, port } = splitAddress(address)
-    const conn = new Connection({ host, port, service, user: this._user, connectTimeout: this._connectTimeout })
+    // Only ClientService carries cells (Get, Mutate, Scan, Multi).
+    const cellBlocks = this._cellBlocks && service === 'ClientService'
+    const conn = new Connection({ host, port, service, user: this._user, connectTimeout: this._connectTimeout, cellBlocks })
     conn.once('close', () => {
       if (this._connections.get(key) === conn) this._connections.delete(key)
     })

@@ -2,12 +2,18 @@
 
 const path = require('node:path')
 const protobuf = require('protobufjs')
+const { KEY_VALUE_CODEC, cellSize, writeCell, moveCellsToBlock, decodeCellBlock, attachCells } = require('./cell-block')
 
 /**
- * HBase RPC wire format (HBase 2.x, SIMPLE auth, cells inline in protobuf — no cell-block codec):
+ * HBase RPC wire format (HBase 2.x, SIMPLE auth):
  *   connection preamble: "HBas" + version 0 + auth 0x50, then int32 BE length + ConnectionHeader
  *   each call:           int32 BE total length, delimited RequestHeader, delimited request
+ *                        [, cell block of RequestHeader.cell_block_meta.length bytes]
  *   each response:       int32 BE total length, delimited ResponseHeader, delimited response
+ *                        [, cell block of ResponseHeader.cell_block_meta.length bytes]
+ * Cells travel inline in the protobuf unless the connection named a cell-block codec
+ * (KeyValueCodec, see cell-block.js): then the server sends every result's cells in the block,
+ * and PUT/DELETE mutations send theirs there too.
  */
 
 const root = protobuf.loadSync(path.join(__dirname, 'proto', 'hbase.proto'))
@@ -59,16 +65,28 @@ for (const [service, methods] of Object.entries(SERVICES)) {
   }
 }
 
+/** The HBase client version this client speaks the protocol of (2.x), as a ConnectionHeader says it. */
+const CLIENT_VERSION = Object.freeze({ version: '2.0.0', url: 'beacon lib/hbase', revision: '', user: '', date: '', srcChecksum: '', versionMajor: 2, versionMinor: 0 })
+
 const PREAMBLE = Buffer.from([0x48, 0x42, 0x61, 0x73, 0x00, 0x50]) // "HBas", version 0, SIMPLE auth
 
 /**
  * Bytes a new connection sends before its first call.
  * @param {string} serviceName
  * @param {string} user
+ * @param {boolean} [cellBlocks] name KeyValueCodec: cells travel in cell blocks both ways
  * @returns {Buffer}
  */
-function connectionPreamble (serviceName, user) {
-  const header = types.ConnectionHeader.encode({ userInfo: { effectiveUser: user }, serviceName }).finish()
+function connectionPreamble (serviceName, user, cellBlocks = false) {
+  /** @type {Record<string, any>} */
+  const fields = { userInfo: { effectiveUser: user }, serviceName }
+  if (cellBlocks) {
+    fields.cellBlockCodecClass = KEY_VALUE_CODEC
+    // A RegionServer answers a Get in a cell block only to clients of version 1.3 or later
+    // (older ones could not read one); without version info it answers inline.
+    fields.versionInfo = CLIENT_VERSION
+  }
+  const header = types.ConnectionHeader.encode(fields).finish()
   const out = Buffer.allocUnsafe(PREAMBLE.length + 4 + header.length)
   PREAMBLE.copy(out, 0)
   out.writeUInt32BE(header.length, PREAMBLE.length)
@@ -82,18 +100,36 @@ function connectionPreamble (serviceName, user) {
  * @param {{ name: string, request: protobuf.Type }} method
  * @param {object} request plain object of the request type
  * @param {number} timeoutMs server-side deadline hint
+ * @param {boolean} [cellBlocks] the connection named a codec: mutations' cells go in a cell block
  * @returns {Buffer}
  */
-function encodeCall (callId, method, request, timeoutMs) {
+function encodeCall (callId, method, request, timeoutMs, cellBlocks = false) {
+  const moved = cellBlocks ? moveCellsToBlock(method.name, request) : null
+  /** @type {Record<string, any>} */
+  const header = { callId, methodName: method.name, requestParam: true, timeout: timeoutMs }
+  let blockSize = 0
+  if (moved && moved.cells.length) {
+    for (const cell of moved.cells) blockSize += cellSize(cell)
+    header.cellBlockMeta = { length: blockSize }
+  }
   const writer = protobuf.Writer.create()
   writer.uint32(0) // placeholder for the 4-byte length, patched below
   writer.uint32(0)
   writer.uint32(0)
   writer.uint32(0)
-  types.RequestHeader.encodeDelimited({ callId, methodName: method.name, requestParam: true, timeout: timeoutMs }, writer)
-  method.request.encodeDelimited(request, writer)
+  types.RequestHeader.encodeDelimited(header, writer)
+  method.request.encodeDelimited(moved ? moved.request : request, writer)
   const bytes = writer.finish()
-  const frame = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
+  let frame
+  if (blockSize) {
+    // The block is written straight after the messages, into the one frame buffer.
+    frame = Buffer.allocUnsafe(bytes.length + blockSize)
+    frame.set(bytes, 0)
+    let at = bytes.length
+    for (const cell of moved.cells) at = writeCell(frame, at, cell)
+  } else {
+    frame = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
+  }
   frame.writeUInt32BE(frame.length - 4, 0)
   return frame
 }
@@ -109,4 +145,20 @@ function decodeResponseHeader (payload) {
   return { header, reader }
 }
 
-module.exports = { types, METHODS, connectionPreamble, encodeCall, decodeResponseHeader, protobuf }
+/**
+ * Decodes a response body after its header: the message, and the cells of its cell block given
+ * to its Results (see cell-block.js).
+ * @param {{ name: string, response: protobuf.Type }} method
+ * @param {Record<string, any>} header decoded ResponseHeader
+ * @param {protobuf.Reader} reader positioned at the body (from decodeResponseHeader)
+ * @param {Buffer} payload the whole response (length prefix removed)
+ * @returns {Record<string, any>}
+ */
+function decodeResponseBody (method, header, reader, payload) {
+  const response = method.response.decodeDelimited(reader)
+  const blockLength = header.cellBlockMeta ? header.cellBlockMeta.length : 0
+  if (blockLength > 0) attachCells(method.name, response, decodeCellBlock(payload, reader.pos, blockLength))
+  return response
+}
+
+module.exports = { types, METHODS, connectionPreamble, encodeCall, decodeResponseHeader, decodeResponseBody, protobuf }

@@ -81,14 +81,9 @@ async function * scanRows (core, table, opts = {}) {
           continue
         }
       }
-      for (const result of res.results || []) {
-        if (result.partial) {
-          partial = partial ? partial.concat(result.cell || []) : (result.cell || []).slice()
-          continue
-        }
-        const row = resultToRow(partial ? { cell: partial.concat(result.cell || []) } : result)
-        partial = null
-        if (!row) continue
+      const complete = []
+      partial = joinPartials(res.results || [], partial, complete, res.moreResults === false || res.moreResultsInRegion === false)
+      for (const row of complete) {
         if (policy.aborted) throw clientClosed()
         startRow = row.row
         includeStart = false
@@ -109,6 +104,38 @@ async function * scanRows (core, table, opts = {}) {
       pool.call(scanner.region.server, 'ClientService', 'Scan', { scannerId: scanner.id, numberOfRows: 0, closeScanner: true }, options.rpcTimeout).catch(() => {})
     }
   }
+}
+
+/**
+ * Rows of one scan response, the parts of a row that came in partial results joined. A partial
+ * row followed by another row's cells, or by the end of its region, was complete after all (the
+ * server stops a row partway when its size limit is hit, then a filter such as FirstKeyOnlyFilter
+ * drops the rest): it is a row of its own, as HBase's own client takes it.
+ * @param {Array<{ cell?: object[], partial?: boolean }>} results
+ * @param {object[]|null} partial cells of a row still to complete, from the response before
+ * @param {import('./cells').Row[]} rows where the complete rows go
+ * @param {boolean} regionEnds the response is the region's last
+ * @returns {object[]|null} the cells of a row still to complete after this response
+ */
+function joinPartials (results, partial, rows, regionEnds) {
+  for (const result of results) {
+    const cells = result.cell || []
+    if (partial && cells.length && !cells[0].row.equals(partial[0].row)) {
+      rows.push(resultToRow({ cell: partial }))
+      partial = null
+    }
+    if (result.partial) {
+      partial = partial ? partial.concat(cells) : cells.slice()
+      continue
+    }
+    const row = resultToRow(partial ? { cell: partial.concat(cells) } : result)
+    partial = null
+    if (row) rows.push(row)
+  }
+  if (!partial || !partial.length) return null
+  if (!regionEnds) return partial
+  rows.push(resultToRow({ cell: partial }))
+  return null
 }
 
 /**
@@ -135,4 +162,4 @@ async function countRows (core, table, opts = {}) {
   return n
 }
 
-module.exports = { scanRows, countRows }
+module.exports = { scanRows, countRows, joinPartials }

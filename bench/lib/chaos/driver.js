@@ -70,6 +70,24 @@ function createDriver ({ opts, hbase, client, watch, plan, log = () => {}, timin
     }
   }
 
+  /**
+   * An admin call on a region that meta lists but that is still opening (reassigned after an
+   * earlier kill) is refused as "not OPEN": like ChaosMonkey, which acts on online regions, it is
+   * tried again once the region is open, for up to rejoinTimeoutMs (the retries are counted).
+   */
+  async function whenOpen (fn, action) {
+    const deadline = Date.now() + rejoinTimeoutMs
+    for (;;) {
+      try {
+        return await fn()
+      } catch (err) {
+        if (!/is not OPEN/.test(err.message) || Date.now() > deadline) throw err
+        action.detail.notOpenRetries = (action.detail.notOpenRetries || 0) + 1
+        await new Promise((resolve) => setTimeout(resolve, 1000))
+      }
+    }
+  }
+
   const waitRejoined = (address, oldStartCode) => watch.waitFor(`${address} live again`,
     (l) => (l.servers || []).some((s) => s.server === address && s.startCode !== oldStartCode && s.regions), rejoinTimeoutMs)
 
@@ -110,7 +128,7 @@ function createDriver ({ opts, hbase, client, watch, plan, log = () => {}, timin
       const region = regions[Math.floor(draw.target * regions.length)]
       Object.assign(action, { target: region.name, at: Date.now() })
       Object.assign(action.detail, { table, startKey: KEY(region.startKey), from: region.server })
-      await step(action, 'move', () => client.admin.moveRegion(region.name))
+      await step(action, 'move', () => whenOpen(() => client.admin.moveRegion(region.name), action))
       action.doneAt = Date.now()
       const after = (await client.regions(table)).find((r) => r.name === region.name)
       action.detail.to = after ? after.server : null
@@ -125,7 +143,7 @@ function createDriver ({ opts, hbase, client, watch, plan, log = () => {}, timin
       const { r, at } = candidates[Math.floor(draw.target * candidates.length)]
       Object.assign(action, { target: r.name, at: Date.now() })
       Object.assign(action.detail, { table, startKey: KEY(r.startKey), splitAt: at, on: r.server })
-      await step(action, 'split', () => client.admin.splitRegion(table, at))
+      await step(action, 'split', () => whenOpen(() => client.admin.splitRegion(table, at), action))
       action.doneAt = Date.now()
       action.detail.regionsAfter = (await client.regions(table)).length
     }

@@ -375,3 +375,27 @@ describe('batch chunking', () => {
     expect(chunks([{ region: a, indexes: [0] }, { region: b, indexes: [1] }], 3)).toHaveLength(1)
   })
 })
+
+describe('scan: joining partial results', () => {
+  const { joinPartials } = require('../../../lib/hbase/scan')
+  const cell = (row, q) => ({ row: Buffer.from(row), family: Buffer.from('f'), qualifier: Buffer.from(q), value: Buffer.alloc(0), timestamp: 1 })
+  const names = (rows) => rows.map((r) => `${r.row}:${r.cells.map((c) => c.qualifier).join('')}`)
+
+  test('parts of one row are joined, across responses too', () => {
+    const rows = []
+    const left = joinPartials([{ cell: [cell('a', '1')], partial: true }], null, rows, false)
+    expect(rows).toEqual([])
+    expect(joinPartials([{ cell: [cell('a', '2')], partial: true }, { cell: [cell('a', '3')] }, { cell: [cell('b', '1')] }], left, rows, false)).toBeNull()
+    expect(names(rows)).toEqual(['a:123', 'b:1'])
+  })
+
+  test('a partial row followed by another row, or by the end of its region, is a row of its own', () => {
+    const rows = []
+    let left = joinPartials([{ cell: [cell('a', '1')], partial: true }, { cell: [cell('b', '1')], partial: true }], null, rows, false)
+    expect(names(rows)).toEqual(['a:1'])
+    left = joinPartials([{ cell: [cell('c', '1')], partial: true }], left, rows, false)
+    expect(names(rows)).toEqual(['a:1', 'b:1'])
+    expect(joinPartials([], left, rows, true)).toBeNull()
+    expect(names(rows)).toEqual(['a:1', 'b:1', 'c:1'])
+  })
+})
