@@ -207,11 +207,12 @@ test('a slow HBase: cached endpoints stay fast, sample2 fails within its deadlin
 
   for (const row of report) {
     const s2 = of(row.phase, 'sample2')
-    // Cached endpoints never wait on HBase: every answer 200, the median as in the healthy phase,
-    // and even the p99 (which on 2 shared cores swings by tens of ms with the machine's load)
-    // below one round trip to HBase, which any wait on it would cost.
+    // Cached endpoints never wait on HBase: every answer 200, the median less than half a round
+    // trip to HBase above the healthy phase's (it swings by several ms with the load of 2 shared
+    // cores, so a tighter bound measures the machine), and even the p99 (which swings by tens of
+    // ms) below one round trip, which any wait on HBase would cost.
     expect(row.cachedNon200).toBe(0)
-    expect(row.cachedP50).toBeLessThan(healthyP50 + 1)
+    if (row.rttMs > 0) expect(row.cachedP50).toBeLessThan(healthyP50 + row.rttMs / 2)
     if (row.rttMs >= 200) expect(row.cachedP99).toBeLessThan(row.rttMs)
     // sample2 answers (200 or 503) within its deadline, whatever HBase does.
     expect(s2.status.filter((status) => status !== 200 && status !== 503)).toEqual([])
