@@ -1,14 +1,16 @@
 'use strict'
 
 const { MINUTE_MS, parseGroup, groupsOfId } = require('../rollup/layout')
-const { exactMinutes } = require('../rollup/read')
+const { exactMinutes, coveredMinutes } = require('../rollup/read')
 const { countLog } = require('./count')
 
 /**
  * Exact counts from the rollups (../rollup/) where they can answer: the whole minutes of the
  * range from the per-minute counts (a marked minute, not counted yet, from its raw rows), the
- * part-minutes at either end from the raw rows (./count.js). The answer is the scan's, to the
- * row; only what is read differs: a day is 1,440 small rollup reads instead of a day of rows.
+ * part-minutes at either end and the minutes the rollups know nothing of (rows written while
+ * rollups were off, or none) from the raw rows (./count.js), a scan per run of such minutes.
+ * The answer is the scan's, to the row; only what is read differs: a day is 1,440 small rollup
+ * reads instead of a day of rows.
  *
  * The rollups group by endpoint, id and status class, so a count filtered on an exact status or
  * grouped by status is not theirs to answer: eligible() says no and the caller scans.
@@ -46,8 +48,21 @@ async function countFromRollups (source, rollups, query, options = {}) {
     }
     groups.set(key, (groups.get(key) || 0) + n)
   }
-  // The part-minutes at the ends, from the raw rows.
-  for (const [from, to] of [[query.from, midFrom], [midTo, query.to]]) {
+  const rollupSource = { client: source.client, rollupTable: rollups.rollupTable, logTable: source.table, buckets: source.buckets, timeout: source.timeout }
+  // From the raw rows: the part-minutes at the ends, and each run of whole minutes the rollups
+  // do not cover.
+  const covered = await coveredMinutes(rollupSource, midFrom, midTo)
+  const raw = [[query.from, midFrom]]
+  let scannedMinutes = 0
+  for (let minute = midFrom; minute < midTo; minute += MINUTE_MS) {
+    if (covered.has(minute)) continue
+    scannedMinutes++
+    const last = raw[raw.length - 1]
+    if (raw.length > 1 && last[1] === minute) last[1] = minute + MINUTE_MS
+    else raw.push([minute, minute + MINUTE_MS])
+  }
+  raw.push([midTo, query.to])
+  for (const [from, to] of raw) {
     if (from >= to) continue
     const part = await countLog(source, { ...query, from, to }, options)
     total += part.total
@@ -59,10 +74,9 @@ async function countFromRollups (source, rollups, query, options = {}) {
     ? { groups: groupsOfId(endpoint !== undefined ? [endpoint] : rollups.endpoints, id) }
     : by === 'id' ? {} : { totals: true }
   let rollupMinutes = 0
-  let scannedMinutes = 0
-  const rollupSource = { client: source.client, rollupTable: rollups.rollupTable, logTable: source.table, buckets: source.buckets, timeout: source.timeout }
   for await (const minute of exactMinutes(rollupSource, midFrom, midTo, want)) {
     if (options.signal && options.signal.aborted) throw options.signal.reason
+    if (!covered.has(minute.minute)) continue // counted from its raw rows above (rolled up since)
     if (minute.from === 'rollup') rollupMinutes++
     else scannedMinutes++
     for (const [qualifier, n] of minute.groups) {

@@ -28,6 +28,24 @@ async function markedMinutes ({ client, rollupTable, logTable, timeout }, from, 
 }
 
 /**
+ * The minutes of [from, to) the rollups know about: counted (a totals row) or marked. A minute
+ * with neither had no row written by a writer that marks (none at all, or only rows written while
+ * rollups were off): its count is the raw rows'.
+ * @param {RollupSource} source
+ * @param {number} from minute
+ * @param {number} to minute (excluded)
+ * @returns {Promise<Set<number>>}
+ */
+async function coveredMinutes (source, from, to) {
+  const covered = await markedMinutes(source, from, to)
+  const { client, rollupTable, logTable, timeout } = source
+  for await (const row of client.scan(rollupTable, { startRow: rollupKey('t', logTable, from), stopRow: rollupKey('t', logTable, to), families: [ROLLUP_FAMILY], keysOnly: true, timeout })) {
+    covered.add(minuteOfRollupKey(row.row.toString('utf8')))
+  }
+  return covered
+}
+
+/**
  * The rollup rows of [from, to), minute by minute, streamed: the counts by group, or the
  * totals by endpoint and class (layout.js).
  * @param {RollupSource} source
@@ -107,4 +125,4 @@ async function checkRollups (source, from, to) {
   return { minutes: (last - first) / MINUTE_MS, rows, marked: [...marked].sort((a, b) => a - b), differences }
 }
 
-module.exports = { markedMinutes, rolledMinutes, exactMinutes, checkRollups }
+module.exports = { markedMinutes, coveredMinutes, rolledMinutes, exactMinutes, checkRollups }

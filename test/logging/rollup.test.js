@@ -47,10 +47,10 @@ async function logTable () {
 }
 
 /** One HBase sink built as production builds it, its roller not started (tests run it). */
-function sinkFor (table, { runRoller = false, writerId = 'w' + Math.floor(Math.random() * 1e9) } = {}) {
+function sinkFor (table, { runRoller = false, writerId = 'w' + Math.floor(Math.random() * 1e9), rollups = true } = {}) {
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-rollup-'))
   dirs.push(stateDir)
-  const sinks = createSinks({ hbase: { type: 'hbase', table, rollupTable, buckets: BUCKETS, flushIntervalMs: 10 } }, { client, stateDir, writerId, runRoller })
+  const sinks = createSinks({ hbase: { type: 'hbase', table, rollupTable, rollups, buckets: BUCKETS, flushIntervalMs: 10 } }, { client, stateDir, writerId, runRoller })
   closers.push(() => sinks.closeAll({ timeoutMs: 5000 }))
   return sinks.get('hbase')
 }
@@ -226,4 +226,29 @@ test('log counts from the rollups equal the raw scan, for every shape of questio
   expect(fromRollups).toBeGreaterThan(0)
   // An exact status is not the rollups' to answer: scanned.
   expect((await query.count({ from: base, to: base + 3 * MINUTE_MS, status: 404 })).rollupMinutes).toBeUndefined()
+})
+
+test('minutes the rollups do not cover (rows a writer with rollups off wrote) are counted from the raw rows, not taken as empty', async () => {
+  const table = await logTable()
+  const base = minuteOf(Date.now()) - 30 * MINUTE_MS
+  const marking = sinkFor(table)
+  const first = entries(900, base).filter((e) => minuteOf(e.ts) === base)
+  for (const e of first) marking.write(e)
+  await marking.flush()
+  await roller(table).runOnce()
+  // Two minutes later, rows from a writer without rollups: no mark, no rollup row.
+  const unmarked = sinkFor(table, { rollups: false })
+  const later = entries(900, base).filter((e) => minuteOf(e.ts) === base + MINUTE_MS).map((e) => ({ ...e, ts: e.ts + MINUTE_MS }))
+  for (const e of later) unmarked.write(e)
+  await unmarked.flush()
+  const query = createLogQuery({ client, table, buckets: BUCKETS, maxIdLength: 64, rollupTable, endpoints: ['sample4', 'sample5'] })
+  for (const shape of [{}, { by: 'minute' }, { id: '3' }, { by: 'id' }]) {
+    const q = { from: base, to: base + 5 * MINUTE_MS, ...shape }
+    const rolled = await query.count(q)
+    const scanned = await query.count({ ...q, scan: true })
+    expect({ q, total: rolled.total, groups: rolled.groups }).toEqual({ q, total: scanned.total, groups: scanned.groups })
+    // base from its rollup; base+1 (empty), base+2 (unmarked rows), base+3, base+4 from raw rows.
+    expect([rolled.rollupMinutes, rolled.scannedMinutes]).toEqual([1, 4])
+  }
+  expect((await query.count({ from: base, to: base + 5 * MINUTE_MS })).total).toBe(first.length + later.length)
 })
