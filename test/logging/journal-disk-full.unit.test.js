@@ -170,7 +170,9 @@ test('HBase down and the journal\'s disk full: every entry accounted for at ever
   expect(s.journalBuffered).toBeGreaterThan(0)
   expect(s.journalBuffered).toBeLessThanOrEqual(300)
   expect(s.shedBy.disk_full).toBeGreaterThan(0)
-  expect(s.shed).toBe(s.shedBy.disk_full)
+  // Shed because the disk is full, or (when a loaded machine delays the journal's writes before
+  // it fills) because entries came faster than the disk took them: never for another reason.
+  expect(s.shed).toBe(s.shedBy.disk_full + s.shedBy.write_backlog)
   // The journal keeps retrying in the background: a read that lands between a partial write and
   // its cut-back sees a torn last line for a moment. At rest the files hold whole records only.
   await until('the journal at rest', () => {
