@@ -64,46 +64,65 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
   const durationChildren = new Map()
   const cacheChildren = new Map()
   const rpcChildren = new Map()
-  const labelChildren = new Map() // the CORS and event counters, keyed with a prefix each
+  const corsChildren = new Map()
+  const eventRequestChildren = new Map()
+  const eventChildren = new Map()
 
-  /** @type {(cache: Map<string, any>, metric: { child?: Function, labels?: Function }, key: string, labels: Record<string, string>) => any} */
-  function child (cache, metric, key, labels) {
-    let c = cache.get(key)
+  /**
+   * The series of a label pair, looked up by the two values: the first the caller's endpoint
+   * name (or method), the second a status code or an outcome, each a constant string or a small
+   * integer, so a lookup neither concatenates nor allocates; the label set is built once.
+   * @param {Map<any, Map<any, any>>} cache
+   * @param {{ child?: Function, labels?: Function }} metric
+   * @param {string} a
+   * @param {string|number|null} b
+   * @param {(a: string, b: any) => Record<string, string>} labelsOf
+   */
+  function series (cache, metric, a, b, labelsOf) {
+    let inner = cache.get(a)
+    if (inner === undefined) cache.set(a, (inner = new Map()))
+    let c = inner.get(b)
     if (c === undefined) {
+      const labels = labelsOf(a, b)
       c = metric.child ? metric.child(labels) : metric.labels(labels)
-      cache.set(key, c)
+      inner.set(b, c)
     }
     return c
   }
+  const endpointStatus = (endpoint, status) => ({ endpoint, status: String(status) })
+  const endpointOnly = (endpoint) => ({ endpoint })
+  const endpointOutcome = (endpoint, outcome) => ({ endpoint, outcome })
+  const endpointEvent = (endpoint, event) => ({ endpoint, event })
+  const methodOnly = (method) => ({ method })
 
   const hooks = {
     /** @param {string} endpoint @param {number} status @param {number} seconds */
     onResponse (endpoint, status, seconds) {
-      child(requestChildren, requests, endpoint + ' ' + status, { endpoint, status: String(status) }).inc()
-      child(durationChildren, duration, endpoint, { endpoint }).observe(seconds)
+      series(requestChildren, requests, endpoint, status, endpointStatus).inc()
+      series(durationChildren, duration, endpoint, null, endpointOnly).observe(seconds)
     },
     /** @param {string} endpoint @param {string} outcome */
     onCacheOutcome (endpoint, outcome) {
-      child(cacheChildren, cacheOutcomes, endpoint + ' ' + outcome, { endpoint, outcome }).inc()
+      series(cacheChildren, cacheOutcomes, endpoint, outcome, endpointOutcome).inc()
     },
     /** @param {string} endpoint @param {string} outcome */
     onCors (endpoint, outcome) {
-      if (corsOutcomes) child(labelChildren, corsOutcomes, 'c ' + endpoint + ' ' + outcome, { endpoint, outcome }).inc()
+      if (corsOutcomes) series(corsChildren, corsOutcomes, endpoint, outcome, endpointOutcome).inc()
     },
     /** @param {string} endpoint @param {string} outcome */
     onEventRequest (endpoint, outcome) {
-      if (eventRequests) child(labelChildren, eventRequests, 'r ' + endpoint + ' ' + outcome, { endpoint, outcome }).inc()
+      if (eventRequests) series(eventRequestChildren, eventRequests, endpoint, outcome, endpointOutcome).inc()
     },
     /** @param {string} endpoint @param {string} event */
     onEvent (endpoint, event) {
-      if (events) child(labelChildren, events, 'e ' + endpoint + ' ' + event, { endpoint, event }).inc()
+      if (events) series(eventChildren, events, endpoint, event, endpointEvent).inc()
     },
     onInvalidConfig () {
       invalidConfigs.inc()
     },
     /** @param {{ method: string, ms: number, error?: Error & { code?: string } }} event */
     onRpc ({ method, ms, error }) {
-      child(rpcChildren, rpcDuration, method, { method }).observe(ms / 1000)
+      series(rpcChildren, rpcDuration, method, null, methodOnly).observe(ms / 1000)
       if (error) rpcErrors.inc({ method, code: error.code || 'UNKNOWN' })
     }
   }

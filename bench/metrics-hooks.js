@@ -2,8 +2,10 @@
 
 /**
  * What the per-request metric updates cost in CPU: a response counter, a latency histogram and
- * a cache-outcome counter, through prom-client's bound children and through api/hot-metrics.js,
- * alternating over rounds in one process. Prints ns per request (median and range).
+ * a cache-outcome counter, through prom-client's bound children, through api/hot-metrics.js's
+ * series, and through the hooks the data plane calls (api/metrics.js: the series looked up by
+ * endpoint and status or outcome), alternating over rounds in one process. Prints ns per
+ * request (median and range).
  *
  *   node bench/metrics-hooks.js [--requests 2000000] [--rounds 5]
  */
@@ -11,6 +13,7 @@
 const { parseArgs } = require('node:util')
 const client = require('prom-client')
 const { hotCounter, hotHistogram } = require('../api/hot-metrics')
+const { createMetrics } = require('../api/metrics')
 
 const { values: args } = parseArgs({ options: { requests: { type: 'string', default: '2000000' }, rounds: { type: 'string', default: '5' } } })
 const N = Number(args.requests)
@@ -35,16 +38,29 @@ const variants = {
   }
 }
 
-const ns = Object.fromEntries(Object.keys(variants).map((name) => [name, []]))
+/** The data plane's calls for one sample3 cache hit, through api/metrics.js's hooks. */
+function viaHooks () {
+  const { hooks } = createMetrics({ collectDefault: false })
+  return (i) => {
+    hooks.onCacheOutcome('sample3', 'hit')
+    hooks.onResponse('sample3', 200, 0.0003 + (i & 7) * 0.0001)
+  }
+}
+
+/** @param {ReturnType<typeof variants['hot-metrics']>} s */
+const direct = ({ requests, duration, hits }) => (i) => {
+  requests.inc()
+  duration.observe(0.0003 + (i & 7) * 0.0001)
+  hits.inc()
+}
+const runners = { ...Object.fromEntries(Object.entries(variants).map(([name, make]) => [name, () => direct(make())])), 'api/metrics.js hooks': viaHooks }
+
+const ns = Object.fromEntries(Object.keys(runners).map((name) => [name, []]))
 for (let round = 0; round < Number(args.rounds); round++) {
-  for (const [name, make] of Object.entries(variants)) {
-    const { requests, duration, hits } = make()
+  for (const [name, make] of Object.entries(runners)) {
+    const one = make()
     const started = process.cpuUsage()
-    for (let i = 0; i < N; i++) {
-      requests.inc()
-      duration.observe(0.0003 + (i & 7) * 0.0001)
-      hits.inc()
-    }
+    for (let i = 0; i < N; i++) one(i)
     const used = process.cpuUsage(started)
     ns[name].push(Math.round((used.user + used.system) * 1000 / N))
   }
