@@ -51,7 +51,7 @@ async function countFromRollups (source, rollups, query, options = {}) {
   const rollupSource = { client: source.client, rollupTable: rollups.rollupTable, logTable: source.table, buckets: source.buckets, timeout: source.timeout }
   // From the raw rows: the part-minutes at the ends, and each run of whole minutes the rollups
   // do not cover.
-  const covered = await coveredMinutes(rollupSource, midFrom, midTo)
+  const { covered, marked } = await coveredMinutes(rollupSource, midFrom, midTo)
   const raw = [[query.from, midFrom]]
   let scannedMinutes = 0
   for (let minute = midFrom; minute < midTo; minute += MINUTE_MS) {
@@ -74,7 +74,7 @@ async function countFromRollups (source, rollups, query, options = {}) {
     ? { groups: groupsOfId(endpoint !== undefined ? [endpoint] : rollups.endpoints, id) }
     : by === 'id' ? {} : { totals: true }
   let rollupMinutes = 0
-  for await (const minute of exactMinutes(rollupSource, midFrom, midTo, want)) {
+  for await (const minute of exactMinutes(rollupSource, midFrom, midTo, { ...want, marked })) {
     if (options.signal && options.signal.aborted) throw options.signal.reason
     if (!covered.has(minute.minute)) continue // counted from its raw rows above (rolled up since)
     if (minute.from === 'rollup') rollupMinutes++

@@ -34,15 +34,16 @@ async function markedMinutes ({ client, rollupTable, logTable, timeout }, from, 
  * @param {RollupSource} source
  * @param {number} from minute
  * @param {number} to minute (excluded)
- * @returns {Promise<Set<number>>}
+ * @returns {Promise<{ covered: Set<number>, marked: Set<number> }>} marked: for exactMinutes
  */
 async function coveredMinutes (source, from, to) {
-  const covered = await markedMinutes(source, from, to)
+  const marked = await markedMinutes(source, from, to)
+  const covered = new Set(marked)
   const { client, rollupTable, logTable, timeout } = source
   for await (const row of client.scan(rollupTable, { startRow: rollupKey('t', logTable, from), stopRow: rollupKey('t', logTable, to), families: [ROLLUP_FAMILY], keysOnly: true, timeout })) {
     covered.add(minuteOfRollupKey(row.row.toString('utf8')))
   }
-  return covered
+  return { covered, marked }
 }
 
 /**
@@ -73,13 +74,14 @@ async function * rolledMinutes ({ client, rollupTable, logTable, timeout }, from
  * @param {RollupSource} source
  * @param {number} from minute
  * @param {number} to minute (excluded)
- * @param {{ totals?: boolean, groups?: string[]|null }} [want] totals: by endpoint and class
- *   (totalsOf keys); groups: only these group qualifiers; neither: every group
+ * @param {{ totals?: boolean, groups?: string[]|null, marked?: Set<number> }} [want] totals: by
+ *   endpoint and class (totalsOf keys); groups: only these group qualifiers; neither: every
+ *   group; marked: the marked minutes when the caller has read them already
  * @returns {AsyncGenerator<{ minute: number, groups: Map<string, number>, from: 'rollup'|'scan' }>}
  */
-async function * exactMinutes (source, from, to, { totals = false, groups = null } = {}) {
+async function * exactMinutes (source, from, to, { totals = false, groups = null, marked: known } = {}) {
   if (from % MINUTE_MS || to % MINUTE_MS) throw new RangeError('exactMinutes takes whole minutes')
-  const marked = await markedMinutes(source, from, to)
+  const marked = known || await markedMinutes(source, from, to)
   const shape = (all) => {
     if (totals) return totalsOf(all)
     if (!groups) return all
