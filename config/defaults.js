@@ -92,7 +92,11 @@ const DEFAULTS = {
     // how often each process re-reads the endpoint switches and the config change feed (changes
     // made on other hosts); 0 = never. A change is served everywhere within one interval plus
     // one read: 1 s keeps that under the 2 s promised, at two small reads a second per worker.
-    controlPollMs: 1000
+    controlPollMs: 1000,
+    // config reads (multi-gets) each endpoint may have out at once; ids asked for meanwhile
+    // queue and go together in the next one, so batches grow with the load. HBase spends about
+    // as much CPU on one RPC as on 5-7 rows of a multi-get (bench/results/hbase-client-java-*).
+    configReadsInFlight: 2
   },
   logSinks: {
     file: { type: 'file', path: 'logs/access.log', ...SINK_DEFAULTS.file },

@@ -140,7 +140,8 @@ const schema = closed({
     configTable: tableName,
     configFamily: str({ pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]*$', description: 'an HBase column family name' }),
     configQualifier: str(),
-    controlPollMs: int(0)
+    controlPollMs: int(0),
+    configReadsInFlight: int(1, 64)
   }),
   logSinks: {
     type: 'object',

@@ -7,8 +7,9 @@ const { pathToFileURL } = require('node:url')
 const { javaFlags, javaBin } = require('./jvm')
 
 const JAVA_DIR = path.join(__dirname, 'java')
-// setup/shutdown (BeaconHBaseTool) and read-only views (BeaconHBaseInspect: cluster, dump).
-const CLASSES = ['BeaconHBaseTool', 'BeaconHBaseInspect']
+// setup/shutdown (BeaconHBaseTool), read-only views (BeaconHBaseInspect: cluster, dump) and the
+// Java client load of bench/hbase-client.js --client java (BeaconHBaseLoad).
+const CLASSES = ['BeaconHBaseTool', 'BeaconHBaseInspect', 'BeaconHBaseLoad']
 const SOURCES = CLASSES.map((name) => path.join(JAVA_DIR, `${name}.java`))
 
 /**
@@ -38,13 +39,7 @@ async function ensureToolCompiled (opts, classpath) {
  * @returns {Promise<Record<string, any>>}
  */
 async function runTool (opts, classpath, args, { stdinLines, signal, tool = CLASSES[0] } = {}) {
-  const jvmArgs = [
-    ...javaFlags(),
-    `-Dlog4j.configuration=${pathToFileURL(path.join(opts.confDir, 'tool-log4j.properties')).href}`,
-    '-cp', [opts.classesDir, opts.confDir, classpath].join(':'),
-    tool, ...args
-  ]
-  const { code, signal: killedBy, stdout, output } = await run(javaBin(), jvmArgs, { stdinLines, signal })
+  const { code, signal: killedBy, stdout, output } = await run(javaBin(), toolJvmArgs(opts, classpath, tool, args), { stdinLines, signal })
   if (code !== 0) {
     const why = killedBy ? `was killed by ${killedBy}` : `exited with ${code}`
     throw new Error(`hbase: tool ${args[0]} ${why} (details in ${opts.toolLogFile}):\n${lastLines(output, 20)}`)
@@ -55,6 +50,23 @@ async function runTool (opts, classpath, args, { stdinLines, signal, tool = CLAS
   } catch {
     throw new Error(`hbase: tool ${args[0]} printed no JSON summary:\n${lastLines(output, 20)}`)
   }
+}
+
+/**
+ * The `java` arguments that run one of the tool classes (compiled by ensureToolCompiled()).
+ * @param {Readonly<Record<string, any>>} opts from resolveOptions()
+ * @param {string} classpath
+ * @param {string} tool class name
+ * @param {string[]} args command and its arguments
+ * @returns {string[]}
+ */
+function toolJvmArgs (opts, classpath, tool, args) {
+  return [
+    ...javaFlags(),
+    `-Dlog4j.configuration=${pathToFileURL(path.join(opts.confDir, 'tool-log4j.properties')).href}`,
+    '-cp', [opts.classesDir, opts.confDir, classpath].join(':'),
+    tool, ...args
+  ]
 }
 
 /**
@@ -113,4 +125,4 @@ function lastLines (text, n) {
   return text.trim().split('\n').slice(-n).join('\n')
 }
 
-module.exports = { ensureToolCompiled, runTool }
+module.exports = { ensureToolCompiled, runTool, toolJvmArgs }

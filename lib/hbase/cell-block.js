@@ -1,5 +1,7 @@
 'use strict'
 
+// The global Buffer is a getter in Node: a local binding keeps it off the hot path.
+const { Buffer } = require('node:buffer')
 const { HBaseError, badArgument } = require('./errors')
 
 /**
@@ -41,6 +43,8 @@ const EMPTY = Buffer.alloc(0)
 // Per cell, besides row, family, qualifier and value: 4 (cell length) + 8 (key and value
 // lengths) + 2 (row length) + 1 (family length) + 8 (timestamp) + 1 (type).
 const CELL_OVERHEAD = 24
+// Below this many bytes a loop beats the native copy (copyBytes).
+const SHORT_COPY = 32
 
 /**
  * @typedef {{ row: Buffer, family: Buffer, qualifier?: Buffer|null, value?: Buffer|null,
@@ -56,9 +60,21 @@ const CELL_OVERHEAD = 24
  * @returns {number}
  */
 function cellSize (cell) {
-  if (cell.row.length > 0x7fff) throw badArgument(`row of ${cell.row.length} bytes is longer than HBase allows (32767)`)
-  if (cell.family.length > 0x7f) throw badArgument(`family of ${cell.family.length} bytes is longer than HBase allows (127)`)
-  return CELL_OVERHEAD + cell.row.length + cell.family.length + (cell.qualifier ? cell.qualifier.length : 0) + (cell.value ? cell.value.length : 0)
+  return cellSizeOf(cell.row, cell.family, cell.qualifier, cell.value)
+}
+
+/**
+ * cellSize from the parts of a cell, so an encoder can size a cell without building one.
+ * @param {Buffer} row
+ * @param {Buffer} family
+ * @param {Buffer|null|undefined} qualifier
+ * @param {Buffer|null|undefined} value
+ * @returns {number}
+ */
+function cellSizeOf (row, family, qualifier, value) {
+  if (row.length > 0x7fff) throw badArgument(`row of ${row.length} bytes is longer than HBase allows (32767)`)
+  if (family.length > 0x7f) throw badArgument(`family of ${family.length} bytes is longer than HBase allows (127)`)
+  return CELL_OVERHEAD + row.length + family.length + (qualifier ? qualifier.length : 0) + (value ? value.length : 0)
 }
 
 /**
@@ -69,29 +85,71 @@ function cellSize (cell) {
  * @returns {number}
  */
 function writeCell (buf, at, cell) {
-  const { row, family } = cell
-  const qualifier = cell.qualifier || EMPTY
-  const value = cell.value || EMPTY
+  return writeCellOf(buf, at, cell.row, cell.family, cell.qualifier, cell.value, cell.timestamp, cell.type)
+}
+
+/**
+ * writeCell from the parts of a cell (sized by cellSizeOf first).
+ * @param {Buffer} buf
+ * @param {number} at
+ * @param {Buffer} row
+ * @param {Buffer} family
+ * @param {Buffer|null|undefined} qualifierOrNull
+ * @param {Buffer|null|undefined} valueOrNull
+ * @param {number|null|undefined} ts absent: LATEST (the server's clock)
+ * @param {number} type
+ * @returns {number}
+ */
+function writeCellOf (buf, at, row, family, qualifierOrNull, valueOrNull, ts, type) {
+  const qualifier = qualifierOrNull || EMPTY
+  const value = valueOrNull || EMPTY
   const keyLength = 2 + row.length + 1 + family.length + qualifier.length + 9
-  buf.writeInt32BE(8 + keyLength + value.length, at)
-  buf.writeInt32BE(keyLength, at + 4)
-  buf.writeInt32BE(value.length, at + 8)
-  buf.writeUInt16BE(row.length, at + 12)
-  let p = at + 14 + row.copy(buf, at + 14)
+  if (ts != null && (!Number.isSafeInteger(ts) || ts < 0)) throw badArgument(`timestamp ${ts} must be a non-negative integer`)
+  // Byte stores and copyBytes rather than writeInt32BE/copy: a cell is a few short fields, where
+  // the calls cost more than the bytes (the access log writes one cell per logged request).
+  writeUint32(buf, at, 8 + keyLength + value.length)
+  writeUint32(buf, at + 4, keyLength)
+  writeUint32(buf, at + 8, value.length)
+  buf[at + 12] = row.length >>> 8
+  buf[at + 13] = row.length & 0xff
+  let p = copyBytes(buf, at + 14, row)
   buf[p++] = family.length
-  p += family.copy(buf, p)
-  p += qualifier.copy(buf, p)
-  const ts = cell.timestamp
-  if (ts == null) {
-    buf.writeUInt32BE(LATEST_HI, p)
-    buf.writeUInt32BE(LATEST_LO, p + 4)
+  p = copyBytes(buf, p, family)
+  p = copyBytes(buf, p, qualifier)
+  writeUint32(buf, p, ts == null ? LATEST_HI : Math.floor(ts / TWO_32))
+  writeUint32(buf, p + 4, ts == null ? LATEST_LO : ts % TWO_32)
+  buf[p + 8] = type
+  return copyBytes(buf, p + 9, value)
+}
+
+/**
+ * @param {Buffer} buf
+ * @param {number} at
+ * @param {number} n 0..2^32-1, written big-endian
+ */
+function writeUint32 (buf, at, n) {
+  buf[at] = n >>> 24
+  buf[at + 1] = (n >>> 16) & 0xff
+  buf[at + 2] = (n >>> 8) & 0xff
+  buf[at + 3] = n & 0xff
+}
+
+/**
+ * Copies `bytes` into `buf` at `at`: a loop for short ones (cheaper than the native call for row
+ * keys, families and qualifiers), the native copy for longer ones.
+ * @param {Buffer} buf
+ * @param {number} at
+ * @param {Uint8Array} bytes
+ * @returns {number} the offset after them
+ */
+function copyBytes (buf, at, bytes) {
+  const n = bytes.length
+  if (n < SHORT_COPY) {
+    for (let i = 0; i < n; i++) buf[at + i] = bytes[i]
   } else {
-    if (!Number.isSafeInteger(ts) || ts < 0) throw badArgument(`timestamp ${ts} must be a non-negative integer`)
-    buf.writeUInt32BE(Math.floor(ts / TWO_32), p)
-    buf.writeUInt32BE(ts % TWO_32, p + 4)
+    buf.set(bytes, at)
   }
-  buf[p + 8] = cell.type
-  return p + 9 + value.copy(buf, p + 9)
+  return at + n
 }
 
 /**
@@ -252,4 +310,4 @@ function protocolError (message) {
   return new HBaseError('HBASE_PROTOCOL', message)
 }
 
-module.exports = { KEY_VALUE_CODEC, TYPE, encodeCellBlock, decodeCellBlock, cellSize, writeCell, moveCellsToBlock, attachCells }
+module.exports = { KEY_VALUE_CODEC, TYPE, encodeCellBlock, decodeCellBlock, cellSize, cellSizeOf, writeCell, writeCellOf, copyBytes, moveCellsToBlock, attachCells }

@@ -1,5 +1,7 @@
 'use strict'
 
+// The global Buffer is a getter in Node: a local binding keeps it off the hot path (every put).
+const { Buffer } = require('node:buffer')
 const { badArgument } = require('./errors')
 
 const EMPTY = Buffer.alloc(0)
@@ -136,32 +138,53 @@ function buildGet (row, opts = {}) {
  * @returns {object} protobuf MutationProto
  */
 function buildPut (row, cells, opts = {}) {
-  const columnValue = []
-  const familyIndex = new Map()
-  const add = (family, qualifier, value, timestamp) => {
-    let i = familyIndex.get(family)
-    if (i === undefined) {
-      i = columnValue.length
-      familyIndex.set(family, i)
-      columnValue.push({ family: nameBytes(family, 'family'), qualifierValue: [] })
-    }
-    const qv = { qualifier: nameBytes(qualifier, 'qualifier'), value: toBytes(value, 'value') }
-    if (timestamp != null) qv.timestamp = timestamp
-    columnValue[i].qualifierValue.push(qv)
-  }
-  if (Array.isArray(cells)) {
-    for (const c of cells) add(c.family, c.qualifier, c.value, c.timestamp)
-  } else if (cells && typeof cells === 'object') {
-    for (const family in cells) {
-      const columns = cells[family]
-      if (!columns || typeof columns !== 'object') throw badArgument(`cells.${family} must be an object of qualifier → value`)
-      for (const qualifier in columns) add(family, qualifier, columns[qualifier])
-    }
-  }
+  const columnValue = Array.isArray(cells) ? groupCells(cells) : familyColumns(cells)
   if (columnValue.length === 0) throw badArgument('a put needs at least one cell')
   const mutation = { row, mutateType: PUT, columnValue }
   if (opts.durability != null) mutation.durability = opts.durability
   return mutation
+}
+
+/**
+ * ColumnValues of `{ family: { qualifier: value } }`: each family once already, so no grouping
+ * (the access log's shape: one put per logged request, built with no map or closure).
+ * @param {any} cells
+ * @returns {object[]}
+ */
+function familyColumns (cells) {
+  const columnValue = []
+  if (!cells || typeof cells !== 'object') return columnValue
+  for (const family in cells) {
+    const columns = cells[family]
+    if (!columns || typeof columns !== 'object') throw badArgument(`cells.${family} must be an object of qualifier → value`)
+    const qualifierValue = []
+    for (const qualifier in columns) qualifierValue.push({ qualifier: nameBytes(qualifier, 'qualifier'), value: toBytes(columns[qualifier], 'value') })
+    if (qualifierValue.length) columnValue.push({ family: nameBytes(family, 'family'), qualifierValue })
+  }
+  return columnValue
+}
+
+/**
+ * ColumnValues of `[{ family, qualifier, value, timestamp? }]`, cells of one family grouped in
+ * the order the families first appear.
+ * @param {Array<{family: string, qualifier: Bytesish, value: Bytesish, timestamp?: number}>} cells
+ * @returns {object[]}
+ */
+function groupCells (cells) {
+  const columnValue = []
+  const familyIndex = new Map()
+  for (const c of cells) {
+    let i = familyIndex.get(c.family)
+    if (i === undefined) {
+      i = columnValue.length
+      familyIndex.set(c.family, i)
+      columnValue.push({ family: nameBytes(c.family, 'family'), qualifierValue: [] })
+    }
+    const qv = { qualifier: nameBytes(c.qualifier, 'qualifier'), value: toBytes(c.value, 'value') }
+    if (c.timestamp != null) qv.timestamp = c.timestamp
+    columnValue[i].qualifierValue.push(qv)
+  }
+  return columnValue
 }
 
 /**

@@ -3,6 +3,7 @@
 const path = require('node:path')
 const protobuf = require('protobufjs')
 const { KEY_VALUE_CODEC, cellSize, writeCell, moveCellsToBlock, decodeCellBlock, attachCells } = require('./cell-block')
+const { planMulti } = require('./multi-encoder')
 
 /**
  * HBase RPC wire format (HBase 2.x, SIMPLE auth):
@@ -95,7 +96,9 @@ function connectionPreamble (serviceName, user, cellBlocks = false) {
 }
 
 /**
- * Encodes one call frame (length prefix included).
+ * Encodes one call frame (length prefix included). A Multi request of puts and plain gets, the
+ * access log's batches, is written by the hand-written encoder (multi-encoder.js, the same bytes
+ * protobufjs writes); everything else by protobufjs.
  * @param {number} callId
  * @param {{ name: string, request: protobuf.Type }} method
  * @param {object} request plain object of the request type
@@ -104,29 +107,32 @@ function connectionPreamble (serviceName, user, cellBlocks = false) {
  * @returns {Buffer}
  */
 function encodeCall (callId, method, request, timeoutMs, cellBlocks = false) {
-  const moved = cellBlocks ? moveCellsToBlock(method.name, request) : null
+  const fast = method.name === 'Multi' ? planMulti(request, cellBlocks) : null
+  const moved = cellBlocks && !fast ? moveCellsToBlock(method.name, request) : null
   /** @type {Record<string, any>} */
   const header = { callId, methodName: method.name, requestParam: true, timeout: timeoutMs }
-  let blockSize = 0
-  if (moved && moved.cells.length) {
-    for (const cell of moved.cells) blockSize += cellSize(cell)
-    header.cellBlockMeta = { length: blockSize }
-  }
+  let blockSize = fast ? fast.blockSize : 0
+  if (moved) for (const cell of moved.cells) blockSize += cellSize(cell)
+  if (blockSize) header.cellBlockMeta = { length: blockSize }
   const writer = protobuf.Writer.create()
   writer.uint32(0) // placeholder for the 4-byte length, patched below
   writer.uint32(0)
   writer.uint32(0)
   writer.uint32(0)
   types.RequestHeader.encodeDelimited(header, writer)
-  method.request.encodeDelimited(moved ? moved.request : request, writer)
+  if (!fast) method.request.encodeDelimited(moved ? moved.request : request, writer)
   const bytes = writer.finish()
   let frame
-  if (blockSize) {
-    // The block is written straight after the messages, into the one frame buffer.
-    frame = Buffer.allocUnsafe(bytes.length + blockSize)
+  if (fast || blockSize) {
+    // The request (fast) and the block are written straight after the header, into the one frame buffer.
+    frame = Buffer.allocUnsafe(bytes.length + (fast ? fast.length : blockSize))
     frame.set(bytes, 0)
-    let at = bytes.length
-    for (const cell of moved.cells) at = writeCell(frame, at, cell)
+    if (fast) {
+      fast.write(frame, bytes.length)
+    } else {
+      let at = bytes.length
+      for (const cell of moved.cells) at = writeCell(frame, at, cell)
+    }
   } else {
     frame = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
   }
