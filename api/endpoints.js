@@ -30,7 +30,7 @@ function buildEndpoints ({ settings, store, sinks, now, onCacheOutcome, onInvali
     if (spec.source === 'fixed') {
       source = createFixedSource({ value: spec.value })
     } else {
-      source = createHBaseSource({ store, defaultConfig: spec.defaultConfig, onInvalid: onInvalidConfig, maxInFlight: settings.hbase.configReadsInFlight })
+      source = createHBaseSource({ store, defaultConfig: spec.defaultConfig, onInvalid: onInvalidConfig, maxInFlight: settings.hbase.configReadsInFlight, lingerMs: settings.hbase.configReadLingerMs })
     }
     let cache = null
     if (spec.cache.type === 'lru') {

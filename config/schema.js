@@ -141,7 +141,8 @@ const schema = closed({
     configFamily: str({ pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]*$', description: 'an HBase column family name' }),
     configQualifier: str(),
     controlPollMs: int(0),
-    configReadsInFlight: int(1, 64)
+    configReadsInFlight: int(1, 64),
+    configReadLingerMs: int(0, 100)
   }),
   logSinks: {
     type: 'object',

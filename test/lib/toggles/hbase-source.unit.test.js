@@ -97,3 +97,32 @@ test('rows that fail while the rest of a multi-get is read fail alone: the break
   }
   await expect(source.lookup('1')).rejects.toMatchObject({ code: 'CIRCUIT_OPEN' })
 })
+
+test('with lingerMs, ids asked for in separate turns within the wait go out in one multi-get', async () => {
+  const { store, reads } = controlledStore(1500)
+  const source = createHBaseSource({ store, defaultConfig: {}, lingerMs: 30 })
+  const lookups = [source.lookup('1')]
+  await turn()
+  expect(reads).toHaveLength(0) // the first id waits for company
+  lookups.push(source.lookup('2'))
+  await turn()
+  lookups.push(source.lookup('3'))
+  await new Promise((resolve) => setTimeout(resolve, 60))
+  expect(reads).toHaveLength(1)
+  expect(reads[0].ids).toEqual(['1', '2', '3'])
+  reads[0].resolve([row(1), row(2), row(3)])
+  expect((await Promise.all(lookups)).map((e) => e.json)).toEqual([1, 2, 3].map((n) => JSON.stringify({ n })))
+})
+
+test('without lingerMs, ids asked for in separate turns go out in separate reads', async () => {
+  const { store, reads } = controlledStore(1500)
+  const source = createHBaseSource({ store, defaultConfig: {} })
+  const first = source.lookup('1')
+  await turn()
+  const second = source.lookup('2')
+  await turn()
+  expect(reads.map((r) => r.ids)).toEqual([['1'], ['2']])
+  reads[0].resolve([row(1)])
+  reads[1].resolve([row(2)])
+  await Promise.all([first, second])
+})
