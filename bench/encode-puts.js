@@ -18,6 +18,7 @@
 const { parseArgs } = require('node:util')
 const { toBytes, buildPut } = require('../lib/hbase/cells')
 const { METHODS, encodeCall } = require('../lib/hbase/protocol')
+const { multiRequest } = require('../lib/hbase/batch')
 const { accessEntry, serializeEntry } = require('../logging/access-entry')
 const { accessLogRowKey, accessLogSplitKeys, DEFAULT_LOG_BUCKETS } = require('../logging/access-log-layout')
 const { toPut } = require('../logging/hbase-sink/batcher')
@@ -66,16 +67,6 @@ function buildActions (puts) {
     const key = toBytes(p.row, 'row')
     return { row: key, mutation: buildPut(key, p.cells, {}) }
   })
-}
-
-/** What batch.js sends to one server: one RegionAction per region, actions by index. */
-function multiRequest (actions, regionIndexes) {
-  return {
-    regionAction: regionIndexes.map(({ region, indexes }) => ({
-      region: region.spec,
-      action: indexes.map((i) => (actions[i].get ? { index: i, get: actions[i].get } : { index: i, mutation: actions[i].mutation }))
-    }))
-  }
 }
 
 function groupByRegion (actions) {

@@ -37,6 +37,21 @@ function chunks (groups, max) {
 }
 
 /**
+ * The MultiRequest for one server: a RegionAction per region group, its actions by index.
+ * @param {Action[]} actions
+ * @param {RegionGroup[]} groups
+ * @returns {object} plain MultiRequest
+ */
+function multiRequest (actions, groups) {
+  return {
+    regionAction: groups.map(({ region, indexes }) => ({
+      region: region.spec,
+      action: indexes.map((i) => (actions[i].get ? { index: i, get: actions[i].get } : { index: i, mutation: actions[i].mutation }))
+    }))
+  }
+}
+
+/**
  * One batch: rounds of one Multi RPC per server (chunked by maxBatchActions), each round
  * retrying only the actions that failed retryably in the one before, until every action has
  * settled or the deadline passes.
@@ -125,12 +140,7 @@ class Batch {
   async _multi (server, groups) {
     const { pool, locator, policy } = this.core
     const actions = this.actions
-    const request = {
-      regionAction: groups.map(({ region, indexes }) => ({
-        region: region.spec,
-        action: indexes.map((i) => (actions[i].get ? { index: i, get: actions[i].get } : { index: i, mutation: actions[i].mutation }))
-      }))
-    }
+    const request = multiRequest(actions, groups)
     let res
     try {
       res = await pool.invoke(server, 'ClientService', 'Multi', request, policy.rpcTimeout(this.deadline))
@@ -213,4 +223,4 @@ function runBatch (core, table, actions, timeout) {
   return new Batch(core, table, actions, deadlineOf(core, timeout)).run()
 }
 
-module.exports = { runBatch, chunks }
+module.exports = { runBatch, chunks, multiRequest }
