@@ -20,6 +20,8 @@ const { publishChange, watchChangeFeed } = require('../lib/toggles/change-feed')
  */
 function createPropagation ({ endpoints, store, broadcast, controlPollMs, logger }) {
   const byName = new Map([...endpoints.values()].map((e) => [e.name, e]))
+  // Switches applied from this host; a poll read that overlaps one is stale (endpoint-switches.js).
+  let localSwitches = 0
 
   /** Drops one id from every endpoint cache of this process. */
   function invalidate (id) {
@@ -36,13 +38,16 @@ function createPropagation ({ endpoints, store, broadcast, controlPollMs, logger
   /** @param {Change} change from this process or relayed by the cluster primary */
   function applyChange (change) {
     if (change.cmd === 'invalidate') invalidate(change.id)
-    else if (change.cmd === 'endpoint') setEndpointEnabled(change.name, change.enabled)
+    else if (change.cmd === 'endpoint') {
+      localSwitches++
+      setEndpointEnabled(change.name, change.enabled)
+    }
   }
   const spread = broadcast || applyChange
 
   const watchers = controlPollMs > 0
     ? [
-        watchEndpointSwitches({ store, names: [...byName.keys()], apply: setEndpointEnabled, intervalMs: controlPollMs, logger }),
+        watchEndpointSwitches({ store, names: [...byName.keys()], apply: setEndpointEnabled, intervalMs: controlPollMs, localSwitches: () => localSwitches, logger }),
         watchChangeFeed({ store, invalidate, intervalMs: controlPollMs, logger })
       ]
     : []

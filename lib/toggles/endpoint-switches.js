@@ -13,16 +13,21 @@ const { startPoller } = require('./poller')
  * @param {string[]} options.names endpoint names
  * @param {(name: string, enabled: boolean) => void} options.apply
  * @param {number} options.intervalMs
+ * @param {() => number} [options.localSwitches] how many switches this process has applied
+ *   from its own host (admin call or cluster broadcast) so far: a read that was in flight while
+ *   one was applied is older than it and is dropped (the next poll reads the stored state again)
  * @param {{ warn: Function }} [options.logger]
  * @returns {{ ready: Promise<void>, stop: () => void }} ready: the first read is done (or
  *   failed); never rejects
  */
-function watchEndpointSwitches ({ store, names, apply, intervalMs, logger }) {
+function watchEndpointSwitches ({ store, names, apply, intervalMs, localSwitches = () => 0, logger }) {
   let failing = false
 
   async function refresh () {
     try {
+      const before = localSwitches()
       const states = await store.readSwitches(names)
+      if (localSwitches() !== before) return
       for (const [name, { enabled }] of states) apply(name, enabled)
       if (failing && logger) logger.warn('endpoint switches readable again')
       failing = false
