@@ -69,7 +69,8 @@ function memoryMarkdown (m) {
     '',
     `sample4 ${m.ok.sample4.toLocaleString('en-US')} × 200 and sample5 ${m.ok.sample5.toLocaleString('en-US')} × 200, ${m.failed} failed; ` +
       `${m.rows.toLocaleString('en-US')} access-log rows for ${m.expectedRows.toLocaleString('en-US')} answered sample5 (warm-up included); ` +
-      `every row in HBase ${(m.drainedMs / 1000).toFixed(1)} s after HBase was back (the load ran 15 s more). Cap: healthy peak + ${m.capMiB} MiB per worker.`,
+      `every row in HBase ${(m.drainedMs / 1000).toFixed(1)} s after HBase was back (the load ran 15 s more)` +
+      (m.rolledMs ? `, every minute counted by the rollup job in ${(m.rolledMs / 1000).toFixed(1)} s (part of draining)` : '') + `. Cap: healthy peak + ${m.capMiB} MiB per worker.`,
     '',
     '| worker | healthy peak MiB | outage peak MiB | recovering + draining peak MiB | after MiB | cap MiB |',
     '|---:|---:|---:|---:|---:|---:|'

@@ -3,6 +3,12 @@
 const { countBuckets } = require('../query/bucket-count')
 const { MINUTE_MS, rollupGroupOf } = require('./layout')
 
+// The rollup job runs in a serving worker, every minute, over every row written in it: what it
+// holds at once (4 buckets' pages) sets how far V8 grows that worker's young generation.
+// Counting 63k rows in a process of its own grew its RSS by ~52 MiB with 1,000 rows per RPC and
+// by ~21 MiB with 200, in the same time (4 runs each).
+const ROWS_PER_RPC = 200
+
 /**
  * Counts the raw access-log rows of one minute by rollup group (layout.js rollupGroupOf): one
  * scan per salt bucket over [minute, minute + 60 s), a few buckets at a time
@@ -14,7 +20,7 @@ const { MINUTE_MS, rollupGroupOf } = require('./layout')
  * @returns {Promise<{ groups: Map<string, number>, rows: number }>}
  */
 async function countMinute (client, { logTable, buckets, minute, timeout }) {
-  const source = { client, table: logTable, buckets, caching: 1000, timeout }
+  const source = { client, table: logTable, buckets, caching: ROWS_PER_RPC, timeout }
   const { groups, scanned } = await countBuckets(source, { from: minute, to: minute + MINUTE_MS }, rollupGroupOfRow)
   return { groups, rows: scanned }
 }

@@ -5,8 +5,8 @@
 // access-log entry that cannot be sent goes to the journal on disk, and what stays in memory is
 // bounded by the HBase sink's `maxQueue`. Measured from /proc for the server's own processes:
 // - each worker's RSS stays under its base plus the documented cap (README, "What a crash can lose");
-// - once HBase is back the journal drains by itself, every answered sample5 is a row, and RSS
-//   settles back near its base.
+// - once HBase is back the journal drains by itself, every answered sample5 is a row, the
+//   rollup job counts their minutes, and then no worker holds any of the backlog (its gauges).
 // The CI run is short (OUTAGE_MS); `npm run bench -- --scenario faults` runs the 10-minute version
 // (BEACON_MEMORY_OUTAGE_MS=600000) and reports the figures (test/support/fault-report.js).
 // Runs on its own HBase instance so the shared one is never disturbed.
@@ -22,6 +22,7 @@ const { startLoops, stopRunningLoads } = require('../support/load')
 const { readAll, withDescendants } = require('../../bench/lib/proc-sampler')
 const { createHBaseClient } = require('../../lib/hbase')
 const { until } = require('../support/until')
+const { rollupKey } = require('../../logging/rollup/layout')
 const { reportFault } = require('../support/fault-report')
 
 const OUTAGE_MS = Number(process.env.BEACON_MEMORY_OUTAGE_MS) || 40000
@@ -46,14 +47,16 @@ let server
 let bootstrap
 let stateDir
 let url
+let adminUrl
 
 beforeAll(async () => {
   await hbase.wipe(options)
   bootstrap = (await hbase.up(options, { log: () => {} })).bootstrap
-  const [port] = await freePorts(1)
+  const [port, adminPort] = await freePorts(2)
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-memory-'))
-  server = await startServerProcess({ port, stateDir, env: { BEACON_HBASE_BOOTSTRAP: bootstrap.join(','), BEACON_WORKERS: '2' } })
+  server = await startServerProcess({ port, adminPort, stateDir, env: { BEACON_HBASE_BOOTSTRAP: bootstrap.join(','), BEACON_WORKERS: '2' } })
   url = `http://127.0.0.1:${port}`
+  adminUrl = `http://127.0.0.1:${adminPort}`
 })
 
 afterAll(async () => {
@@ -63,6 +66,17 @@ afterAll(async () => {
 })
 
 afterEach(stopRunningLoads)
+
+/** What the HBase access log holds, summed over the workers (the primary's /metrics). */
+async function backlogHeld () {
+  const text = (await request(`${adminUrl}/metrics`)).body
+  const held = {}
+  for (const gauge of ['queue_depth', 'pending', 'journal_pending', 'journal_buffered']) {
+    const line = text.split('\n').find((l) => l.startsWith(`beacon_access_log_${gauge}{sink="hbase"}`))
+    held[gauge] = line === undefined ? NaN : Number(line.slice(line.lastIndexOf(' ') + 1))
+  }
+  return held
+}
 
 function workersRssMiB () {
   const stats = readAll()
@@ -112,21 +126,32 @@ test(`RSS stays under base + ${CAP_MIB} MiB per worker through an HBase outage u
   } finally {
     await load.stop()
   }
-  phase = 'draining' // load stopped; the journals replay
+  // Load stopped: the journals replay, then worker 1's rollup job counts the minutes those rows
+  // fell in (scanning them all again). Both are backlog work; 'after' starts once neither is left.
+  phase = 'draining'
   const counter = createHBaseClient({ bootstrap })
   let rows = 0
+  let drainedMs = 0
+  let marks = -1
   try {
     await until('every answered sample5 in HBase', async () => {
       rows = await counter.count('beacon_access_log').catch(() => rows)
       return rows === ok.sample5 + 4 * IDS
     }, 180000).catch((err) => { throw new Error(`${err.message}: ${rows} rows for ${ok.sample5 + 4 * IDS} answered`) })
+    drainedMs = Date.now() - backAt // HBase back up (the load ran 15 s more) -> every row in
+    // The last minute with rows is counted once it ended and settled (up to ~70 s from now).
+    await until('every marked minute counted by the rollup job', async () => {
+      marks = await counter.count('beacon_access_rollup', { startRow: rollupKey('m', 'beacon_access_log', 0), stopRow: rollupKey('m', 'beacon_access_log', 9999999999999) }).catch(() => marks)
+      return marks === 0
+    }, 180000).catch((err) => { throw new Error(`${err.message}: ${marks} minutes still marked`) })
   } finally {
     await counter.close()
   }
-  const drainedMs = Date.now() - backAt // HBase back up (the load ran 15 s more) -> every row in
+  const rolledMs = Date.now() - backAt
   phase = 'after'
   await new Promise((resolve) => setTimeout(resolve, 10000))
   clearInterval(sampler)
+  const held = await backlogHeld()
 
   const workers = curve[0].rss.length
   const summary = Array.from({ length: workers }, (_, w) => ({
@@ -138,17 +163,18 @@ test(`RSS stays under base + ${CAP_MIB} MiB per worker through an HBase outage u
   }))
   const every5 = curve.filter((c, i) => i % 5 === 0).map((c) => `${c.s}s ${c.phase} ${c.rss.map((r) => r.toFixed(0)).join('/')}`)
   reportFault('memory', `memory through a ${OUTAGE_MS / 1000} s HBase outage: sample4 ${ok.sample4} x 200, sample5 ${ok.sample5} x 200, ${failed} failed; rows ${rows}; ` +
-    `every row in ${(drainedMs / 1000).toFixed(1)} s after HBase was back\nper worker (MiB): ${JSON.stringify(summary)}\ncurve (worker RSS MiB): ${every5.join(', ')}`,
-  { outageMs: OUTAGE_MS, capMiB: CAP_MIB, ok, failed, rows, expectedRows: ok.sample5 + 4 * IDS, drainedMs, summary, curve })
+    `every row in ${(drainedMs / 1000).toFixed(1)} s after HBase was back, every minute rolled up in ${(rolledMs / 1000).toFixed(1)} s; held after: ${JSON.stringify(held)}\nper worker (MiB): ${JSON.stringify(summary)}\ncurve (worker RSS MiB): ${every5.join(', ')}`,
+  { outageMs: OUTAGE_MS, capMiB: CAP_MIB, ok, failed, rows, expectedRows: ok.sample5 + 4 * IDS, drainedMs, rolledMs, held, summary, curve })
 
   expect(failed).toBe(0)
   expect(workers).toBe(2)
   for (const w of summary) {
     expect(w.outagePeak).toBeLessThan(w.healthyPeak + CAP_MIB)
     expect(w.recoveringPeak).toBeLessThan(w.healthyPeak + CAP_MIB)
-    // After the drain the worker holds no backlog: its RSS grows no further. (V8 keeps pages it
-    // grew for a while, so RSS need not fall back to the base at once; the figures are printed.)
-    expect(w.after).toBeLessThanOrEqual(Math.max(w.outagePeak, w.recoveringPeak) + 5)
     expect(w.after).toBeLessThan(w.healthyPeak + CAP_MIB)
   }
+  // After the drain no worker holds any of the backlog, by its own accounting (summed over the
+  // workers). RSS cannot say it: V8 keeps pages it grew, and a collection run once the worker
+  // goes quiet may grow it for a while (seen: +35 MiB in the 10 s after, under the cap).
+  expect(held).toEqual({ queue_depth: 0, pending: 0, journal_pending: 0, journal_buffered: 0 })
 })
