@@ -26,15 +26,29 @@ async function countMinute (client, { logTable, buckets, minute, timeout }) {
 }
 
 const UNREADABLE = JSON.stringify(['', '', 'unreadable'])
+const CLOSE_BRACE = 0x7d
+// How every access entry begins (logging/access-entry.js: same keys, same order; endpoint and id
+// are safe names, lib/names.js, so no escapes). 160 bytes hold it with room to spare.
+const ENTRY_HEAD = /^\{"ts":\d+,"endpoint":"([A-Za-z0-9_-]*)","id":(?:"([A-Za-z0-9_-]*)"|null),"status":(\d+),/
+const HEAD_BYTES = 160
 
 /**
  * The rollup group of a raw row, from its value (an entry's JSON; anything else: UNREADABLE).
+ * An access entry's group is read from its first bytes alone, since the job reads every row
+ * written: a 63k-row count took 388–436 ms of CPU that way against 415–570 ms parsing each whole
+ * entry, user agent and referer included (3 alternating runs of 10 counts; the scan's own
+ * decoding is the rest, and the memory it grows is the same). Anything else (events, rows not
+ * written by beacon) is parsed whole. A value taken by its head must also end like a JSON object.
  * @param {import('../../lib/hbase/cells').Row} row
  * @returns {string}
  */
 function rollupGroupOfRow (row) {
   const value = row.cells[0] && row.cells[0].value
-  if (!value) return UNREADABLE
+  if (!value || value.length === 0) return UNREADABLE
+  if (value[value.length - 1] === CLOSE_BRACE) {
+    const head = ENTRY_HEAD.exec(value.toString('latin1', 0, Math.min(value.length, HEAD_BYTES)))
+    if (head !== null) return JSON.stringify([head[1], head[2] === undefined ? '' : head[2], `${Math.floor(Number(head[3]) / 100)}xx`])
+  }
   try {
     const entry = JSON.parse(value.toString('utf8'))
     return entry !== null && typeof entry === 'object' ? rollupGroupOf(entry) : UNREADABLE
@@ -43,4 +57,4 @@ function rollupGroupOfRow (row) {
   }
 }
 
-module.exports = { countMinute }
+module.exports = { countMinute, rollupGroupOfRow }

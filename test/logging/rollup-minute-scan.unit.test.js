@@ -1,0 +1,52 @@
+'use strict'
+
+// The rollup job's group of a raw access-log row (logging/rollup/minute-scan.js), no JVM: the
+// group read from an entry's first bytes is the one parsing the whole entry gives.
+
+const { rollupGroupOfRow } = require('../../logging/rollup/minute-scan')
+const { rollupGroupOf } = require('../../logging/rollup/layout')
+const { accessEntry, eventEntry, serializeEntry } = require('../../logging/access-entry')
+
+const UNREADABLE = JSON.stringify(['', '', 'unreadable'])
+const row = (value) => ({ row: Buffer.from('k'), cells: value === undefined ? [] : [{ value: Buffer.from(value, 'utf8') }] })
+
+/** What the job counted a row as before it read heads: the whole value parsed. */
+function parsedWhole (value) {
+  try {
+    const entry = JSON.parse(value)
+    return entry !== null && typeof entry === 'object' ? rollupGroupOf(entry) : UNREADABLE
+  } catch {
+    return UNREADABLE
+  }
+}
+
+test('an access entry is counted in the group its whole JSON gives, whatever its other fields', () => {
+  const entries = []
+  for (const status of [200, 204, 304, 400, 404, 413, 503]) {
+    for (const id of ['1', 'abc_DEF-9', null, 'x'.repeat(64)]) {
+      entries.push(accessEntry({ ts: 1795537234567, endpoint: 'sample5', id, status, ms: 0.123, ip: '127.0.0.1', ua: 'Mozilla/5.0 "quoted" \\ ünï', ref: null }))
+    }
+  }
+  entries.push(accessEntry({ ts: 1, endpoint: 'a', id: '1', status: 200, ms: 1, ip: null, ua: null, ref: 'http://x/?q="}' }))
+  for (const entry of entries) {
+    const value = serializeEntry(entry)
+    expect(rollupGroupOfRow(row(value))).toBe(parsedWhole(value))
+  }
+  expect(rollupGroupOfRow(row(serializeEntry(entries[0])))).toBe(JSON.stringify(['sample5', '1', '2xx']))
+})
+
+test('events, other JSON and values that are no entry are parsed whole, as before', () => {
+  const values = [
+    serializeEntry(eventEntry({ ts: 1795537234567, endpoint: 'sample5', id: '7', event: 'exposure', variant: 'b', ip: null, ua: null, ref: null })),
+    JSON.stringify({ ts: 1, endpoint: 'a', id: 1, status: 200 }), // id not a string: not the entry head
+    JSON.stringify({ endpoint: 'a', status: 500 }),
+    '{"ts":1,"endpoint":"a","id":null,"status":200.5,"ms":1}',
+    '{"ts":1,"endpoint":"a","id":null,"status":200,"ms":1', // cut short
+    '[1,2]',
+    'null',
+    'not json',
+    ''
+  ]
+  for (const value of values) expect(rollupGroupOfRow(row(value))).toBe(parsedWhole(value))
+  expect(rollupGroupOfRow(row(undefined))).toBe(UNREADABLE)
+})
