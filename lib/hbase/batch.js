@@ -74,6 +74,9 @@ class Batch {
     this.lastError = new Map()
     /** @type {number[]} actions to send again in the next round */
     this.retry = []
+    /** region results read so far, and which one answered each action (an unanswered one is not written) */
+    this.answers = 0
+    this.answeredIn = new Uint32Array(actions.length)
   }
 
   /**
@@ -163,8 +166,10 @@ class Batch {
         return
       }
       let relocated = false
+      const stamp = ++this.answers
       for (const roe of rar.resultOrException) {
         const i = roe.index
+        this.answeredIn[i] = stamp
         if (roe.exception) {
           const err = remoteError(roe.exception.name, roe.exception.value && roe.exception.value.toString(), { server })
           if (err.relocate && !relocated) {
@@ -174,6 +179,12 @@ class Batch {
           this._settle(i, err)
         } else {
           this.results[i] = actions[i].get ? resultToRow(roe.result) : null
+        }
+      }
+      // An action the server did not answer is not written: sent again, never taken as done.
+      for (const i of indexes) {
+        if (this.answeredIn[i] !== stamp) {
+          this._settle(i, new HBaseError('HBASE_PROTOCOL', 'Multi response is missing an action result', { retryable: true }))
         }
       }
     })

@@ -12,7 +12,7 @@ const { Connection } = require('../../../lib/hbase/connection')
 const { ConnectionPool } = require('../../../lib/hbase/pool')
 const { RetryPolicy, BACKOFF, LAST_TRY_MS } = require('../../../lib/hbase/retry')
 const { OperationGate } = require('../../../lib/hbase/lifecycle')
-const { chunks } = require('../../../lib/hbase/batch')
+const { chunks, runBatch } = require('../../../lib/hbase/batch')
 const { parseBootstrap } = require('../../../lib/hbase/client')
 
 describe('remote error classification', () => {
@@ -373,6 +373,45 @@ describe('batch chunking', () => {
       [['b', [5, 6]]]
     ])
     expect(chunks([{ region: a, indexes: [0] }, { region: b, indexes: [1] }], 3)).toHaveLength(1)
+  })
+})
+
+describe('batch results', () => {
+  // A RegionServer that answers only some of a region's actions: the others must be sent again,
+  // never counted as written (a Multi response is the only word that a put landed).
+  test('an action missing from a Multi response is retried, not taken as written', async () => {
+    const region = { server: 'rs1', spec: {} }
+    const sent = []
+    const core = {
+      options: { operationTimeout: 2000, maxBatchActions: 100 },
+      policy: new RetryPolicy({ pause: 1, maxPause: 5, rpcTimeout: 1000 }),
+      locator: { cached: () => region, invalidate () {} },
+      pool: {
+        async invoke (server, service, method, request) {
+          const indexes = request.regionAction[0].action.map((a) => a.index)
+          sent.push(indexes)
+          // First round: index 1 has no result. Later rounds: all answered.
+          const answered = sent.length === 1 ? indexes.filter((i) => i !== 1) : indexes
+          return { regionActionResult: [{ resultOrException: answered.map((index) => ({ index })) }] }
+        }
+      }
+    }
+    const actions = [0, 1, 2].map((n) => ({ row: Buffer.from(`r${n}`), mutation: {} }))
+    const results = await runBatch(/** @type {any} */ (core), 't', actions)
+    expect(sent).toEqual([[0, 1, 2], [1]])
+    expect(results).toEqual([null, null, null])
+
+    sent.length = 0
+    core.pool.invoke = async (server, service, method, request) => {
+      const indexes = request.regionAction[0].action.map((a) => a.index)
+      sent.push(indexes)
+      return { regionActionResult: [{ resultOrException: indexes.filter((i) => i !== 2).map((index) => ({ index })) }] }
+    }
+    const never = await runBatch(/** @type {any} */ (core), 't', actions, 600)
+    expect(never[0]).toBeNull()
+    expect(never[2]).toMatchObject({ code: 'HBASE_TIMEOUT', retryable: true })
+    expect(never[2].cause.code).toBe('HBASE_PROTOCOL')
+    expect(sent.length).toBeGreaterThan(1)
   })
 })
 
