@@ -4,7 +4,13 @@
  * Entry point: `npm start`. The primary validates settings, brings up the embedded local HBase
  * when no HBase address is configured, forks one worker per core and supervises them; workers
  * serve the data plane (PORT) and the admin plane (ADMIN_PORT). SIGTERM/SIGINT shut down
- * gracefully: stop accepting → drain in-flight → flush access logs → close HBase.
+ * gracefully: stop accepting → drain in-flight → flush access logs and replay every journal file
+ * of the state dir into HBase → close HBase.
+ *
+ * Exit status: 0 stopped with nothing left behind; 75 (EX_TEMPFAIL) stopped, but access-log
+ * entries HBase could not take within the shutdown budget are left in journal files of the state
+ * dir (the log names them; a restart on this state dir or `beacon journal replay` sends them);
+ * 1 failed to start, or workers crash-looped.
  */
 
 // node:cluster's CommonJS export is the Cluster object (its types describe the ES default export).
@@ -16,6 +22,7 @@ const { createLogger } = require('./logging/logger')
 const { killAfterMs } = require('./api/shutdown-budget')
 const { servePrimary, workerLink } = require('./api/cluster-ipc')
 
+const EXIT_LEFT_ON_DISK = 75
 const RESTART_WINDOW_MS = 60000
 const MAX_RESTARTS_PER_WINDOW = 10
 
@@ -58,9 +65,15 @@ async function runPrimary (settings, logger) {
     fork(tagOf.get(worker))
   })
 
-  let listening = 0
-  cluster.on('listening', () => {
-    if (++listening !== count) return
+  // Ready once every worker listens on both ports (each port is one 'listening' event).
+  const listened = new Map() // worker tag → ports it listens on
+  let announced = false
+  cluster.on('listening', (worker, address) => {
+    const tag = tagOf.get(worker)
+    if (!listened.has(tag)) listened.set(tag, new Set())
+    listened.get(tag).add(address.port)
+    if (announced || listened.size < count || [...listened.values()].some((ports) => ports.size < 2)) return
+    announced = true
     const base = `http://localhost:${settings.port}`
     logger.info({ workers: count, port: settings.port, adminPort: settings.adminPort, hbase: bootstrap }, 'beacon ready')
     // A plain banner for the person who ran `npm start` (the JSON log above is for machines).
@@ -85,7 +98,17 @@ async function runPrimary (settings, logger) {
     }, killAfterMs(settings.shutdownTimeoutMs))
     await Promise.all(exited)
     clearTimeout(killTimer)
-    logger.info('all workers stopped')
+    const left = await journalLeftovers(settings)
+    if (left.damaged.length) {
+      logger.warn({ files: left.damaged }, 'damaged journal files are kept in the state dir for the operator (their whole records were replayed)')
+    }
+    if (left.entries > 0) {
+      logger.error({ entries: left.entries, files: left.files },
+        'all workers stopped; access-log entries are left in journal files: replay them with a restart on this state dir or `beacon journal replay`')
+      if (exitCode === 0) exitCode = EXIT_LEFT_ON_DISK
+    } else {
+      logger.info('all workers stopped')
+    }
     logger.flush()
     process.exit(exitCode)
   }
@@ -96,6 +119,24 @@ async function runPrimary (settings, logger) {
   process.on('SIGTERM', () => shutdown('SIGTERM'))
   process.on('SIGINT', () => shutdown('SIGINT'))
   for (let i = 1; i <= count; i++) fork(`w${i}`)
+}
+
+/**
+ * Journal and write-ahead-log files left in the HBase sinks' journal directories, any writer's,
+ * and the damaged files quarantined there.
+ * @param {any} settings
+ * @returns {Promise<{ entries: number, files: Array<{ file: string, entries: number }>, damaged: string[] }>}
+ */
+async function journalLeftovers (settings) {
+  const { leftOnDisk } = require('./logging/hbase-sink/left-on-disk')
+  const { quarantinedFiles } = require('./logging/journal-files')
+  const dirs = Object.values(settings.logSinks).filter((s) => s.type === 'hbase').map((s) => s.journalDir)
+  const found = await Promise.all(dirs.map((dir) => leftOnDisk(dir, 'j-')))
+  return {
+    entries: found.reduce((n, f) => n + f.entries, 0),
+    files: found.flatMap((f) => f.files),
+    damaged: dirs.flatMap((dir) => quarantinedFiles(dir))
+  }
 }
 
 async function runWorker (settings, logger) {
@@ -110,20 +151,23 @@ async function runWorker (settings, logger) {
     workerTag: tag,
     writerId: `${process.env.BEACON_INSTANCE || 'x'}${tag}p${process.pid}`
   })
-  await beacon.listen()
-
+  // The stop handlers are in place before anything is awaited: a stop that comes while this
+  // worker starts (a replacement claiming a dead worker's files) waits for the start, then closes.
+  const listening = beacon.listen()
   let stopping = false
   async function stop (reason) {
     if (stopping) return
     stopping = true
+    await listening.catch(() => {})
     const result = await beacon.close()
     logger.info({ worker: tag, reason, ...result }, 'worker stopped')
     logger.flush()
-    process.exit(0)
+    process.exit(result.leftOnDisk > 0 ? EXIT_LEFT_ON_DISK : 0)
   }
   process.on('message', (/** @type {any} */ msg) => { if (msg && msg.cmd === 'shutdown') stop('primary') })
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
+  await listening
 }
 
 async function main () {

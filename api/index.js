@@ -37,7 +37,7 @@ const { startShutdownBudget } = require('./shutdown-budget')
  * @param {import('../lib/hbase').HBaseClient} [deps.client] the beacon owns it from here on
  *   (closes it); default: a client on settings.hbase.bootstrap
  * @param {ReturnType<typeof createMetrics>} [deps.metrics] default: a fresh registry
- * @param {Map<string, any> & { closeAll: (opts: { timeoutMs: number }) => Promise<void> }} [deps.sinks]
+ * @param {Map<string, any> & { closeAll: (opts: { timeoutMs: number }) => Promise<any> }} [deps.sinks]
  *   default: the sinks the endpoints log to, built from settings.logSinks
  * @param {string} [deps.writerId] unique among all writers of the access-log table and journal
  *   dir (default: derived from the pid)
@@ -165,8 +165,9 @@ function createBeacon (settings, deps) {
      * Graceful shutdown within one budget (api/shutdown-budget.js): stop accepting → drain
      * in-flight requests → flush and close the access logs → close HBase. Idempotent.
      * @param {{ timeoutMs?: number }} [opts] the budget (default settings.shutdownTimeoutMs)
-     * @returns {Promise<{ forced: boolean }>} forced: requests were still running at the drain
-     *   deadline and were cut
+     * @returns {Promise<{ forced: boolean, leftOnDisk: number }>} forced: requests were still
+     *   running at the drain deadline and were cut; leftOnDisk: access-log entries the HBase
+     *   sinks could not send in time, left in this host's journal files (the app log names them)
      */
     close ({ timeoutMs = settings.shutdownTimeoutMs } = {}) {
       if (closing) return closing
@@ -178,10 +179,10 @@ function createBeacon (settings, deps) {
           publicServer.listening ? publicServer.drain(drainMs) : { forced: false },
           adminServer.listening ? adminServer.drain(Math.min(drainMs, 1000)) : null
         ])
-        await sinks.closeAll({ timeoutMs: budget.sinksMs() })
+        const sinksClosed = await sinks.closeAll({ timeoutMs: budget.sinksMs() })
         for (const endpoint of endpoints.values()) if (endpoint.cache) endpoint.cache.clear()
         await closeClient(client, budget.clientMs())
-        return drained
+        return { ...drained, leftOnDisk: (sinksClosed && sinksClosed.leftOnDisk) || 0 }
       })()
       return closing
     }

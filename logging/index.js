@@ -30,10 +30,10 @@ const { SINK_DEFAULTS } = require('../config/defaults')
  * @param {{ now(): number }} [context.clock]
  * @param {boolean} [context.runRoller] run the rollup job here (one process per host is enough;
  *   more only repeat the work): default true
- * @returns {Map<string, any> & { closeAll(opts?: { timeoutMs?: number }): Promise<void> }}
+ * @returns {Map<string, any> & { closeAll(opts?: { timeoutMs?: number }): Promise<{ leftOnDisk: number, files: any[] }> }}
  */
 function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, logger, clock, runRoller = true }) {
-  const sinks = /** @type {Map<string, any> & { closeAll(opts?: { timeoutMs?: number }): Promise<void> }} */ (new Map())
+  const sinks = /** @type {Map<string, any> & { closeAll(opts?: { timeoutMs?: number }): Promise<{ leftOnDisk: number, files: any[] }> }} */ (new Map())
   const hbaseCount = Object.values(sinkSettings).filter((s) => s && s.type === 'hbase').length
   const resolve = (p) => (path.isAbsolute(p) ? p : path.resolve(stateDir || process.cwd(), p))
   try {
@@ -76,14 +76,19 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
 
   /**
    * Closes every sink at once, each within `timeoutMs` (each flushes first); never rejects.
-   * An HBase sink keeps to the time itself (it journals what it could not write in time, so it
-   * is awaited to the end); a file sink that has not closed by then is left behind.
+   * An HBase sink keeps to the time itself (it sends its journal files to HBase, and names what
+   * it could not send in time, so it is awaited to the end); a file sink that has not closed by
+   * then is left behind.
+   * @returns {Promise<{ leftOnDisk: number, files: Array<{ file: string, entries: number }> }>}
+   *   access-log entries the HBase sinks left in files on this host's disk
    */
   sinks.closeAll = async function closeAll ({ timeoutMs = undefined } = {}) {
-    await Promise.all([...sinks.values()].map((s) => {
+    const results = await Promise.all([...sinks.values()].map((s) => {
       const closed = s.close({ timeoutMs }).catch(() => {})
       return s.type === 'hbase' ? closed : withTimeout(closed, timeoutMs)
     }))
+    const files = results.flatMap((r) => (r && r.leftOnDisk ? r.leftOnDisk.files : []))
+    return { leftOnDisk: files.reduce((n, f) => n + f.entries, 0), files }
   }
   return sinks
 }

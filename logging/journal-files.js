@@ -44,6 +44,10 @@ function holdWriter (dir, writerId) {
   return () => liveWriters.delete(key)
 }
 
+/**
+ * @param {number} pid
+ * @returns {boolean} whether a process with this pid runs on this machine
+ */
 function pidRunning (pid) {
   try {
     process.kill(pid, 0)
@@ -59,14 +63,16 @@ function pidRunning (pid) {
  * @param {string} dir
  * @param {string} name
  * @param {number} ownPid
+ * @param {boolean} [anyPid] every other pid counts as gone (a disk copied from another host,
+ *   where a running pid here is some unrelated process)
  * @returns {boolean}
  */
-function isOrphan (dir, name, ownPid) {
+function isOrphan (dir, name, ownPid, anyPid = false) {
   const m = FILE_PATTERN.exec(name)
   if (!m) return false
   const pid = Number(m[1])
   if (pid === ownPid) return !liveWriters.has(`${path.resolve(dir)}\0${m[2]}`)
-  return !pidRunning(pid)
+  return anyPid || !pidRunning(pid)
 }
 
 /**
@@ -241,6 +247,7 @@ module.exports = {
   QUARANTINE_PATTERN,
   TRANSIENT_CODES,
   holdWriter,
+  pidRunning,
   isOrphan,
   formatRecord,
   parseRecord,

@@ -32,6 +32,7 @@ const DEFAULTS = Object.freeze({
   retryMs: 1000,
   maxBufferedLines: 50000,
   maxWriteBytes: 1024 * 1024,
+  claimLiveFiles: false,
   pid: process.pid,
   fs: fsp
 })
@@ -44,6 +45,8 @@ const DEFAULTS = Object.freeze({
  * @param {number} [options.retryMs] wait before retrying a failed write
  * @param {number} [options.maxBufferedLines] lines that may wait in memory for the disk
  * @param {number} [options.maxWriteBytes] about how much one write(2) carries
+ * @param {boolean} [options.claimLiveFiles] claimOrphans() takes the files of running pids too
+ *   (all but this process's open writers): only for a directory no live beacon uses
  * @param {number} [options.pid]
  * @param {typeof fsp} [options.fs] the file system (tests inject failures)
  * @param {{ warn: Function, error: Function, info?: Function }} [options.logger]
@@ -113,7 +116,12 @@ function createJournal (options) {
     }
   }
 
-  async function claimOne (name) {
+  /**
+   * @param {string} name
+   * @param {(file: { path: string, lines: number, from: string }) => void} onClaimed called as
+   *   the file becomes ready for replay, before anything can replay it
+   */
+  async function claimOne (name, onClaimed) {
     const original = path.join(opts.dir, name)
     const target = nextName()
     try {
@@ -142,6 +150,7 @@ function createJournal (options) {
       await quarantine(file, 'empty')
       return null
     }
+    onClaimed(file)
     sealed.push(file)
     return file
   }
@@ -158,6 +167,9 @@ function createJournal (options) {
     flush: () => writer.flush(),
     bufferedLines: writer.bufferedLines,
     quarantine,
+
+    /** @returns {string} the name prefix of this writer's files (claimed ones and its write-ahead log's too) */
+    ownPrefix: () => prefix,
 
     /** Flushes and seals the active file so it can be replayed; later appends open a new one. */
     seal: () => writer.seal(),
@@ -195,9 +207,11 @@ function createJournal (options) {
      * Takes over the files of writers that no longer run (skipping live pids and writers open
      * in this process). A damaged file is quarantined, one that cannot be claimed is logged and
      * skipped: one bad file never keeps the others from being claimed.
+     * @param {(file: { path: string, lines: number, from: string }) => void} [onClaimed] called
+     *   for each file as it is claimed, before a replay can see it (so it is counted first)
      * @returns {Promise<Array<{ path: string, lines: number, from: string }>>} claimed files
      */
-    async claimOrphans () {
+    async claimOrphans (onClaimed = () => {}) {
       let names
       try {
         names = await io.readdir(opts.dir)
@@ -207,8 +221,8 @@ function createJournal (options) {
       }
       const claimed = []
       for (const name of names.sort()) {
-        if (!isOrphan(opts.dir, name, opts.pid)) continue
-        const file = await claimOne(name)
+        if (!isOrphan(opts.dir, name, opts.pid, opts.claimLiveFiles)) continue
+        const file = await claimOne(name, onClaimed)
         if (file) claimed.push(file)
       }
       return claimed

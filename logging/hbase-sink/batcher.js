@@ -28,16 +28,17 @@ class Batcher {
   /**
    * @param {object} deps
    * @param {Readonly<import('./options').SinkOptions>} deps.opts
-   * @param {ReturnType<typeof import('./options').createCounters>} deps.counters
+   * @param {import('./ledger').Ledger} deps.ledger
    * @param {(item: Item) => void} deps.spill journals one item (and settles it)
    * @param {(item: Item) => void} deps.delivered the item is in HBase
    * @param {(err: any) => void} deps.onDown HBase stopped answering (spill mode)
    * @param {() => void} deps.onUp HBase answers again
+   * @param {() => void} deps.healthy a live write went through
    */
-  constructor ({ opts, counters, spill, delivered, onDown, onUp }) {
+  constructor ({ opts, ledger, spill, delivered, onDown, onUp, healthy }) {
     this.opts = opts
-    this.counters = counters
-    this.hooks = { spill, delivered, onDown, onUp }
+    this.ledger = ledger
+    this.hooks = { spill, delivered, onDown, onUp, healthy }
     this.state = 'up' // 'down' (spill mode only): live entries go to the journal
     /** @type {Item[]} waiting to be sent, oldest first */
     this.queue = []
@@ -46,7 +47,7 @@ class Batcher {
     /** @type {Set<Item[]>} batches in flight */
     this.inFlight = new Set()
     this.inFlightEntries = 0
-    this.forcing = 0 // > 0 while a flush or close wants partial batches sent now
+    this.forcing = 0 // > 0 while a flush or close wants partial batches sent now (forceWhile)
     this.timers = { flush: null, retry: null, pumpScheduled: false }
   }
 
@@ -97,9 +98,26 @@ class Batcher {
     }
   }
 
+  /**
+   * Sends partial batches and due-later retries now, and keeps doing so until `settled` ends
+   * (a flush or a close waiting for everything held to be written).
+   * @template T
+   * @param {Promise<T>} settled
+   * @returns {Promise<T>}
+   */
+  async forceWhile (settled) {
+    this.forcing++
+    try {
+      this.sendNow()
+      return await settled
+    } finally {
+      this.forcing--
+    }
+  }
+
   /** @param {Item[]} items */
   async send (items) {
-    const { opts, counters } = this
+    const { opts, ledger } = this
     const now = opts.clock.now()
     for (const item of items) {
       if (item.firstTry === null) item.firstTry = now
@@ -107,7 +125,7 @@ class Batcher {
     }
     this.inFlight.add(items)
     this.inFlightEntries += items.length
-    counters.batches++
+    ledger.batches++
     const results = await putRecords(opts, items)
     this.inFlight.delete(items)
     let ok = 0
@@ -126,8 +144,9 @@ class Batcher {
         if (!err.retryable) down = false
       }
     }
+    if (ok > 0) this.hooks.healthy()
     if (failures.length) {
-      counters.lastError = failures[0][1].code || 'ERROR'
+      ledger.error(failures[0][1].code)
       if (ok === 0 && down && opts.overload === 'spill') {
         this.markDown(failures[0][1])
         for (const [item] of failures) this.hooks.spill(item)
@@ -142,7 +161,7 @@ class Batcher {
   onFailure (item, err) {
     const { opts } = this
     if (!err.retryable) {
-      this.counters.failed++
+      this.ledger.refused()
       this.hooks.spill(item)
       return
     }
@@ -248,8 +267,9 @@ function toPut (item) {
 }
 
 /**
- * Writes records in one multiPut and, when the sink keeps rollups, marks the minutes of those
- * HBase acknowledged (../rollup/marker.js): a row counts as written once its minute is marked.
+ * Writes records in one multiPut and, when the sink keeps rollups, hands the keys of those HBase
+ * acknowledged to the marker (../rollup/marker.js), which marks their minutes on its own: a mark
+ * that fails is retried there and never makes a written row count as failed.
  * @param {Readonly<import('./options').SinkOptions>} opts
  * @param {Array<{ key: string, value: string }>} records
  * @returns {Promise<Array<any>>} per record: null (written) or why not (an HBaseError: code, retryable)
@@ -262,11 +282,12 @@ async function putRecords (opts, records) {
   } catch (err) {
     return records.map(() => err) // the call itself failed (client closed, bad argument)
   }
-  if (!opts.rollupMarker) return results
-  const acked = []
-  for (let i = 0; i < records.length; i++) if (!results[i]) acked.push(records[i].key)
-  const err = await opts.rollupMarker.mark(acked, timeout)
-  return err ? results.map((r) => r || err) : results
+  if (opts.rollupMarker) {
+    const acked = []
+    for (let i = 0; i < records.length; i++) if (!results[i]) acked.push(records[i].key)
+    opts.rollupMarker.mark(acked, timeout)
+  }
+  return results
 }
 
 module.exports = { Batcher, toPut, putRecords }

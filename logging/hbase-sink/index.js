@@ -3,13 +3,16 @@
 const { accessLogRowKey } = require('../access-log-layout')
 const { serializeEntry } = require('../access-entry')
 const { createJournal, formatRecord } = require('../journal')
-const { DEFAULTS, resolveSinkOptions, createCounters } = require('./options')
+const { DEFAULTS, resolveSinkOptions } = require('./options')
+const { Ledger } = require('./ledger')
+const { leftOnDisk } = require('./left-on-disk')
 const { SettleBarrier } = require('./settle-barrier')
 const { WalGuard } = require('./wal-guard')
 const { Batcher } = require('./batcher')
 const { Replayer } = require('./replayer')
 
-// close(): the share of its budget spent writing to HBase; the rest journals what is left.
+// close(): the share of its budget spent writing to HBase (the live queue, then every journal
+// file); the rest closes the journal and counts what stays on disk.
 const CLOSE_WRITE_SHARE = 0.7
 
 /**
@@ -28,15 +31,20 @@ const CLOSE_WRITE_SHARE = 0.7
  * write() returned (the data plane calls it before answering). Default mode: entries in memory
  * when the process is killed are lost; a graceful stop or an HBase outage loses nothing.
  *
- * Accounting, exact at every instant (stats()): accepted + claimed == written + pending +
- * journalBuffered + journalPending + shed + corrupt. claimed: adopted from the files of dead
- * writers; pending: in memory on the live path (at most maxQueue); journalBuffered: in memory,
- * waiting for the journal's disk (at most journalMaxBuffered, default 50,000); journalPending:
- * in journal files on disk; shed: dropped and counted, by reason in shedBy (overload: the
- * 'shed' policy; disk_full / write_error: the journal could not take them, its disk is full or
- * failing; write_backlog: the journal's disk is slower than the entries come); corrupt: lines
- * of damaged journal files that could not be replayed (the files are quarantined). Writes
- * after close are counted in rejectedAfterClose, never accepted.
+ * A stop leaves nothing on disk while HBase answers: close() writes the live queue, then
+ * replays every journal file of this writer and those of writers that died (a killed worker's
+ * write-ahead log), and deletes them. What HBase could not take within the budget stays in
+ * files, counted and named in close()'s answer, in the app log and in stats().leftOnDisk.
+ *
+ * Accounting (ledger.js), exact at every instant (stats()): accepted + claimed == written +
+ * pending + journalBuffered + journalPending + shed + corrupt. claimed: adopted from the files
+ * of dead writers; pending: in memory on the live path (at most maxQueue); journalBuffered: in
+ * memory, waiting for the journal's disk (at most journalMaxBuffered, default 50,000);
+ * journalPending: in journal files on disk; shed: dropped and counted, by reason in shedBy
+ * (overload: the 'shed' policy; disk_full / write_error: the journal could not take them, its
+ * disk is full or failing; write_backlog: the journal's disk is slower than the entries come);
+ * corrupt: lines of damaged journal files that could not be replayed (the files are
+ * quarantined). Writes after close are counted in rejectedAfterClose, never accepted.
  *
  * @param {object} options see options.js (DEFAULTS); required: client, table, journalDir
  *   (absolute), writerId (unique among writers sharing the table and journalDir)
@@ -44,24 +52,27 @@ const CLOSE_WRITE_SHARE = 0.7
 function createHBaseSink (options) {
   const opts = resolveSinkOptions(options)
   const { clock, logger } = opts
-  const counters = createCounters()
+  const ledger = new Ledger({ strict: opts.strictLedger })
   const journal = createJournal({
     dir: opts.journalDir,
     writerId: opts.writerId,
     maxFileBytes: opts.journalFileBytes,
     maxBufferedLines: opts.journalMaxBuffered,
     retryMs: opts.journalRetryMs,
+    claimLiveFiles: opts.claimLiveFiles,
     ...(opts.journalFs ? { fs: opts.journalFs } : {}),
     logger
   })
-  const walGuard = opts.durable ? new WalGuard({ dir: opts.journalDir, writerId: opts.writerId + '-wal', journal, counters, logger }) : null
+  const walGuard = opts.durable
+    ? new WalGuard({ dir: opts.journalDir, writerId: opts.writerId + '-wal', journal, ledger, logger })
+    : null
   const barrier = new SettleBarrier()
   const batcher = new Batcher({
     opts,
-    counters,
+    ledger,
     spill,
     delivered (item) {
-      counters.written++
+      ledger.writtenLive(1)
       if (walGuard) walGuard.done(item.wal)
       barrier.settle(item.gen)
     },
@@ -71,20 +82,23 @@ function createHBaseSink (options) {
     },
     onUp () {
       replayer.resetBackoff()
-      if (logger) logger.info({ table: opts.table, journaled: counters.journaled }, 'HBase access log: HBase answers again; replaying the journal')
-    }
+      if (logger) logger.info({ table: opts.table, journaled: ledger.journaled }, 'HBase access log: HBase answers again; replaying the journal')
+    },
+    healthy: () => replayer.healthy()
   })
-  const replayer = new Replayer({ opts, journal, counters, batcher })
+  const replayer = new Replayer({ opts, journal, ledger, batcher })
   let seq = 0
   let closing = null
+  /** @type {{ entries: number, files: Array<{ file: string, entries: number }> }} */
+  let left = { entries: 0, files: [] }
 
+  /** A pending entry goes to the journal, or is shed when the journal cannot take it. */
   function toJournal (key, value, segment) {
     if (!journal.append(formatRecord(key, value))) {
       shed(journal.refusalReason(), segment)
       return
     }
-    counters.spilled++
-    counters.journaled++
+    ledger.spill()
     if (walGuard) walGuard.afterJournal(segment)
     replayer.schedule(batcher.state === 'down' ? replayer.backoff : opts.flushIntervalMs)
   }
@@ -96,8 +110,7 @@ function createHBaseSink (options) {
    * @param {any} segment
    */
   function shed (reason, segment) {
-    counters.shed++
-    counters.shedBy[reason]++
+    ledger.shedOne(reason)
     if (walGuard) walGuard.done(segment)
   }
 
@@ -116,17 +129,17 @@ function createHBaseSink (options) {
    */
   function write (entry) {
     if (closing) {
-      counters.rejectedAfterClose++
+      ledger.rejectedAfterClose++
       return
     }
     let value
     try {
       value = serializeEntry(entry)
     } catch {
-      counters.invalid++ // not serializable (a BigInt, a cycle): counted, never thrown
+      ledger.invalid++ // not serializable (a BigInt, a cycle): counted, never thrown
       return
     }
-    counters.accepted++
+    ledger.accept()
     const n = seq++
     const ts = entry && typeof entry.ts === 'number' && entry.ts >= 0 && entry.ts < 1e13 ? Math.floor(entry.ts) : clock.now()
     const key = accessLogRowKey(n % opts.buckets, ts, opts.writerId + '-' + n)
@@ -152,51 +165,63 @@ function createHBaseSink (options) {
    * @returns {Promise<void>}
    */
   async function flush () {
-    batcher.forcing++
-    try {
-      batcher.sendNow()
-      await barrier.settled()
-      await journal.flush()
-    } finally {
-      batcher.forcing--
-    }
+    await batcher.forceWhile(barrier.settled())
+    await journal.flush()
+    if (opts.rollupMarker) await opts.rollupMarker.flush(opts.writeTimeoutMs || undefined)
   }
 
   /**
-   * Within one budget of `timeoutMs`: writes what is held in memory to HBase for up to 70% of
-   * it, journals whatever is left (in flight included), stops the replayer and closes the
-   * journal in the rest. Idempotent; never rejects.
+   * Within one budget of `timeoutMs`: for up to 70% of it, writes what is held in memory to
+   * HBase, then replays every journal file (this writer's, the ones it claimed, and those of
+   * writers that died and were not claimed yet) and deletes them; in the rest, stops the
+   * replayer, closes the journal and counts what is left on disk. Idempotent; never rejects.
    * @param {{ timeoutMs?: number }} [budget] default closeTimeoutMs
-   * @returns {Promise<void>}
+   * @returns {Promise<{ leftOnDisk: { entries: number, files: Array<{ file: string, entries: number }> } }>}
+   *   what stays in this writer's files for a later replay (a restart on this state dir, or
+   *   `beacon journal replay`)
    */
   function close ({ timeoutMs = opts.closeTimeoutMs } = {}) {
     if (closing) return closing
     const deadline = Date.now() + timeoutMs
+    const sendBy = Date.now() + Math.floor(timeoutMs * CLOSE_WRITE_SHARE)
     closing = (async () => {
-      replayer.stop()
-      if (opts.rollupRoller) await opts.rollupRoller.close()
-      const writeBy = Date.now() + Math.floor(timeoutMs * CLOSE_WRITE_SHARE)
+      replayer.halt()
+      if (opts.rollupRoller) await within(opts.rollupRoller.close(), sendBy)
       try {
-        await within(flush(), writeBy)
+        await within(flush(), sendBy)
       } catch (err) {
-        counters.lastError = err.code || err.message
+        ledger.error(err.code || err.message)
       }
       for (const item of batcher.takeAll()) spill(item)
-      if (replayer.running) await within(replayer.running, writeBy)
-      // A disk that refuses the journal: what waits in memory for it goes to HBase if it can.
-      if (journal.failing() && batcher.state === 'up') await within(replayer.replayBuffered(true), writeBy)
-      try {
-        // A disk that refuses writes must not hang shutdown: the journal gets what is left.
-        if (await within(journal.close(), deadline) === TIMED_OUT) throw new Error('journal close timed out')
-        // Every entry is in HBase or in the closed journal: the write-ahead log is redundant.
-        if (walGuard) await walGuard.close({ discard: true })
-      } catch (err) {
-        if (walGuard) await walGuard.close({ discard: false }) // kept: the next sink to start replays it
-        counters.lastError = err.code || err.message
-        if (logger) logger.error({ err, journalBuffered: journal.bufferedLines() }, 'HBase access log: journal could not be closed cleanly; the entries still in memory are lost')
+      await within(replayer.drain(sendBy), sendBy)
+      await within(replayer.stop(), deadline)
+      await closeJournal(deadline)
+      if (opts.rollupMarker) opts.rollupMarker.close()
+      left = await leftOnDisk(journal.dir, journal.ownPrefix(), opts.journalFs)
+      if (left.entries > 0 && logger) {
+        logger.error({ entries: left.entries, files: left.files, journaled: ledger.journaled },
+          'HBase access log: entries left on this host\'s disk at close; replay them with a restart on this state dir or `beacon journal replay`')
       }
+      return { leftOnDisk: left }
     })()
     return closing
+  }
+
+  /** @param {number} deadline */
+  async function closeJournal (deadline) {
+    try {
+      // A disk that refuses writes must not hang shutdown: the journal gets what is left.
+      if (await within(journal.close(), deadline) === TIMED_OUT) throw new Error('journal close timed out')
+      // Every entry is in HBase or in the closed journal: the write-ahead log is redundant.
+      if (walGuard) await walGuard.close({ discard: true })
+    } catch (err) {
+      if (walGuard) await walGuard.close({ discard: false }) // kept: the next sink to start replays it
+      ledger.error(err.code || err.message)
+      if (logger) {
+        logger.error({ err, journalBuffered: journal.bufferedLines() },
+          'HBase access log: journal could not be closed cleanly; the entries still in memory are lost')
+      }
+    }
   }
 
   /**
@@ -205,27 +230,26 @@ function createHBaseSink (options) {
    */
   async function replay () {
     await replayer.started
-    if (closing) return counters.journaled === 0
-    if (replayer.timer) clearTimeout(replayer.timer)
-    replayer.timer = null
-    return replayer.run()
+    if (closing) return ledger.journaled === 0
+    return replayer.runNow()
   }
 
   function stats () {
     const oldest = batcher.oldestAt()
-    const { journaled, shedBy, ...rest } = counters
+    const { journaled, shedBy, ...rest } = ledger.snapshot()
     const buffered = journal.bufferedLines()
     const journalStats = journal.stats()
     return {
       ...rest,
-      shedBy: { ...shedBy },
+      shedBy,
+      leftOnDisk: left.entries,
       journalBuffered: buffered,
       journalPending: journaled - buffered,
       // The disk refuses the journal's writes and entries wait in memory: the errno code.
       writeFailing: journalStats.failing,
       quarantinedFiles: journalStats.quarantined,
-      pending: batcher.pending,
-      queueDepth: batcher.queueDepth,
+      queueDepth: batcher.queueDepth, // pending = queueDepth + inFlight
+      inFlight: batcher.inFlightEntries,
       oldestPendingMs: oldest === Infinity ? 0 : Math.max(0, clock.now() - oldest),
       state: batcher.state,
       durable: Boolean(walGuard),

@@ -25,9 +25,14 @@ const DEFAULTS = Object.freeze({
   maxReplayFileBytes: 64 * 1024 * 1024, // a bigger journal file is no file beacon wrote: quarantined unread
   replayReadBytes: 1024 * 1024, // the replay reads files a block of this size at a time; a longer line is corrupt
   journalFs: null, // the journal's node:fs/promises; tests inject a failing disk
+  strictLedger: false, // throw when the accounting breaks (ledger.js): the property test
+  // Claim the journal files of running pids too (`beacon journal replay --all`: a disk from
+  // another host, where pids mean nothing); a live beacon's files would be taken from it.
+  claimLiveFiles: false,
   // The rollups (../rollup/): marks the minutes of acknowledged rows; the job that counts them
   // (closed with the sink). Their stats() join the sink's, under `rollup`.
-  rollupMarker: /** @type {{ mark: (rowKeys: string[], timeout?: number) => Promise<Error|null>, stats: () => object } | null} */ (null),
+  rollupMarker: /** @type {{ mark: (rowKeys: string[], timeout?: number) => Promise<Error|null>,
+    flush: (timeout?: number) => Promise<Error|null>, close: () => void, stats: () => object } | null} */ (null),
   rollupRoller: /** @type {{ close: () => Promise<void>, stats: () => object } | null} */ (null)
 })
 
@@ -53,6 +58,8 @@ function resolveSinkOptions (options) {
   if (typeof o.journalDir !== 'string') bad('journalDir is required')
   if (o.overload !== 'spill' && o.overload !== 'shed') bad("overload must be 'spill' or 'shed'")
   if (typeof o.durable !== 'boolean') bad('durable must be a boolean')
+  if (typeof o.strictLedger !== 'boolean') bad('strictLedger must be a boolean')
+  if (typeof o.claimLiveFiles !== 'boolean') bad('claimLiveFiles must be a boolean')
   if (o.durable && o.writerId.length > 60) bad('writerId must be at most 60 chars in durable mode')
   if (!Number.isInteger(o.buckets) || o.buckets < 1 || o.buckets > 256) bad('buckets must be 1..256')
   for (const name of ['batchSize', 'flushIntervalMs', 'maxQueue', 'maxInFlight', 'closeTimeoutMs', 'probeSize', 'claimIntervalMs', 'journalFileBytes', 'journalMaxBuffered', 'journalRetryMs', 'maxReplayFileBytes']) integer(name, 1)
@@ -64,35 +71,4 @@ function resolveSinkOptions (options) {
   return Object.freeze(o)
 }
 
-/** Why entries were shed: the overload policy, or a journal that could not take them. */
-const SHED_REASONS = Object.freeze(['overload', 'disk_full', 'write_error', 'write_backlog'])
-
-/**
- * The counters behind stats(). At every instant: accepted + claimed == written + pending +
- * journaled + shed + corrupt (journaled: handed to the journal and not yet replayed, whether
- * still in memory or on disk; stats() splits it into journalBuffered and journalPending).
- */
-function createCounters () {
-  return {
-    accepted: 0,
-    written: 0,
-    spilled: 0,
-    replayed: 0,
-    journaled: 0,
-    shed: 0,
-    /** @type {Record<string, number>} shed, by reason (SHED_REASONS) */
-    shedBy: Object.fromEntries(SHED_REASONS.map((r) => [r, 0])),
-    failed: 0,
-    rejectedAfterClose: 0,
-    invalid: 0,
-    claimed: 0,
-    corrupt: 0,
-    claimedFromWal: 0,
-    walFailures: 0, // entries the write-ahead log could not take (disk error): not durable
-    batches: 0,
-    /** @type {string|null} */
-    lastError: null
-  }
-}
-
-module.exports = { DEFAULTS, SHED_REASONS, resolveSinkOptions, createCounters }
+module.exports = { DEFAULTS, resolveSinkOptions }

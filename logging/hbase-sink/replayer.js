@@ -1,45 +1,52 @@
 'use strict'
 
-const { FILE_PATTERN, TRANSIENT_CODES, formatRecord, parseRecord, isWholeValue } = require('../journal-files')
+const { TRANSIENT_CODES, formatRecord, parseRecord, isWholeValue } = require('../journal-files')
 const { RecordReader } = require('../journal-reader')
 const { putRecords } = require('./batcher')
+const { OrphanClaims } = require('./orphan-claims')
 
 /**
  * Writes journal files back into HBase in the background and deletes each file once all its
  * entries were acknowledged. After an outage the first write is a small probe; failures back
- * off up to `replayMaxBackoffMs`. Live entries come first: a pass stops while the live queue is
- * more than half full. Orphan journals (and write-ahead logs) of writers that no longer run are
- * claimed at start and every `claimIntervalMs`: that is how a crashed worker's entries survive.
+ * off up to `replayMaxBackoffMs`, and the wait is cut short when a live write shows HBase answers
+ * again (healthy()). Live entries come first: a pass stops while the live queue is more than
+ * half full. Orphan journals (and write-ahead logs) of writers that no longer run are claimed at
+ * start, every `claimIntervalMs` and by drain(): that is how a crashed worker's entries survive.
+ *
+ * At close the sink drains (drain(): every file, claimed ones included, until none is left or
+ * the time is up), then stops (stop()): a pass in flight ends at its next step, and the file it
+ * reads is closed only after that step, so a stop never looks like damage to the file.
  */
 class Replayer {
   /**
    * @param {object} deps
    * @param {Readonly<import('./options').SinkOptions>} deps.opts
    * @param {ReturnType<typeof import('../journal').createJournal>} deps.journal
-   * @param {ReturnType<typeof import('./options').createCounters>} deps.counters
+   * @param {import('./ledger').Ledger} deps.ledger
    * @param {import('./batcher').Batcher} deps.batcher its up/down state and live load
    */
-  constructor ({ opts, journal, counters, batcher }) {
+  constructor ({ opts, journal, ledger, batcher }) {
     this.opts = opts
     this.journal = journal
-    this.counters = counters
+    this.ledger = ledger
     this.batcher = batcher
     /** @type {number} */
     this.backoff = opts.replayBaseMs
     this.timer = null
+    this.timerDelay = 0
     /** @type {Promise<boolean>|null} the pass running now */
     this.running = null
     /** @type {Buffer|null} where files are read, a block at a time; one for every file */
     this.readBuffer = null
     /** @type {any} the file whose reader is open (one at a time) */
     this.reading = null
-    this.stopped = false
-    this.started = this.claimOrphans().catch((err) => {
-      counters.lastError = err.code || err.message
+    this.halted = false // no pass is scheduled any more (closing); one run by drain() still goes
+    this.stopped = false // a pass in flight ends at its next step
+    this.claims = new OrphanClaims({ journal, ledger, intervalMs: opts.claimIntervalMs, logger: opts.logger, claimed: () => this.schedule(0) })
+    this.started = this.claims.claim().catch((err) => {
+      ledger.error(err.code || err.message)
       if (opts.logger) opts.logger.error({ err }, 'HBase access log: could not claim orphan journals')
     })
-    this.claimTimer = setInterval(() => { if (!this.stopped) this.claimOrphans().catch(() => {}) }, opts.claimIntervalMs)
-    this.claimTimer.unref()
   }
 
   /** HBase answers again: the next outage starts from the base backoff. */
@@ -47,14 +54,41 @@ class Replayer {
     this.backoff = this.opts.replayBaseMs
   }
 
+  /**
+   * A live write went through: a replay waiting out a long backoff goes now instead.
+   */
+  healthy () {
+    this.resetBackoff()
+    if (this.timer && this.timerDelay > this.opts.flushIntervalMs) {
+      this.cancelTimer()
+      this.schedule(this.opts.flushIntervalMs)
+    }
+  }
+
   /** @param {number} delay ms */
   schedule (delay) {
-    if (this.timer || this.running || this.stopped) return
+    if (this.timer || this.running || this.halted) return
+    this.timerDelay = delay
     this.timer = setTimeout(() => {
       this.timer = null
       this.run()
     }, delay)
     this.timer.unref()
+  }
+
+  cancelTimer () {
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = null
+  }
+
+  /**
+   * Runs a pass now rather than when scheduled (after the first orphan claim).
+   * @returns {Promise<boolean>} true when the journal is empty
+   */
+  async runNow () {
+    await this.started
+    this.cancelTimer()
+    return this.run()
   }
 
   /** @returns {Promise<boolean>} true when the journal is empty */
@@ -64,7 +98,7 @@ class Replayer {
       this.running = null
       if (done) {
         this.backoff = this.opts.replayBaseMs
-        if (this.counters.journaled > 0) this.schedule(this.opts.flushIntervalMs)
+        if (this.ledger.journaled > 0) this.schedule(this.opts.flushIntervalMs)
       } else {
         this.backoff = Math.min(this.opts.replayMaxBackoffMs, this.backoff * 2)
         this.schedule(this.backoff)
@@ -72,20 +106,50 @@ class Replayer {
       return done
     }
     this.running = this.pass().then(again, (err) => {
-      this.counters.lastError = err.code || err.message
+      this.ledger.error(err.code || err.message)
       if (this.opts.logger) this.opts.logger.error({ err }, 'HBase access log: journal replay failed')
       return again(false)
     })
     return this.running
   }
 
-  /** Stops scheduling; a pass in flight ends at its next step. The file being read is closed. */
-  stop () {
+  /** No more scheduled passes or claims (closing); drain() may still run passes. */
+  halt () {
+    this.halted = true
+    this.claims.stop()
+    this.cancelTimer()
+  }
+
+  /**
+   * Replays every journal file, those of writers that died meanwhile included (claimed first),
+   * pass after pass, until none is left, HBase stops answering, or `deadline`. A pass that did
+   * not finish is followed by another after a short wait while HBase answers and time is left.
+   * @param {number} deadline epoch ms
+   * @returns {Promise<boolean>} true when the journal is empty
+   */
+  async drain (deadline) {
+    this.halt()
+    await this.started
+    await this.claims.claim().catch((err) => this.ledger.error(err.code || err.message))
+    for (;;) {
+      if (this.stopped) return false
+      if (await this.run()) return true
+      const wait = Math.min(this.opts.replayBaseMs, this.opts.flushIntervalMs)
+      if (this.batcher.state === 'down' || Date.now() + wait >= deadline) return false
+      await new Promise((resolve) => setTimeout(resolve, wait))
+    }
+  }
+
+  /**
+   * Stops for good: a pass in flight ends at its next step; once it has, the file it was
+   * reading is closed (never under a read, which would make a healthy file look damaged).
+   * @returns {Promise<void>} resolves when no pass runs and no file is open
+   */
+  async stop () {
+    this.halt()
     this.stopped = true
-    clearInterval(this.claimTimer)
-    if (this.timer) clearTimeout(this.timer)
-    this.timer = null
-    if (this.reading) this.closeReader(this.reading).catch(() => {})
+    if (this.running) await this.running
+    if (this.reading) await this.closeReader(this.reading)
   }
 
   /** Replays journal files until none is left (true) or a write fails (false). */
@@ -123,18 +187,16 @@ class Replayer {
    *   is marked down if none got through and the error says it is)
    */
   async write (records) {
-    const { batcher, counters, opts } = this
+    const { batcher, ledger, opts } = this
     const results = await putRecords(opts, records)
-    counters.batches++
+    ledger.batches++
     const failures = records.filter((_, i) => results[i])
     const acked = records.length - failures.length
-    counters.written += acked
-    counters.replayed += acked
-    counters.journaled -= acked
+    ledger.replayedOk(acked)
     if (acked > 0) batcher.markUp()
     if (failures.length) {
       const firstError = results.find(Boolean)
-      counters.lastError = firstError.code || 'ERROR'
+      ledger.error(firstError.code)
       if (acked === 0 && firstError.retryable && opts.overload === 'spill') batcher.markDown(firstError)
     }
     return failures
@@ -143,13 +205,11 @@ class Replayer {
   /**
    * Sends the lines waiting in memory for the journal's disk straight to HBase, while the disk
    * refuses them.
-   * @param {boolean} [closing] close() drains them too, after the replayer has stopped
-   * @returns {Promise<boolean>} false when a write failed
+   * @returns {Promise<boolean>} false when a write failed or the replayer stopped
    */
-  async replayBuffered (closing = false) {
+  async replayBuffered () {
     const { journal } = this
-    const going = () => closing || !this.stopped
-    while (going() && journal.failing()) {
+    while (!this.stopped && journal.failing()) {
       const lines = journal.lend(this.chunkSize())
       // All that waits is in a write the journal is retrying now: try again after a backoff.
       if (lines.length === 0) return false
@@ -161,7 +221,7 @@ class Replayer {
         return false
       }
     }
-    return going()
+    return !this.stopped
   }
 
   /**
@@ -188,13 +248,17 @@ class Replayer {
         await this.unreadable(file, err)
         return true
       }
+      if (this.stopped) {
+        file.retry = chunk.concat(file.retry) // read, not written: first in line if it goes on
+        return false
+      }
       if (chunk.length === 0) break
       const whole = chunk.filter((r) => isWholeValue(r.value))
       this.damaged(file, chunk.length - whole.length)
       if (whole.length === 0) continue
       const failures = await this.write(whole)
       if (failures.length) {
-        file.retry = failures // first in line when the replay is tried again, after a backoff
+        file.retry = failures.concat(file.retry) // first in line when the replay is tried again, after a backoff
         return false
       }
     }
@@ -233,11 +297,10 @@ class Replayer {
    * @param {any} file
    */
   settleLines (file) {
-    const { counters, opts } = this
+    const { ledger, opts } = this
     const extra = file.seen - file.lines
     if (extra > 0) {
-      counters.claimed += extra
-      counters.journaled += extra
+      ledger.claim(extra)
       file.lines = file.seen
     }
     this.damaged(file, -extra)
@@ -252,8 +315,7 @@ class Replayer {
   damaged (file, lines) {
     if (lines <= 0) return
     file.damaged = true
-    this.counters.corrupt += lines
-    this.counters.journaled -= lines
+    this.ledger.damaged(lines)
   }
 
   /**
@@ -264,7 +326,7 @@ class Replayer {
    * @returns {Promise<boolean>} false when the file is out of the replay (vanished or quarantined)
    */
   async open (file) {
-    const { counters, opts, journal } = this
+    const { ledger, opts, journal } = this
     let handle
     try {
       handle = await journal.open(file, opts.maxReplayFileBytes)
@@ -279,7 +341,7 @@ class Replayer {
         if (opts.logger) opts.logger.error({ err, file: file.from || file.path, lines: file.lines }, 'HBase access log: journal file unreadable; quarantined')
         await journal.quarantine(file, `unreadable: ${err.code || err.message}`)
       }
-      counters.lastError = err.code || err.message
+      ledger.error(err.code || err.message)
       return false
     }
     // One file is read at a time (the buffer is shared); one left part-way goes on where it was.
@@ -298,12 +360,12 @@ class Replayer {
    * @param {Error & { code?: string }} err
    */
   async unreadable (file, err) {
-    const { counters, opts } = this
+    const { ledger, opts } = this
     this.settleLines(file)
     file.damaged = true
     await this.closeReader(file)
     if (opts.logger) opts.logger.error({ err, file: file.from || file.path, lines: file.lines }, 'HBase access log: journal file unreadable; quarantined')
-    counters.lastError = err.code || err.message
+    ledger.error(err.code || err.message)
     await this.journal.quarantine(file, `unreadable: ${err.code || err.message}`)
   }
 
@@ -314,22 +376,6 @@ class Replayer {
     if (reader) file.resumeAt = reader.consumed()
     if (this.reading === file) this.reading = null
     if (reader) await reader.close().catch(() => {})
-  }
-
-  async claimOrphans () {
-    const files = await this.journal.claimOrphans()
-    let lines = 0
-    for (const f of files) {
-      lines += f.lines
-      const m = FILE_PATTERN.exec(f.from)
-      if (m && m[2].endsWith('-wal')) this.counters.claimedFromWal += f.lines
-    }
-    if (lines) {
-      this.counters.claimed += lines
-      this.counters.journaled += lines
-      if (this.opts.logger) this.opts.logger.info({ files: files.map((f) => f.from), entries: lines }, 'HBase access log: claimed orphan journals')
-      this.schedule(0)
-    }
   }
 }
 

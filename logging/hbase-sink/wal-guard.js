@@ -19,13 +19,13 @@ class WalGuard {
    * @param {string} options.dir
    * @param {string} options.writerId
    * @param {ReturnType<typeof import('../journal').createJournal>} options.journal
-   * @param {ReturnType<typeof import('./options').createCounters>} options.counters
+   * @param {import('./ledger').Ledger} options.ledger counts the entries it could not take
    * @param {{ error: Function }} [options.logger]
    */
-  constructor ({ dir, writerId, journal, counters, logger }) {
+  constructor ({ dir, writerId, journal, ledger, logger }) {
     this.wal = createWal({ dir, writerId })
     this.journal = journal
-    this.counters = counters
+    this.ledger = ledger
     this.logger = logger
     this.lastWarn = 0
     /** @type {any[]} segments of spilled entries, released once the journal is flushed */
@@ -44,19 +44,19 @@ class WalGuard {
     // After a failure the log is left alone for a second: a full disk must not cost every
     // request a file created, refused and deleted on the request thread.
     if (this.pausedUntil > 0 && Date.now() < this.pausedUntil) {
-      this.counters.walFailures++
+      this.ledger.walFailures++
       return null
     }
     try {
       return this.wal.append(key, value)
     } catch (err) {
-      this.counters.walFailures++
-      this.counters.lastError = err.code || err.message
+      this.ledger.walFailures++
+      this.ledger.error(err.code || err.message)
       const now = Date.now()
       this.pausedUntil = now + PAUSE_AFTER_FAILURE_MS
       if (this.logger && now - this.lastWarn > WARN_EVERY_MS) {
         this.lastWarn = now
-        this.logger.error({ err, walFailures: this.counters.walFailures }, 'HBase access log: write-ahead log write failed; entry kept in memory only')
+        this.logger.error({ err, walFailures: this.ledger.walFailures }, 'HBase access log: write-ahead log write failed; entry kept in memory only')
       }
       return null
     }

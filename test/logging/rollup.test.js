@@ -114,6 +114,37 @@ function expectCounts (got, expected) {
   for (const [minute, groups] of expected) expect(Object.fromEntries(got.get(minute).groups)).toEqual(Object.fromEntries(groups))
 }
 
+test('a mark that fails is retried on its own: every row goes to HBase, none to the journal, and the minutes end up marked', async () => {
+  const table = await logTable()
+  // The real client, but its first write to the rollup table fails the way a busy region does.
+  let refused = 0
+  const flaky = Object.create(client)
+  flaky.multiPut = (name, puts, options) => {
+    if (name === rollupTable && refused === 0) {
+      refused++
+      const err = Object.assign(new Error('injected: region busy'), { code: 'HBASE_REGION_BUSY', retryable: true })
+      return Promise.resolve(puts.map(() => err))
+    }
+    return client.multiPut(name, puts, options)
+  }
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-rollup-'))
+  dirs.push(stateDir)
+  const sinks = createSinks({ hbase: { type: 'hbase', table, rollupTable, buckets: BUCKETS, flushIntervalMs: 10 } },
+    { client: flaky, stateDir, writerId: 'flakymarks', runRoller: false })
+  closers.push(() => sinks.closeAll({ timeoutMs: 5000 }))
+  const sink = sinks.get('hbase')
+  const base = minuteOf(Date.now()) - 5 * MINUTE_MS
+  const written = entries(2000, base)
+  for (const e of written) sink.write(e)
+  await sink.flush()
+  expect(refused).toBe(1)
+  expect(sink.stats()).toMatchObject({ written: 2000, spilled: 0, journalPending: 0, journalBuffered: 0, state: 'up' })
+  expect(sink.stats().rollup).toMatchObject({ disabled: null, markFailures: 1, markPending: 0 })
+  const source = { client, rollupTable, logTable: table, buckets: BUCKETS }
+  expect([...await markedMinutes(source, base, base + 3 * MINUTE_MS)]).toHaveLength(3)
+  expect(await client.count(table)).toBe(2000)
+})
+
 test('rows written by the sink mark their minutes; the roller counts them exactly and clears the marks', async () => {
   const table = await logTable()
   const sink = sinkFor(table)

@@ -3,7 +3,8 @@
 // A node:fs/promises stand-in over the real file system, for unit tests of what the journal
 // does when the disk misbehaves: writes through its file handles share a byte budget (a disk
 // that fills up: the write that crosses it goes through in part, the next fails with ENOSPC),
-// and reads of chosen files fail with a chosen errno. Everything else is the real call.
+// reads of chosen files fail with a chosen errno, and a read can be held until the test lets it
+// go (a slow disk, at the moment the test picks). Everything else is the real call.
 
 const fsp = require('node:fs/promises')
 
@@ -18,11 +19,21 @@ function createFaultyFs ({ freeBytes = Infinity } = {}) {
   const state = { freeBytes, writes: 0, refused: 0 }
   /** @type {Map<number, { code: string, calls: string[], opensSpared: number }>} inode → what fails (survives renames) */
   const readErrors = new Map()
+  /** @type {Map<number, { opensSpared: number, gate: { held: Promise<void>, reached: () => void } }>} inode → a read held */
+  const heldReads = new Map()
 
   async function faultOf (file) {
     if (readErrors.size === 0) return null
     const st = await fsp.stat(file).catch(() => null)
     return (st && readErrors.get(st.ino)) || null
+  }
+
+  /** The gate of the handle just opened on `ino`, if a read of it is held (once). */
+  function heldGate (ino) {
+    const held = heldReads.get(ino)
+    if (!held || held.opensSpared-- > 0) return null
+    heldReads.delete(ino)
+    return held.gate
   }
 
   async function failRead (file, call) {
@@ -35,8 +46,10 @@ function createFaultyFs ({ freeBytes = Infinity } = {}) {
    * @param {number|null} [ino] the file's inode, for reads through this handle that may fail ('read')
    * @param {string} [file]
    * @param {boolean} [spared] reads through this handle never fail
+   * @param {{ held: Promise<void>, reached: () => void }|null} [gate] the first read through
+   *   this handle says it has begun, then waits
    */
-  function wrap (fh, ino = null, file = '', spared = false) {
+  function wrap (fh, ino = null, file = '', spared = false, gate = null) {
     return {
       fd: fh.fd,
       async write (buffer, offset, length, position) {
@@ -56,6 +69,12 @@ function createFaultyFs ({ freeBytes = Infinity } = {}) {
         if (size > len) state.freeBytes += size - len
       },
       async read (...args) {
+        if (gate) {
+          const { held, reached } = gate
+          gate = null
+          reached()
+          await held
+        }
         // Looked up at each read, so healReads() mends a handle already open.
         const fault = ino === null || spared ? undefined : readErrors.get(ino)
         if (fault && fault.calls.includes('read')) throw fsError(fault.code, 'read', file)
@@ -75,7 +94,8 @@ function createFaultyFs ({ freeBytes = Infinity } = {}) {
       const fault = await faultOf(file)
       const spared = fault !== null && fault.opensSpared-- > 0
       const fh = await fsp.open(file, flags)
-      return wrap(fh, (await fh.stat()).ino, String(file), spared)
+      const ino = (await fh.stat()).ino
+      return wrap(fh, ino, String(file), spared, heldGate(ino))
     },
     async readFile (file, options) {
       await failRead(String(file), 'readFile')
@@ -102,6 +122,22 @@ function createFaultyFs ({ freeBytes = Infinity } = {}) {
     /** Reads work again. */
     healReads () {
       readErrors.clear()
+    },
+    /**
+     * The first read through the next handle opened to read this file (after `opensSpared`
+     * handles) waits until release() is called.
+     * @param {string} file
+     * @param {{ opensSpared?: number }} [options]
+     * @returns {Promise<{ reading: Promise<void>, release: () => void }>} reading: that read has
+     *   begun and waits
+     */
+    async holdRead (file, { opensSpared = 0 } = {}) {
+      let release = () => {}
+      let reached = () => {}
+      const held = new Promise((resolve) => { release = resolve })
+      const reading = new Promise((resolve) => { reached = resolve })
+      heldReads.set((await fsp.stat(file)).ino, { opensSpared, gate: { held, reached } })
+      return { reading, release }
     }
   }
 }
