@@ -3,19 +3,23 @@
 
 /**
  * beacon: the admin CLI over the admin HTTP API (so it works against any running beacon, local
- * or remote). `beacon --help` lists the commands; every command takes `--help`/`-h`.
+ * or remote). `beacon --help` lists the commands; every command takes `--help`/`-h`. The
+ * `journal` commands (bin/journal.js) work on a state dir on this machine instead, no server.
  *
  * Arguments are parsed by node's util.parseArgs (strict: an unknown option is a usage error);
  * each command is one row of COMMANDS (its words, arguments, options, what it calls).
  *
  * Exit codes: 0 ok; 1 usage (unknown command or option, a missing argument, malformed JSON, a
  * `log` query the server answers 400: a bad time, range or filter); 2 server or auth error
- * (unreachable, an error answer such as 401 or 404, `status` not ready); 3 `log check` found the rollups different from the raw rows; 130 interrupted
- * (Ctrl-C during `log scan` / `log count`).
+ * (unreachable, an error answer such as 401 or 404, `status` not ready; `journal replay`: HBase
+ * unreachable at start, a settings error); 3 `log check` found the rollups different from the raw
+ * rows; 4 journal entries wait (`journal status`) or are left on disk (`journal replay`); 130
+ * interrupted (Ctrl-C during `log scan` / `log count`).
  *
  * Environment (contracts): BEACON_ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT or :4001),
  * BEACON_ADMIN_TOKEN (sent as a bearer token when set; the admin API decides what needs it:
- * /readyz, which `status` reads, does not).
+ * /readyz, which `status` reads, does not); `journal replay`: BEACON_HBASE_BOOTSTRAP and the
+ * settings (BEACON_CONFIG_FILE, config/).
  */
 
 const fs = require('node:fs')
@@ -23,8 +27,9 @@ const path = require('node:path')
 const { parseArgs } = require('node:util')
 const { DEFAULTS } = require('../config/defaults')
 const { logCommands } = require('./log')
+const { journalCommands } = require('./journal')
 
-const EXIT = Object.freeze({ OK: 0, USAGE: 1, SERVER: 2, DIFFERENT: 3, INTERRUPTED: 130 })
+const EXIT = Object.freeze({ OK: 0, USAGE: 1, SERVER: 2, DIFFERENT: 3, ENTRIES_LEFT: 4, INTERRUPTED: 130 })
 
 class CliError extends Error {
   /** @param {string} message @param {number} exitCode */
@@ -50,10 +55,11 @@ const COMMON = {
 /**
  * @typedef {{ words: string, args: string[], summary: string,
  *   options?: Record<string, { type: 'string'|'boolean', arg?: string, help: string, required?: boolean }>,
- *   notes?: string[],
- *   run: (args: string[], values: Record<string, any>, call: Caller, base: string) => Promise<any>,
+ *   notes?: string[], local?: boolean,
+ *   run: (args: string[], values: Record<string, any>, call?: Caller, base?: string) => Promise<any>,
  *   format?: (value: any, values: Record<string, any>) => { text: string, code: number } }} Command
- *   notes: lines that `<command> --help` prints after the options (examples)
+ *   notes: lines that `<command> --help` prints after the options (examples); local: runs on
+ *   this machine without the admin API (no --url, no caller)
  * @typedef {(method: string, path: string, options?: { body?: string, okStatuses?: number[] }) => Promise<any>} Caller
  */
 
@@ -105,8 +111,17 @@ const COMMANDS = [
       code: value.status === 'ready' ? EXIT.OK : EXIT.SERVER
     })
   },
-  ...logCommands({ usageError, CliError, EXIT, answerError, unreachable })
+  ...logCommands({ usageError, CliError, EXIT, answerError, unreachable }),
+  ...journalCommands({ usageError, CliError, EXIT })
 ]
+
+/**
+ * @param {Command} command
+ * @returns {typeof COMMON} the options every command of its kind takes (a local one has no --url)
+ */
+function commonOf (command) {
+  return command.local ? { help: COMMON.help } : COMMON
+}
 
 /** @param {{ status: string, checks: Record<string, string|number>, url?: string }} value */
 function statusLines (value) {
@@ -156,21 +171,23 @@ function generalHelp () {
     'commands:',
     ...rows.map(([s, summary]) => s.length > SYNOPSIS_WIDTH ? `  ${s}\n  ${''.padEnd(width)}  ${summary}` : `  ${s.padEnd(width)}  ${summary}`),
     '',
-    'options (every command):',
+    'options (every command; the journal commands take no --url):',
     ...optionLines(COMMON),
     '      --version         print the version',
     '',
     'environment:',
     `  BEACON_ADMIN_URL      the admin API (default http://127.0.0.1:$ADMIN_PORT, port ${DEFAULTS.adminPort})`,
     '  BEACON_ADMIN_TOKEN    bearer token for /admin/*; status needs none',
+    '  BEACON_HBASE_BOOTSTRAP  the HBase journal replay writes to (else the settings\', else the local one)',
     '',
-    'exit codes: 0 ok, 1 usage error, 2 server or auth error (unreachable, an error answer, not ready), 3 log check found differences, 130 interrupted (Ctrl-C)'
+    'exit codes: 0 ok, 1 usage error, 2 server or auth error (unreachable, an error answer, not ready; journal replay: HBase unreachable, ' +
+      'settings), 3 log check found differences, 4 journal entries wait or are left, 130 interrupted (Ctrl-C)'
   ].join('\n')
 }
 
 function commandHelp (command) {
   const notes = command.notes ? ['', ...command.notes] : []
-  return [`usage: ${synopsis(command)}`, '', command.summary, '', 'options:', ...optionLines({ ...command.options, ...COMMON }), ...notes].join('\n')
+  return [`usage: ${synopsis(command)}`, '', command.summary, '', 'options:', ...optionLines({ ...command.options, ...commonOf(command) }), ...notes].join('\n')
 }
 
 function version () {
@@ -198,7 +215,7 @@ function findCommand (argv) {
   const area = words[0] && COMMANDS.filter((c) => c.words.startsWith(words[0] + ' '))
   if (area && area.length && (words.length === 1 || argv.includes('--help') || argv.includes('-h'))) {
     const list = area.map((c) => `  ${synopsis(c)}\n      ${c.summary}`).join('\n')
-    if (argv.includes('--help') || argv.includes('-h')) return { help: `usage:\n${list}\n\noptions:\n${optionLines(COMMON).join('\n')}` }
+    if (argv.includes('--help') || argv.includes('-h')) return { help: `usage:\n${list}\n\noptions:\n${optionLines(commonOf(area[0])).join('\n')}` }
     throw usageError(`${words[0]} needs a command:\n${list}`)
   }
   if (argv.length === 0) throw usageError(generalHelp())
@@ -285,7 +302,7 @@ async function execute (argv) {
   const found = findCommand(argv)
   if ('help' in found) return { text: found.help, code: EXIT.OK }
   const { command, rest } = found
-  const options = { ...COMMON, ...command.options }
+  const options = { ...commonOf(command), ...command.options }
   /** @type {{ values: Record<string, any>, positionals: string[] }} */
   let parsed
   try {
@@ -297,6 +314,10 @@ async function execute (argv) {
   const { values, positionals } = parsed
   if (values.help) return { text: commandHelp(command), code: EXIT.OK }
   if (positionals.length !== command.args.length) throw usageError(`usage: ${synopsis(command)}`)
+  if (command.local) {
+    const value = await command.run(positionals, values)
+    return command.format ? { value, ...command.format(value, values) } : { value, text: JSON.stringify(value, null, 2), code: EXIT.OK }
+  }
   const base = /** @type {string|undefined} */ (values.url) || process.env.BEACON_ADMIN_URL || `http://127.0.0.1:${process.env.ADMIN_PORT || DEFAULTS.adminPort}`
   const value = await command.run(positionals, values, caller(base), base)
   if (command.format) return { value, ...command.format({ ...value, url: base }, values) }

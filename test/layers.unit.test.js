@@ -18,7 +18,7 @@ const ALLOWED = {
   'lib/hbase': [],
   'lib/shared': [],
   config: ['lib/shared'],
-  bin: ['config'],
+  bin: ['config', 'logging', 'lib/hbase', 'lib/shared', 'infra/hbase'],
   // Tools around the server: they may read the server's modules, the server never reads them.
   'infra/hbase': ['lib', 'logging', 'config', 'infra/topology'],
   'infra/topology': [],
