@@ -7,6 +7,8 @@
 //   journal and replayed), and service resumes by itself without restarting the app;
 // - /readyz: 503 for a process that cannot serve without HBase, 200 again once HBase is back;
 //   200 throughout for a process whose cache can serve.
+// Rows are counted only once the loss audit saw the running beacon's sink idle on /metrics:
+// nothing pending, queued, journaled or waiting for the journal's disk.
 // Runs on its own HBase instance so the shared one is never disturbed.
 
 const path = require('node:path')
@@ -16,6 +18,7 @@ const { createHBaseClient } = require('../../lib/hbase')
 const { startLoops, stopRunningLoads } = require('../support/load')
 const { until } = require('../support/until')
 const { rollupsAgainstRaw } = require('../support/rollups')
+const { expectIdle, recordAudit } = require('../support/loss-audit')
 
 jest.setTimeout(10 * 60 * 1000)
 
@@ -139,10 +142,12 @@ test('SIGKILL of HBase under load: cached endpoints serve, sample2 fails fast wi
     const s = sink.stats()
     return s.journalPending === 0 && s.pending === 0
   }, 120000)
+  const idle = await expectIdle(app.adminUrl)
   const stats = sink.stats()
   const counter = createHBaseClient({ bootstrap })
   try {
     const rows = await counter.count(app.accessLogTable)
+    recordAudit({ answered: ok5, rows, idle })
     console.log(`outage: sample2 ${sample2.length} answers (${failed.length} x 503 during ${upAt - killedAt} ms down), sample3 ${sample3.length} x 200, sample5 ${sample5.length} x 200; entries produced ${ok5}, rows in HBase ${rows}; spilled ${stats.spilled}, replayed ${stats.replayed}; sample2 recovered ${recoveredMs} ms after HBase was up`)
     expect(stats.spilled).toBeGreaterThan(0)
     expect(stats.replayed).toBe(stats.spilled)
@@ -207,8 +212,10 @@ test('HBase stuck (SIGSTOP for 5 s): latency stays bounded, sample2 fails fast b
     return s.journalPending === 0 && s.pending === 0
   }, 120000).catch((err) => { throw new Error(`${err.message}; sink: ${JSON.stringify(sink.stats())}`) })
   try {
+    const idle = await expectIdle(app.adminUrl)
     const rows = await counter.count(app.accessLogTable) - rowsBefore
     const ok5 = sample5.filter((r) => r.status === 200).length
+    recordAudit({ answered: ok5, rows, idle })
     console.log(`stall: sample2 ${stalled(sample2).length} answers during the ${STALL_MS / 1000} s stall, ${failed.length} x 503 (${fast} under 100 ms); sample3/5 all 200 (${stalled(sample3).length}/${stalled(sample5).length}); log entries held in memory at most ${maxHeld}; sample5 200s ${ok5}, rows ${rows}`)
     expect(rows).toBe(ok5)
   } finally {
@@ -295,7 +302,10 @@ test('log pipeline saturated while HBase is stuck: spill and shed policies apply
       const sink = apps[which].sinks.get('hbase')
       await sink.flush()
       await until(`${which}: journal replayed`, () => sink.stats().journalPending === 0 && sink.stats().pending === 0, 120000)
+      const idle = await expectIdle(apps[which].adminUrl)
       const rows = await counter.count(apps[which].accessLogTable)
+      const shed = sink.stats().shed
+      recordAudit({ note: `${which}${shed ? `: ${shed} shed by policy` : ''}`, answered: ok(which), rows, idle })
       expect(rows).toBe(expected)
       return rows
     }

@@ -15,7 +15,9 @@
 //    empty, a directory in place of a file): every whole record replayed, the damaged lines
 //    counted, every damaged file quarantined, the worker unharmed.
 // Tests 1 and 2 mount tmpfs file systems, which needs root; without it they are skipped, and
-// say so.
+// say so. Rows are counted only after the loss audit: the running beacon's sink idle on /metrics
+// (1, 2); the stopped server's state dir holding exactly the quarantined files and nothing to
+// replay (3: damaged files are kept for the operator by design).
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -35,6 +37,7 @@ const { createHBaseClient } = require('../../lib/hbase')
 const { countLines } = require('../../logging/file-sink')
 const { journalFiles, quarantinedFiles } = require('../../logging/journal')
 const { accessLogSplitKeys } = require('../../logging/access-log-layout')
+const { leftOnDisk, expectIdle, recordAudit } = require('../support/loss-audit')
 
 jest.setTimeout(4 * 60 * 1000)
 
@@ -265,12 +268,14 @@ needsRoot('HBase SIGKILLed and the state dir\'s disk full under sample4/sample5 
     await hs.flush()
     await fsink.flush()
     await until('the HBase sink quiet', () => hs.stats().pending === 0 && hs.stats().journalPending === 0, 30000)
+    const idle = await expectIdle(app.adminUrl)
     const h = hs.stats()
     const f = fsink.stats()
     const { sample4, sample5 } = load.answers
     const ok4 = sample4.filter((a) => a.status === 200).length + IDS // + the warm-up requests
     const ok5 = sample5.filter((a) => a.status === 200).length + IDS
     const rows = await counter.count(app.accessLogTable)
+    recordAudit({ note: `${h.shed} shed for the full disk`, answered: ok5, rows, idle })
     const lines = countLines(path.join(stateDir, 'logs'))
     const q = await scrape(app)
     const metricSum = ['written', 'shed', 'corrupt'].reduce((n, s) => n + q(`beacon_access_log_entries_total{sink="hbase",state="${s}"}`), 0) +
@@ -357,6 +362,9 @@ needsRoot('HBase up, the file log\'s disk full (durable mode on): the file sink\
     watch.stop()
     await hs.flush()
     await fsink.flush()
+    // flush() resolves once each entry is in HBase or in the journal: only an idle sink means
+    // every entry is a row.
+    const idle = await expectIdle(app.adminUrl)
 
     const h = hs.stats()
     const f = fsink.stats()
@@ -364,6 +372,7 @@ needsRoot('HBase up, the file log\'s disk full (durable mode on): the file sink\
     const ok4 = sample4.filter((a) => a.status === 200).length + IDS
     const ok5 = sample5.filter((a) => a.status === 200).length + IDS
     const rows = await counter.count(app.accessLogTable)
+    recordAudit({ answered: ok5, rows, idle })
     const lines = countLines(path.join(stateDir, 'logs'))
     console.log(`file log disk full, HBase up, durable: file accepted ${f.accepted} = written ${f.written} + memory ${f.pending} + shed ${f.shed} ${JSON.stringify(f.shedBy)}; lines ${lines} for ${ok4} answered sample4; drained ${drainedMs} ms after space returned; max pending ${watch.w.maxFilePending}\n` +
       `  hbase: ${rows} rows for ${ok5} answered sample5, written ${h.written}, shed ${h.shed}; write-ahead-log appends the full disk refused: ${walFailures} (entries still written to HBase)\n` +
@@ -535,6 +544,17 @@ test('a worker SIGKILLed mid-append (durable), its newest write-ahead-log segmen
     expect(await within(exited, 30000)).toBe(0)
     await load.stop()
 
+    // The loss audit, before the rows are counted: the damaged files are kept by design, each
+    // with the lines it had when found; nothing else is left (no journal, no write-ahead log).
+    const leftAtEnd = await leftOnDisk(stateDir)
+    const expectedLeft = [
+      ...planted.files.map((file, i) => ({ name: path.basename(file), lines: [planted.whole + 1, planted.damagedLines - 1, 0, 0][i] })),
+      ...leftDamaged.map((f) => ({ name: path.basename(f.file), lines: f.lines }))
+    ].map(({ name, lines }) => `${name} ${lines}`).sort()
+    const original = (f) => (f.kind === 'damaged' ? path.basename(f.file).replace(/\.damaged-\d+$/, '') : f.file)
+    const leftNames = leftAtEnd.map((f) => `${original(f)} ${f.lines}`).sort()
+    expect(leftAtEnd.filter((f) => f.kind !== 'damaged')).toEqual([])
+    expect(leftNames).toEqual(expectedLeft)
     const rows = await admin.count(table)
     // The records cut short (the segment the test cut, and any the kill cut) are lost unless they
     // had reached HBase before the kill.
@@ -563,6 +583,8 @@ test('a worker SIGKILLed mid-append (durable), its newest write-ahead-log segmen
     // The rollups count each row once: those the victim wrote, and those its WAL brought back
     // through the replacement (the planted records are from 2023, outside this range).
     const rollups = await rollupsAgainstRaw({ bootstrap, logTable: table, from: testStarted - 60000 })
+    const note = `${cutLost} cut records lost, ${leftAtEnd.length} damaged files kept`
+    recordAudit({ note, answered: expected, rows, leftOnDisk: leftAtEnd })
     console.log(`torn files rollups: ${rollups.minutes} minutes, ${rollups.rows} rows, ${rollups.differences.length} differences`)
     expect(rollups).toMatchObject({ rows: rows - planted.whole, marked: [], differences: [] })
   } finally {

@@ -9,7 +9,8 @@
 //   marks it down and sends it nothing more; no client request fails unless it was in flight
 //   at the kill; every sample5 2xx is one row in HBase once A is back and has replayed its
 //   write-ahead log (each extra row is a request A logged but never answered, cut off by the
-//   kill and answered by B); A restarted rejoins and gets traffic again.
+//   kill and answered by B); A restarted rejoins and gets traffic again. The rows are counted
+//   once both hosts stopped and the loss audit found nothing left in their state dirs.
 // HBase is an instance of its own (own state dir and ports), on the topology's bridge address
 // so that every namespace reaches it.
 
@@ -26,6 +27,7 @@ const { createHBaseClient } = require('../../lib/hbase')
 const { request } = require('../support/beacon')
 const { startLoops, stopRunningLoads } = require('../support/load')
 const { until } = require('../support/until')
+const { expectNothingLeft, recordAudit } = require('../support/loss-audit')
 
 jest.setTimeout(4 * 60 * 1000)
 
@@ -234,13 +236,14 @@ test('host A SIGKILLed under load: HAProxy stops sending to it, no request fails
   await load.stop()
   const retried = await lb.server('app')
 
-  // Both hosts flush and exit (SIGTERM): what they answered is in HBase now.
+  // Both hosts flush and exit (SIGTERM): what they answered is in HBase now, none of it left in
+  // a journal or write-ahead log of theirs.
   for (const name of HOSTS) expect(await hosts[name].child.stop(20000)).toBe(0)
-
   const answers = load.answers
   const inFlight = (a) => a.start <= killedAt && a.end >= killedAt
   const failed = answers.filter((a) => a.status !== 200)
   const ok = answers.filter((a) => a.status === 200)
+  const left = await expectNothingLeft(HOSTS.map((name) => path.join(stateDir, name)), { answered: ok.length })
   const rowsByTag = new Map()
   const client = createHBaseClient({ bootstrap })
   let rows
@@ -256,6 +259,7 @@ test('host A SIGKILLed under load: HAProxy stops sending to it, no request fails
   const byTag = new Map(answers.map((a) => [a.tag, a]))
   const extra = [...rowsByTag].flatMap(([tag, n]) => Array(n - (byTag.get(tag)?.status === 200 ? 1 : 0)).fill(tag))
   const okWithRow = ok.filter((a) => rowsByTag.has(a.tag)).length
+  recordAudit({ answered: ok.length, rows, leftOnDisk: left })
   console.log([
     `lb: ${answers.length} requests through HAProxy, ${ok.length} x 200, ${answers.filter(inFlight).length} in flight when A was SIGKILLed`,
     `  HAProxy marked A DOWN ${markedDownMs} ms after the kill; A's counters while down: picked ${atDown.selected} -> ${later.selected}, sessions ${atDown.sessions} -> ${later.sessions}; B answered ${servedWhileDown} meanwhile`,

@@ -7,13 +7,16 @@ const { bootstrap } = require('./hbase')
 /**
  * Starts the real `npm start` entry point (cluster primary + 2 workers) against the test HBase
  * and resolves once a JSONP endpoint answers.
- * @param {{ port: number, adminPort?: number, stateDir: string, env?: object }} options admin port:
- *   port + 1 unless given
+ * @param {{ port: number, adminPort?: number, stateDir: string, env?: object, waitReady?: boolean,
+ *   log?: (line: string) => void }} options admin port: port + 1 unless given; log: each output
+ *   line; waitReady false: resolve at once, for a test that watches what the workers do as they
+ *   start (their sinks claim orphan journals before they listen)
  * @returns {Promise<import('child_process').ChildProcess & { stop: (timeoutMs?: number) => Promise<number|null> }>}
  */
-async function startServerProcess ({ port, adminPort = port + 1, stateDir, env = {} }) {
+async function startServerProcess ({ port, adminPort = port + 1, stateDir, env = {}, waitReady = true, log = () => {} }) {
   const server = startNode(path.join(__dirname, '..', '..', 'server.js'), [], {
     name: 'beacon',
+    log,
     env: {
       PORT: String(port),
       ADMIN_PORT: String(adminPort),
@@ -25,7 +28,7 @@ async function startServerProcess ({ port, adminPort = port + 1, stateDir, env =
       ...env
     }
   })
-  await waitForHttp(`http://127.0.0.1:${port}/api/sample1.js?id=1`, { child: server, timeoutMs: 60000 })
+  if (waitReady) await waitForHttp(`http://127.0.0.1:${port}/api/sample1.js?id=1`, { child: server, timeoutMs: 60000 })
   return server
 }
 
