@@ -26,7 +26,12 @@ function clusterProperties (opts) {
     // A SIGKILLed server is noticed when its ZooKeeper session expires: 90 s by default, seconds here.
     'zookeeper.session.timeout': opts.zkSessionTimeoutMs,
     // Rebalance a restarted (empty) RegionServer within a minute instead of HBase's 5.
-    'hbase.balancer.period': 60000
+    'hbase.balancer.period': 60000,
+    // A RegionServer that reports a region opened or closed while the active master dies
+    // retries the dead master at once, counting each try; once the new master answers "not
+    // running yet" it backs off by that count, up to 200 x this pause: 200 s by default, a
+    // region left in transition that long (seen in the chaos test). 20 s here.
+    'hbase.rpc.shortoperation.retry.pause.time': 100
   }
 }
 

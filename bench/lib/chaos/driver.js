@@ -208,7 +208,40 @@ function createDriver ({ opts, hbase, client, watch, plan, log = () => {}, timin
     }
   }
 
-  return { run, restore, actions, eligible }
+  /**
+   * What an operator does for a region left in transition: HBase 2.6 can lose a RegionServer's
+   * "opened" report when the active master dies at that moment (the server retries the dead
+   * master until it gives up and aborts itself, minutes later; seen in CI). A region that stays
+   * OPENING or CLOSING on a live server for `stuckMs` after the chaos has its server restarted gracefully
+   * (a 'restart-rs' action, reason in its detail); its regions are then reassigned.
+   * @param {number} stuckMs
+   * @returns {Promise<void>}
+   */
+  async function unstick (stuckMs) {
+    const clear = await watch.waitFor('no region in transition', (l) => !l.error && l.rit === 0, stuckMs).then(() => true, () => false)
+    if (clear) return
+    const look = watch.latest()
+    const servers = new Set((look.ritStates || []).filter((r) => (r.state === 'OPENING' || r.state === 'CLOSING') && r.server).map((r) => r.server))
+    for (const address of servers) {
+      const server = (look.servers || []).find((s) => s.server === address)
+      if (!server) continue
+      const stuck = look.ritStates.filter((r) => r.server === address).map((r) => r.region)
+      const detail = { startCode: server.startCode, regions: (server.regions || []).length, reason: `stuck in transition: ${stuck.join(', ')}` }
+      const action = { n: actions.length + 1, kind: 'restart-rs', target: address, at: Date.now(), doneAt: null, error: null, detail, steps: [] }
+      actions.push(action)
+      log(`chaos: #${action.n} restart-rs ${address}: ${action.detail.reason} for ${stuckMs} ms (an operator's remedy)`)
+      try {
+        await step(action, 'SIGTERM, start', () => hbase.restart(opts, { role: 'regionserver', index: rsIndex(address) }))
+        action.doneAt = Date.now()
+        action.detail.backAt = (await waitRejoined(address, server.startCode)).at
+      } catch (err) {
+        action.error = err.message.split('\n')[0]
+        action.doneAt = action.doneAt || Date.now()
+      }
+    }
+  }
+
+  return { run, restore, unstick, actions, eligible }
 }
 
 function sortRegions (regions) {

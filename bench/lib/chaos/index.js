@@ -32,6 +32,8 @@ const { tableCounts, isSettled, expectedAt } = require('./timeline')
 const { analyzeChaos } = require('./analysis')
 
 const LOOK_INTERVAL_MS = 500
+// A region still in transition this long after the last action is stuck (HBase warns at 60 s).
+const STUCK_MS = 75000
 
 /**
  * @typedef {(target: { url: string, ids: number, nextMark: () => string, record: (r: import('./analysis').LoadRecord) => void })
@@ -87,6 +89,7 @@ async function runChaos (options) {
     const chaosStarted = Date.now()
     const actions = await driver.run({ durationMs })
     await driver.restore()
+    await driver.unstick(STUCK_MS)
     const settled = await watch.waitFor('the cluster settled with every JVM back', (l) =>
       isSettled(l, expectedAt(base, actions, opts.accessLogTable, l.at)) && l.servers.length === opts.regionServers && l.backups.length === opts.masters - 1, 180000)
     // The load keeps running past the last recovery by more than a request deadline.

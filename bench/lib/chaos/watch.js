@@ -23,7 +23,8 @@ const CLASS = 'BeaconChaosWatch'
 /**
  * @typedef {{ server: string, startCode: number, regions?: string[], unreachable?: string }} WatchedServer
  * @typedef {{ at: number, ms: number, error?: string, active?: string, backups?: string[], dead?: string[],
- *   rit?: number, ritRegions?: string[], servers?: WatchedServer[] }} Look one look at the cluster
+ *   rit?: number, ritRegions?: string[], ritStates?: Array<{ region: string, state: string, server: string|null }>,
+ *   servers?: WatchedServer[] }} Look one look at the cluster
  */
 
 /**

@@ -19,7 +19,7 @@ import org.apache.hadoop.hbase.master.RegionState;
  * stdout, until stdin closes (the parent ended or died). Independent of beacon's client.
  *
  * A line: {"at":epochMs,"ms":tookMs,"active":"host:port","backups":[..],"dead":[..],"rit":n,
- *   "ritRegions":[names],"servers":[{"server":"host:port","startCode":n,"regions":[names]}
+ *   "ritRegions":[names],"ritStates":[{"region":name,"state":"OPENING",..,"server":"host:port"|null}],"servers":[{"server":"host:port","startCode":n,"regions":[names]}
  *   | {"server":..,"startCode":n,"unreachable":"why"}]}
  * or {"at":epochMs,"ms":tookMs,"error":"why"} while the master does not answer (failover).
  * Regions are listed as the RegionServer itself reports them online (not the master's last report).
@@ -73,13 +73,21 @@ public final class BeaconChaosWatch {
     List<String> dead = new ArrayList<>();
     for (ServerName server : metrics.getDeadServerNames()) dead.add(server.toString());
     List<String> rit = new ArrayList<>();
-    for (RegionState state : metrics.getRegionStatesInTransition()) rit.add(state.getRegion().getRegionNameAsString());
+    List<String> ritStates = new ArrayList<>();
+    for (RegionState state : metrics.getRegionStatesInTransition()) {
+      rit.add(state.getRegion().getRegionNameAsString());
+      ServerName on = state.getServerName();
+      ritStates.add("{\"region\":" + BeaconHBaseTool.jsonString(state.getRegion().getRegionNameAsString())
+          + ",\"state\":" + BeaconHBaseTool.jsonString(state.getState().name())
+          + ",\"server\":" + (on == null ? "null" : BeaconHBaseTool.jsonString(on.getAddress().toString())) + "}");
+    }
     return "{\"at\":" + at + ",\"ms\":" + (System.currentTimeMillis() - at)
         + ",\"active\":" + BeaconHBaseTool.jsonString(metrics.getMasterName().getAddress().toString())
         + ",\"backups\":" + BeaconHBaseTool.jsonList(backups)
         + ",\"dead\":" + BeaconHBaseTool.jsonList(dead)
         + ",\"rit\":" + rit.size()
         + ",\"ritRegions\":" + BeaconHBaseTool.jsonList(rit)
+        + ",\"ritStates\":[" + String.join(",", ritStates) + "]"
         + ",\"servers\":[" + String.join(",", servers) + "]}";
   }
 
