@@ -100,11 +100,13 @@ async function runPrimary (settings, logger) {
     clearTimeout(killTimer)
     const left = await journalLeftovers(settings)
     if (left.damaged.length) {
-      logger.warn({ files: left.damaged }, 'damaged journal files are kept in the state dir for the operator (their whole records were replayed)')
+      logger.warn({ files: left.damaged },
+        'damaged journal files are kept in the state dir for the operator (their whole records were replayed)')
     }
     if (left.entries > 0) {
       logger.error({ entries: left.entries, files: left.files },
-        'all workers stopped; access-log entries are left in journal files: replay them with a restart on this state dir or `beacon journal replay`')
+        'all workers stopped; access-log entries are left in journal files: ' +
+        'replay them with a restart on this state dir or `beacon journal replay`')
       if (exitCode === 0) exitCode = EXIT_LEFT_ON_DISK
     } else {
       logger.info('all workers stopped')

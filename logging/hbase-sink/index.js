@@ -200,7 +200,8 @@ function createHBaseSink (options) {
       left = await leftOnDisk(journal.dir, journal.ownPrefix(), opts.journalFs)
       if (left.entries > 0 && logger) {
         logger.error({ entries: left.entries, files: left.files, journaled: ledger.journaled },
-          'HBase access log: entries left on this host\'s disk at close; replay them with a restart on this state dir or `beacon journal replay`')
+          'HBase access log: entries left on this host\'s disk at close; ' +
+          'replay them with a restart on this state dir or `beacon journal replay`')
       }
       return { leftOnDisk: left }
     })()

@@ -42,7 +42,9 @@ class Replayer {
     this.reading = null
     this.halted = false // no pass is scheduled any more (closing); one run by drain() still goes
     this.stopped = false // a pass in flight ends at its next step
-    this.claims = new OrphanClaims({ journal, ledger, intervalMs: opts.claimIntervalMs, logger: opts.logger, claimed: () => this.schedule(0) })
+    this.claims = new OrphanClaims({
+      journal, ledger, intervalMs: opts.claimIntervalMs, logger: opts.logger, claimed: () => this.schedule(0)
+    })
     this.started = this.claims.claim().catch((err) => {
       ledger.error(err.code || err.message)
       if (opts.logger) opts.logger.error({ err }, 'HBase access log: could not claim orphan journals')

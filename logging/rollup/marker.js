@@ -122,7 +122,8 @@ function createRollupMarker ({ client, rollupTable, logTable, writerId, logger }
       retryTimer = null
       if (waiting.size && logger) {
         logger.warn({ minutes: waiting.size, rollupTable },
-          'access-log rollups: marks not written at close; these minutes\' rollups miss rows until a later write marks them (beacon log check finds them)')
+          'access-log rollups: marks not written at close; ' +
+          'these minutes\' rollups miss rows until a later write marks them (beacon log check finds them)')
       }
     },
 

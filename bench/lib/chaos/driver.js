@@ -221,13 +221,15 @@ function createDriver ({ opts, hbase, client, watch, plan, log = () => {}, timin
     const clear = await watch.waitFor('no region in transition', (l) => !l.error && l.rit === 0, stuckMs).then(() => true, () => false)
     if (clear) return
     const look = watch.latest()
-    const servers = new Set((look.ritStates || []).filter((r) => (r.state === 'OPENING' || r.state === 'CLOSING') && r.server).map((r) => r.server))
+    const stuckOn = (look.ritStates || []).filter((r) => (r.state === 'OPENING' || r.state === 'CLOSING') && r.server)
+    const servers = new Set(stuckOn.map((r) => r.server))
     for (const address of servers) {
       const server = (look.servers || []).find((s) => s.server === address)
       if (!server) continue
-      const stuck = look.ritStates.filter((r) => r.server === address).map((r) => r.region)
+      const stuck = stuckOn.filter((r) => r.server === address).map((r) => r.region)
       const detail = { startCode: server.startCode, regions: (server.regions || []).length, reason: `stuck in transition: ${stuck.join(', ')}` }
       const action = { n: actions.length + 1, kind: 'restart-rs', target: address, at: Date.now(), doneAt: null, error: null, detail, steps: [] }
+      // (the same shape as the planned actions', so the timeline and the report read it alike)
       actions.push(action)
       log(`chaos: #${action.n} restart-rs ${address}: ${action.detail.reason} for ${stuckMs} ms (an operator's remedy)`)
       try {
