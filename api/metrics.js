@@ -192,7 +192,8 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
       'Access-log entries dropped, by reason: overload (the shed policy), disk_full / write_error (the local disk refused the journal or file log), write_backlog (the disk is slower than the entries come)',
       'reason', (stats) => Object.entries(stats.shedBy || {}))
     follow('beacon_access_rollup_errors_total',
-      'Access-log rollups: mark writes that failed (their minutes wait and are tried again; the rows are written) and runs of the rollup job that failed',
+      'Access-log rollups: mark writes that failed (their minutes wait and are tried again; the rows are written) ' +
+        'and runs of the rollup job that failed',
       'kind', (stats) => stats.rollup ? [['mark', stats.rollup.markFailures], ['run', stats.rollup.errors]] : [])
     follow('beacon_access_rollup_minutes_total',
       'Access-log rollups: minutes counted from the raw rows by this process\'s rollup job',
@@ -223,9 +224,11 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
       (s) => (s.rollup && s.rollup.lagSeconds !== undefined ? s.rollup.lagSeconds : undefined), 'max')
     gauge('beacon_access_rollup_enabled', 'Access-log rollups: 1 while this sink marks minutes, 0 once marking failed for good (no rollup table; said in the app log)',
       (s) => (s.rollup ? (s.rollup.disabled ? 0 : 1) : undefined), 'min')
-    gauge('beacon_access_log_left_on_disk', 'Entries this sink left in journal files on the host\'s disk when it closed, HBase not taking them in time (0 until a close)',
+    gauge('beacon_access_log_left_on_disk',
+      'Entries this sink left in journal files on the host\'s disk when it closed, HBase not taking them in time (0 until a close)',
       (s) => s.leftOnDisk)
-    gauge('beacon_access_rollup_marks_pending', 'Access-log rollups: minutes whose rows are written and whose mark is not yet (retried on its own)',
+    gauge('beacon_access_rollup_marks_pending',
+      'Access-log rollups: minutes whose rows are written and whose mark is not yet (retried on its own)',
       (s) => (s.rollup ? s.rollup.markPending : undefined))
     gauge('beacon_access_log_oldest_pending_seconds', 'Age of the oldest entry not yet written', (s) => (typeof s.oldestPendingMs === 'number' ? s.oldestPendingMs / 1000 : undefined), 'max')
   }

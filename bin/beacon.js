@@ -180,14 +180,16 @@ function generalHelp () {
     '  BEACON_ADMIN_TOKEN    bearer token for /admin/*; status needs none',
     '  BEACON_HBASE_BOOTSTRAP  the HBase journal replay writes to (else the settings\', else the local one)',
     '',
-    'exit codes: 0 ok, 1 usage error, 2 server or auth error (unreachable, an error answer, not ready; journal replay: HBase unreachable, ' +
-      'settings), 3 log check found differences, 4 journal entries wait or are left, 130 interrupted (Ctrl-C)'
+    'exit codes: 0 ok, 1 usage error, 2 server or auth error (unreachable, an error answer, not ready; ' +
+      'journal replay: HBase unreachable, settings), 3 log check found differences, 4 journal entries wait or are left, ' +
+      '130 interrupted (Ctrl-C)'
   ].join('\n')
 }
 
 function commandHelp (command) {
   const notes = command.notes ? ['', ...command.notes] : []
-  return [`usage: ${synopsis(command)}`, '', command.summary, '', 'options:', ...optionLines({ ...command.options, ...commonOf(command) }), ...notes].join('\n')
+  const options = optionLines({ ...command.options, ...commonOf(command) })
+  return [`usage: ${synopsis(command)}`, '', command.summary, '', 'options:', ...options, ...notes].join('\n')
 }
 
 function version () {
@@ -215,7 +217,9 @@ function findCommand (argv) {
   const area = words[0] && COMMANDS.filter((c) => c.words.startsWith(words[0] + ' '))
   if (area && area.length && (words.length === 1 || argv.includes('--help') || argv.includes('-h'))) {
     const list = area.map((c) => `  ${synopsis(c)}\n      ${c.summary}`).join('\n')
-    if (argv.includes('--help') || argv.includes('-h')) return { help: `usage:\n${list}\n\noptions:\n${optionLines(commonOf(area[0])).join('\n')}` }
+    if (argv.includes('--help') || argv.includes('-h')) {
+      return { help: `usage:\n${list}\n\noptions:\n${optionLines(commonOf(area[0])).join('\n')}` }
+    }
     throw usageError(`${words[0]} needs a command:\n${list}`)
   }
   if (argv.length === 0) throw usageError(generalHelp())

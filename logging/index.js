@@ -33,7 +33,8 @@ const { SINK_DEFAULTS } = require('../config/defaults')
  * @returns {Map<string, any> & { closeAll(opts?: { timeoutMs?: number }): Promise<{ leftOnDisk: number, files: any[] }> }}
  */
 function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, logger, clock, runRoller = true }) {
-  const sinks = /** @type {Map<string, any> & { closeAll(opts?: { timeoutMs?: number }): Promise<{ leftOnDisk: number, files: any[] }> }} */ (new Map())
+  /** @typedef {{ closeAll(opts?: { timeoutMs?: number }): Promise<{ leftOnDisk: number, files: any[] }> }} CloseAll */
+  const sinks = /** @type {Map<string, any> & CloseAll} */ (new Map())
   const hbaseCount = Object.values(sinkSettings).filter((s) => s && s.type === 'hbase').length
   const resolve = (p) => (path.isAbsolute(p) ? p : path.resolve(stateDir || process.cwd(), p))
   try {

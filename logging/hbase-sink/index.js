@@ -82,7 +82,9 @@ function createHBaseSink (options) {
     },
     onUp () {
       replayer.resetBackoff()
-      if (logger) logger.info({ table: opts.table, journaled: ledger.journaled }, 'HBase access log: HBase answers again; replaying the journal')
+      if (logger) {
+        logger.info({ table: opts.table, journaled: ledger.journaled }, 'HBase access log: HBase answers again; replaying the journal')
+      }
     },
     healthy: () => replayer.healthy()
   })

@@ -56,7 +56,8 @@ class WalGuard {
       this.pausedUntil = now + PAUSE_AFTER_FAILURE_MS
       if (this.logger && now - this.lastWarn > WARN_EVERY_MS) {
         this.lastWarn = now
-        this.logger.error({ err, walFailures: this.ledger.walFailures }, 'HBase access log: write-ahead log write failed; entry kept in memory only')
+        this.logger.error({ err, walFailures: this.ledger.walFailures },
+          'HBase access log: write-ahead log write failed; entry kept in memory only')
       }
       return null
     }

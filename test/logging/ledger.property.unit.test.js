@@ -69,7 +69,9 @@ async function run ({ steps, overload, upAtClose }) {
   const check = (where) => {
     const s = sink.stats()
     if (!balanced(s)) throw new Error(`books out of balance after ${where}: ${JSON.stringify(s)}`)
-    if (s.pending !== s.queueDepth + s.inFlight) throw new Error(`pending ${s.pending} vs the batcher's ${s.queueDepth} + ${s.inFlight} after ${where}`)
+    if (s.pending !== s.queueDepth + s.inFlight) {
+      throw new Error(`pending ${s.pending} vs the batcher's ${s.queueDepth} + ${s.inFlight} after ${where}`)
+    }
   }
   let orphans = 0
   let seq = 0

@@ -119,7 +119,8 @@ test('a replay waiting out a long backoff goes once a live write shows HBase ans
   const hbase = createFakeHBase()
   hbase.up = false
   // Shed policy: live entries stay queued and retry, so a live write is the first to succeed.
-  const { sink } = startSink(dir, hbase, { overload: 'shed', retryMaxMs: 50, retryBaseMs: 10, replayBaseMs: 60000, replayMaxBackoffMs: 60000 })
+  const slowReplay = { replayBaseMs: 60000, replayMaxBackoffMs: 60000 }
+  const { sink } = startSink(dir, hbase, { overload: 'shed', retryMaxMs: 50, retryBaseMs: 10, ...slowReplay })
   for (let i = 0; i < 50; i++) sink.write(entry(i))
   await until('every entry spilled', () => sink.stats().journalPending + sink.stats().journalBuffered === 50, 5000)
   // The first replay is due a minute after the spill: only a live write can bring it forward.

@@ -227,8 +227,11 @@ function createDriver ({ opts, hbase, client, watch, plan, log = () => {}, timin
       const server = (look.servers || []).find((s) => s.server === address)
       if (!server) continue
       const stuck = stuckOn.filter((r) => r.server === address).map((r) => r.region)
-      const detail = { startCode: server.startCode, regions: (server.regions || []).length, reason: `stuck in transition: ${stuck.join(', ')}` }
-      const action = { n: actions.length + 1, kind: 'restart-rs', target: address, at: Date.now(), doneAt: null, error: null, detail, steps: [] }
+      const reason = `stuck in transition: ${stuck.join(', ')}`
+      const detail = { startCode: server.startCode, regions: (server.regions || []).length, reason }
+      const action = {
+        n: actions.length + 1, kind: 'restart-rs', target: address, at: Date.now(), doneAt: null, error: null, detail, steps: []
+      }
       // (the same shape as the planned actions', so the timeline and the report read it alike)
       actions.push(action)
       log(`chaos: #${action.n} restart-rs ${address}: ${action.detail.reason} for ${stuckMs} ms (an operator's remedy)`)

@@ -19,7 +19,8 @@ import org.apache.hadoop.hbase.master.RegionState;
  * stdout, until stdin closes (the parent ended or died). Independent of beacon's client.
  *
  * A line: {"at":epochMs,"ms":tookMs,"active":"host:port","backups":[..],"dead":[..],"rit":n,
- *   "ritRegions":[names],"ritStates":[{"region":name,"state":"OPENING",..,"server":"host:port"|null}],"servers":[{"server":"host:port","startCode":n,"regions":[names]}
+ *   "ritRegions":[names],"ritStates":[{"region":name,"state":"OPENING",..,"server":"host:port"|null}],
+ *   "servers":[{"server":"host:port","startCode":n,"regions":[names]}
  *   | {"server":..,"startCode":n,"unreachable":"why"}]}
  * or {"at":epochMs,"ms":tookMs,"error":"why"} while the master does not answer (failover).
  * Regions are listed as the RegionServer itself reports them online (not the master's last report).
