@@ -14,7 +14,18 @@ const { processesOf } = require('./processes')
  * @returns {Record<string, string|number|boolean>}
  */
 function siteProperties (opts) {
-  return opts.cluster ? { ...commonProperties(opts), ...clusterProperties(opts) } : commonProperties(opts)
+  return { ...commonProperties(opts), ...(opts.cluster ? clusterProperties(opts) : standaloneProperties()) }
+}
+
+function standaloneProperties () {
+  return {
+    // Standalone mode ignores zookeeper.session.timeout and uses this key (10 s by default) for
+    // the sessions of its master and RegionServer with the ZooKeeper in the same JVM. A JVM
+    // paused for 5 s (GC, or SIGSTOP in the outage test) has both sides frozen; after SIGCONT the
+    // client may need a further reconnect, and a session past 10 s expires: the master aborts.
+    // 30 s is within the in-JVM ZooKeeper's maximum (20 ticks of 2 s).
+    'zookeeper.session.timeout.localHBaseCluster': 30000
+  }
 }
 
 function clusterProperties (opts) {

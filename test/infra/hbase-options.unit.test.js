@@ -19,6 +19,8 @@ describe('standalone (the default)', () => {
     expect(procs[0]).toMatchObject({ name: 'standalone', role: 'standalone', pidFile: path.join(STATE, 'hbase.pid'), logFile: path.join(STATE, 'logs', 'hbase.log'), heap: '1g', args: ['start'] })
     expect(bootstrapServers(opts)).toEqual(['127.0.0.1:16020', '127.0.0.1:16000'])
     expect(siteProperties(opts)['hbase.cluster.distributed']).toBe(false)
+    // Outlasts a 5 s freeze of the one JVM (the in-JVM ZooKeeper allows up to 40 s).
+    expect(siteProperties(opts)['zookeeper.session.timeout.localHBaseCluster']).toBe(30000)
   })
 
   test('single processes cannot be addressed', () => {
