@@ -21,6 +21,7 @@ const { loadSettings, describeEndpoints } = require('./config')
 const { createLogger } = require('./logging/logger')
 const { killAfterMs } = require('./api/shutdown-budget')
 const { servePrimary, workerLink } = require('./api/cluster-ipc')
+const { serverAdminToken } = require('./config/admin-token')
 
 const EXIT_LEFT_ON_DISK = 75
 const RESTART_WINDOW_MS = 60000
@@ -38,7 +39,12 @@ async function ensureEmbeddedHBase (settings, logger) {
   return info.bootstrap
 }
 
-async function runPrimary (settings, logger) {
+/**
+ * @param {any} settings
+ * @param {import('pino').Logger} logger
+ * @param {ReturnType<typeof serverAdminToken>} admin the admin API's token, handed to the workers
+ */
+async function runPrimary (settings, logger, admin) {
   let bootstrap = settings.hbase.bootstrap
   if (bootstrap.length === 0) bootstrap = await ensureEmbeddedHBase(settings, logger)
   const count = settings.workers > 0 ? settings.workers : os.availableParallelism()
@@ -48,7 +54,13 @@ async function runPrimary (settings, logger) {
   const tagOf = new WeakMap() // worker → its tag ("w1"); a replacement keeps the tag
 
   function fork (tag) {
-    tagOf.set(cluster.fork({ BEACON_HBASE_BOOTSTRAP: bootstrap.join(','), BEACON_WORKER_TAG: tag, BEACON_INSTANCE: instance }), tag)
+    const env = {
+      BEACON_HBASE_BOOTSTRAP: bootstrap.join(','),
+      BEACON_WORKER_TAG: tag,
+      BEACON_INSTANCE: instance,
+      BEACON_ADMIN_TOKEN: admin.token
+    }
+    tagOf.set(cluster.fork(env), tag)
   }
 
   cluster.on('exit', (worker, code, signal) => {
@@ -77,8 +89,17 @@ async function runPrimary (settings, logger) {
     const base = `http://localhost:${settings.port}`
     logger.info({ workers: count, port: settings.port, adminPort: settings.adminPort, hbase: bootstrap }, 'beacon ready')
     // A plain banner for the person who ran `npm start` (the JSON log above is for machines).
-    const lines = describeEndpoints(settings).map((e) => `  ${base}${e.path}?id=1&callback=EXAMPLE.process   (${e.source}, cache ${e.cache}, log ${e.accessLog.join('+') || 'none'})`)
-    process.stderr.write(`\nbeacon is ready (${count} workers, HBase at ${bootstrap.join(',')}). Try:\n${lines.join('\n')}\n  admin: http://localhost:${settings.adminPort}/healthz  /readyz  /metrics  /dashboard\n\n`)
+    const lines = describeEndpoints(settings).map((e) => {
+      const accessLog = e.accessLog.join('+') || 'none'
+      return `  ${base}${e.path}?id=1&callback=EXAMPLE.process   (${e.source}, cache ${e.cache}, log ${accessLog})`
+    })
+    const adminUrl = `http://localhost:${settings.adminPort}`
+    const tokenLine = admin.source === 'state'
+      ? `  admin token: ${admin.file} (${admin.created ? 'created' : 'kept'}, mode 0600; the CLI on this machine reads it)\n`
+      : ''
+    process.stderr.write(`\nbeacon is ready (${count} workers, HBase at ${bootstrap.join(',')}). Try:\n${lines.join('\n')}\n` +
+      `  admin: ${adminUrl}/healthz  /readyz  /metrics  /dashboard\n${tokenLine}` +
+      '  CLI:   npx beacon status; npx beacon log count --from -10m --id 1\n\n')
   })
 
   async function shutdown (reason, exitCode = 0) {
@@ -174,15 +195,17 @@ async function runWorker (settings, logger) {
 
 async function main () {
   let settings
+  let admin
   try {
     settings = loadSettings()
+    if (cluster.isPrimary) admin = serverAdminToken(settings)
   } catch (err) {
     console.error(`beacon: ${err.message}`)
     process.exit(1)
   }
   const logger = createLogger({ level: settings.logLevel })
   try {
-    if (cluster.isPrimary) await runPrimary(settings, logger)
+    if (cluster.isPrimary) await runPrimary(settings, logger, admin)
     else await runWorker(settings, logger)
   } catch (err) {
     logger.fatal({ err }, 'beacon failed to start')

@@ -17,7 +17,8 @@
  * interrupted (Ctrl-C during `log scan` / `log count`).
  *
  * Environment (contracts): BEACON_ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT or :4001),
- * BEACON_ADMIN_TOKEN (sent as a bearer token when set; the admin API decides what needs it:
+ * BEACON_ADMIN_TOKEN or BEACON_ADMIN_TOKEN_FILE (else, for a local admin URL, the state dir's
+ * token that `npm start` created: bin/admin-auth.js; the admin API decides what needs it:
  * /readyz, which `status` reads, does not); `journal replay`: BEACON_HBASE_BOOTSTRAP and the
  * settings (BEACON_CONFIG_FILE, config/).
  */
@@ -28,6 +29,7 @@ const { parseArgs } = require('node:util')
 const { DEFAULTS } = require('../config/defaults')
 const { logCommands } = require('./log')
 const { journalCommands } = require('./journal')
+const { authHeaders, unauthorizedHint } = require('./admin-auth')
 
 const EXIT = Object.freeze({ OK: 0, USAGE: 1, SERVER: 2, DIFFERENT: 3, ENTRIES_LEFT: 4, INTERRUPTED: 130 })
 
@@ -65,7 +67,12 @@ const COMMON = {
 
 /** @type {Command[]} */
 const COMMANDS = [
-  { words: 'config get', args: ['<id>'], summary: 'the toggles stored for an id', run: ([target], v, call) => call('GET', `/admin/config/${id(target)}`) },
+  {
+    words: 'config get',
+    args: ['<id>'],
+    summary: 'the toggles stored for an id',
+    run: ([target], v, call) => call('GET', `/admin/config/${id(target)}`)
+  },
   {
     words: 'config set',
     args: ['<id>', '<json>|@file.json'],
@@ -85,7 +92,10 @@ const COMMANDS = [
     words: 'config list',
     args: [],
     summary: 'list stored ids, in order',
-    options: { start: { type: 'string', arg: '<id>', help: 'the first id to list' }, limit: { type: 'string', arg: '<n>', help: 'at most n ids (default 100, at most 1000)' } },
+    options: {
+      start: { type: 'string', arg: '<id>', help: 'the first id to list' },
+      limit: { type: 'string', arg: '<n>', help: 'at most n ids (default 100, at most 1000)' }
+    },
     run: (args, values, call) => {
       const q = new URLSearchParams()
       if (values.start) q.set('start', values.start)
@@ -93,7 +103,12 @@ const COMMANDS = [
       return call('GET', `/admin/config?${q}`)
     }
   },
-  { words: 'endpoint list', args: [], summary: 'every endpoint and whether this host serves it', run: (a, v, call) => call('GET', '/admin/endpoints') },
+  {
+    words: 'endpoint list',
+    args: [],
+    summary: 'every endpoint and whether this host serves it',
+    run: (a, v, call) => call('GET', '/admin/endpoints')
+  },
   ...['enable', 'disable'].map((action) => ({
     words: `endpoint ${action}`,
     args: ['<name>'],
@@ -156,7 +171,10 @@ function synopsis (command) {
 }
 
 function optionLines (options) {
-  return Object.entries(options).map(([name, o]) => `  ${((o.short ? `-${o.short}, ` : '    ') + `--${name}` + (o.arg ? ' ' + o.arg : '')).padEnd(22)}${o.help}`)
+  return Object.entries(options).map(([name, o]) => {
+    const flags = (o.short ? `-${o.short}, ` : '    ') + `--${name}` + (o.arg ? ' ' + o.arg : '')
+    return `  ${flags.padEnd(22)}${o.help}`
+  })
 }
 
 // A synopsis longer than this gets its summary on the next line.
@@ -169,7 +187,9 @@ function generalHelp () {
     'usage: beacon <command> [options]',
     '',
     'commands:',
-    ...rows.map(([s, summary]) => s.length > SYNOPSIS_WIDTH ? `  ${s}\n  ${''.padEnd(width)}  ${summary}` : `  ${s.padEnd(width)}  ${summary}`),
+    ...rows.map(([s, summary]) => s.length > SYNOPSIS_WIDTH
+      ? `  ${s}\n  ${''.padEnd(width)}  ${summary}`
+      : `  ${s.padEnd(width)}  ${summary}`),
     '',
     'options (every command; the journal commands take no --url):',
     ...optionLines(COMMON),
@@ -178,6 +198,8 @@ function generalHelp () {
     'environment:',
     `  BEACON_ADMIN_URL      the admin API (default http://127.0.0.1:$ADMIN_PORT, port ${DEFAULTS.adminPort})`,
     '  BEACON_ADMIN_TOKEN    bearer token for /admin/*; status needs none',
+    '  BEACON_ADMIN_TOKEN_FILE  a file holding it; with neither, a local admin URL uses the token',
+    '                        `npm start` keeps in the state dir ($BEACON_STATE_DIR/admin-token)',
     '  BEACON_HBASE_BOOTSTRAP  the HBase journal replay writes to (else the settings\', else the local one)',
     '',
     'exit codes: 0 ok, 1 usage error, 2 server or auth error (unreachable, an error answer, not ready; ' +
@@ -233,12 +255,11 @@ function findCommand (argv) {
  */
 function caller (base) {
   return async function call (method, urlPath, { body, okStatuses = [] } = {}) {
-    const token = process.env.BEACON_ADMIN_TOKEN
     let res
     try {
       res = await fetch(new URL(urlPath, base), {
         method,
-        headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+        headers: { ...authHeaders(base), ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
         body,
         signal: AbortSignal.timeout(10000)
       })
@@ -246,7 +267,7 @@ function caller (base) {
       throw unreachable(base, (err.cause && err.cause.code) || err.message)
     }
     const text = await res.text()
-    if (!res.ok && !okStatuses.includes(res.status)) throw answerError(res.status, text)
+    if (!res.ok && !okStatuses.includes(res.status)) throw answerError(res.status, text, EXIT.SERVER, base)
     return text ? JSON.parse(text) : null
   }
 }
@@ -256,12 +277,13 @@ function caller (base) {
  * @param {number} status
  * @param {string} text the body
  * @param {number} [exitCode] default 2 (server or auth)
+ * @param {string} [base] the admin API that answered (for the hint)
  * @returns {CliError}
  */
-function answerError (status, text, exitCode = EXIT.SERVER) {
+function answerError (status, text, exitCode = EXIT.SERVER, base) {
   let message = text
   try { message = JSON.parse(text).error.message } catch {}
-  const hint = status === 401 ? (process.env.BEACON_ADMIN_TOKEN ? ' (check BEACON_ADMIN_TOKEN)' : ' (set BEACON_ADMIN_TOKEN)') : ''
+  const hint = status === 401 && base ? unauthorizedHint(base) : ''
   return new CliError(`${status}: ${message}${hint}`, exitCode)
 }
 
@@ -322,7 +344,13 @@ async function execute (argv) {
     const value = await command.run(positionals, values)
     return command.format ? { value, ...command.format(value, values) } : { value, text: JSON.stringify(value, null, 2), code: EXIT.OK }
   }
-  const base = /** @type {string|undefined} */ (values.url) || process.env.BEACON_ADMIN_URL || `http://127.0.0.1:${process.env.ADMIN_PORT || DEFAULTS.adminPort}`
+  const localUrl = `http://127.0.0.1:${process.env.ADMIN_PORT || DEFAULTS.adminPort}`
+  const base = /** @type {string|undefined} */ (values.url) || process.env.BEACON_ADMIN_URL || localUrl
+  try {
+    authHeaders(base)
+  } catch (err) {
+    throw new CliError(err.message, EXIT.SERVER)
+  }
   const value = await command.run(positionals, values, caller(base), base)
   if (command.format) return { value, ...command.format({ ...value, url: base }, values) }
   return { value, text: value === null || value === undefined ? null : JSON.stringify(value, null, 2), code: EXIT.OK }

@@ -22,6 +22,7 @@
 const http = require('node:http')
 const https = require('node:https')
 const { once } = require('node:events')
+const { authHeaders } = require('./admin-auth')
 
 const TTY_PROGRESS_MS = 1000
 const PIPE_PROGRESS_MS = 10000
@@ -31,7 +32,13 @@ const PIPE_PROGRESS_MS = 10000
  * @type {Record<string, { type: 'string', arg: string, help: string, required?: boolean }>}
  */
 const RANGE_OPTIONS = {
-  from: { type: 'string', arg: '<time>', required: true, help: 'start, included: ISO-8601 (2026-01-31T12:00:00Z; UTC when no offset), 13-digit epoch ms, or relative to the server\'s now: -30s, -15m, -2h, -1d, -1w, now' },
+  from: {
+    type: 'string',
+    arg: '<time>',
+    required: true,
+    help: 'start, included: ISO-8601 (2026-01-31T12:00:00Z; UTC when no offset), 13-digit epoch ms, ' +
+      'or relative to the server\'s now: -30s, -15m, -2h, -1d, -1w, now'
+  },
   to: { type: 'string', arg: '<time>', help: 'end, excluded (default now)' },
   endpoint: { type: 'string', arg: '<name>', help: 'only rows of this endpoint' },
   id: { type: 'string', arg: '<id>', help: 'only rows of this id (exact)' },
@@ -77,7 +84,8 @@ function progressLine (stream) {
       const now = Date.now()
       if (now - last < every) return
       last = now
-      const text = `beacon: ${rows.toLocaleString('en-US')} rows${upTo ? `, up to ${new Date(upTo).toISOString()}` : ''}, ${((now - started) / 1000).toFixed(1)} s`
+      const upToText = upTo ? `, up to ${new Date(upTo).toISOString()}` : ''
+      const text = `beacon: ${rows.toLocaleString('en-US')} rows${upToText}, ${((now - started) / 1000).toFixed(1)} s`
       stream.write(tty ? `\r${text}\x1b[K` : `${text}\n`)
       drawn = true
     },
@@ -96,9 +104,8 @@ function progressLine (stream) {
  */
 function get (base, urlPath, signal) {
   const url = new URL(urlPath, base)
-  const token = process.env.BEACON_ADMIN_TOKEN
   return new Promise((resolve, reject) => {
-    const req = (url.protocol === 'https:' ? https : http).get(url, { headers: token ? { Authorization: `Bearer ${token}` } : {}, signal }, resolve)
+    const req = (url.protocol === 'https:' ? https : http).get(url, { headers: authHeaders(base), signal }, resolve)
     req.on('error', reject)
   })
 }
@@ -138,7 +145,7 @@ async function streamBody (res, { out, err, signal }) {
 /**
  * @param {{ usageError: (message: string) => Error, CliError: new (message: string, code: number) => Error,
  *   EXIT: { OK: number, USAGE: number, SERVER: number, DIFFERENT: number, INTERRUPTED: number },
- *   answerError: (status: number, text: string, exitCode?: number) => Error,
+ *   answerError: (status: number, text: string, exitCode?: number, base?: string) => Error,
  *   unreachable: (base: string, cause: string) => Error }} cli bin/beacon.js's helpers
  * @returns {Array<import('./beacon').Command>}
  */
@@ -165,7 +172,7 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
     }
     const status = res.statusCode || 0
     if (status >= 200 && status < 300) return res
-    throw answerError(status, await readText(res), status === 400 ? EXIT.USAGE : EXIT.SERVER)
+    throw answerError(status, await readText(res), status === 400 ? EXIT.USAGE : EXIT.SERVER, base)
   }
 
   /**
@@ -275,19 +282,25 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
         const q = queryOf(values, ['from', 'to'])
         return interruptible(async (signal) => JSON.parse(await readText(await open(base, `/admin/log/check?${q}`, signal))))
       },
-      format: (value, values) => ({ text: values.json ? JSON.stringify(withoutUrl(value)) : checkLines(value), code: value.exact ? EXIT.OK : EXIT.DIFFERENT })
+      format: (value, values) => ({
+        text: values.json ? JSON.stringify(withoutUrl(value)) : checkLines(value),
+        code: value.exact ? EXIT.OK : EXIT.DIFFERENT
+      })
     }
   ]
 }
 
 /**
- * @param {{ exact: boolean, from: string, to: string, minutes: number, rows: number, marked: string[], differences: Array<{ minute: string, group: string, raw: number, rollup: number, marked: boolean }> }} value
+ * @param {{ exact: boolean, from: string, to: string, minutes: number, rows: number, marked: string[],
+ *   differences: Array<{ minute: string, group: string, raw: number, rollup: number, marked: boolean }> }} value
  * @returns {string}
  */
 function checkLines (value) {
   const lines = [`${value.exact ? 'exact' : 'DIFFERENT'}: ${value.minutes} minutes, ${value.rows} rows  ${value.from} .. ${value.to}` +
     (value.marked.length ? `; ${value.marked.length} minute(s) still being counted` : '')]
-  for (const d of value.differences) lines.push(`  ${d.minute}  ${d.group}  raw ${d.raw}  rollup ${d.rollup}${d.marked ? '  (marked: being counted again)' : ''}`)
+  for (const d of value.differences) {
+    lines.push(`  ${d.minute}  ${d.group}  raw ${d.raw}  rollup ${d.rollup}${d.marked ? '  (marked: being counted again)' : ''}`)
+  }
   return lines.join('\n')
 }
 
@@ -297,7 +310,8 @@ function withoutUrl ({ url, ...rest }) {
 }
 
 /**
- * @param {{ total: number, from: string, to: string, filters?: Record<string, any>, groups?: Array<{ key: string, count: number }>, truncated?: boolean }} value
+ * @param {{ total: number, from: string, to: string, filters?: Record<string, any>,
+ *   groups?: Array<{ key: string, count: number }>, truncated?: boolean }} value
  * @returns {string}
  */
 function countLines (value) {

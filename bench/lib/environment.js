@@ -10,6 +10,7 @@
  * loopback HBase is brought up if needed and always left running (others use it).
  */
 
+const crypto = require('node:crypto')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -34,7 +35,8 @@ const EXTRA_ROLES = Object.freeze({ app2: 'second app host', lb: 'HAProxy' })
  * @param {'auto'|'netns'|'loopback'} wanted
  * @param {{ log: (line: string) => void, extraHosts: string[] }} io extraHosts: optional hosts
  *   (app2, lb) besides app, mon and hbase
- * @returns {Promise<{ mode: 'netns'|'loopback', topology: any, namespaces?: Record<string, string>|null, reason: string|null, netem: any }>}
+ * @returns {Promise<{ mode: 'netns'|'loopback', topology: any, namespaces?: Record<string, string>|null,
+ *   reason: string|null, netem: any }>}
  */
 async function chooseTopology (wanted, { log, extraHosts }) {
   if (wanted === 'loopback') return { mode: 'loopback', topology: null, reason: 'loopback requested (--topology loopback)', netem: null }
@@ -81,7 +83,13 @@ async function createEnvironment (options) {
 
   /** infra/topology/delay-proxy.js on `host`, from `listen` to `target`, `delayMs` each way. */
   async function startRelay (host, listen, target, delayMs = 0) {
-    const args = [DELAY_PROXY, '--listen', `${listen.host}:${listen.port}`, '--target', `${target.host}:${target.port}`, '--delay-ms', String(delayMs), ...(delayMs ? [] : ['--no-handshake'])]
+    const args = [
+      DELAY_PROXY,
+      '--listen', `${listen.host}:${listen.port}`,
+      '--target', `${target.host}:${target.port}`,
+      '--delay-ms', String(delayMs),
+      ...(delayMs ? [] : ['--no-handshake'])
+    ]
     const child = track(spawnOn(host)(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] }))
     const { listening } = await firstJsonLine(child, 10000, `delay proxy on ${host}`)
     return {
@@ -108,11 +116,15 @@ async function createEnvironment (options) {
       fs.copyFileSync(shared.classpathFile, hbaseOptions.classpathFile)
     }
     const before = await hbase.status(hbaseOptions)
-    log(`bench: HBase in ${choice.namespaces.hbase} (${hbaseOptions.host}), state ${path.relative(ROOT, hbaseOptions.stateDir)}${before.running ? `, already running (pid ${before.pid})` : ', starting'}`)
+    const stateDir = path.relative(ROOT, hbaseOptions.stateDir)
+    const starting = before.running ? `, already running (pid ${before.pid})` : ', starting'
+    log(`bench: HBase in ${choice.namespaces.hbase} (${hbaseOptions.host}), state ${stateDir}${starting}`)
     // HBase's standalone ZooKeeper binds to the host address only, but its startup check polls
     // localhost:<zkPort> and gives up after 30 s. Until infra/hbase binds both, a plain TCP relay
     // (the delay proxy at 0 ms) from 127.0.0.1 to that address in the namespace answers the check.
-    const relay = before.running ? null : await startRelay('hbase', { host: '127.0.0.1', port: hbaseOptions.zkPort }, { host: hbaseOptions.host, port: hbaseOptions.zkPort })
+    const zkLocal = { host: '127.0.0.1', port: hbaseOptions.zkPort }
+    const zkHost = { host: hbaseOptions.host, port: hbaseOptions.zkPort }
+    const relay = before.running ? null : await startRelay('hbase', zkLocal, zkHost)
     const child = spawnOn('hbase')(process.execPath, [HBASE_CLI, 'up'], {
       env: { ...process.env, BEACON_HBASE_HOST: hbaseOptions.host, BEACON_HBASE_STATE_DIR: hbaseOptions.stateDir },
       stdio: ['ignore', 'pipe', 'pipe']
@@ -140,6 +152,8 @@ async function createEnvironment (options) {
     ADMIN_PORT: String(port + 1),
     HOST: appHost,
     ADMIN_HOST: appHost,
+    // An admin API beyond loopback (a namespace's address) starts only with a token of its own.
+    BEACON_ADMIN_TOKEN: options.env.BEACON_ADMIN_TOKEN || crypto.randomBytes(16).toString('hex'),
     BEACON_WORKERS: String(options.workers),
     BEACON_HBASE_BOOTSTRAP: bootstrap.join(',')
   }
@@ -151,10 +165,12 @@ async function createEnvironment (options) {
    * @param {string} [host]
    */
   async function startServer (probePath, host = 'app') {
+    const stateDir = path.join(options.env.BEACON_STATE_DIR || path.join(ROOT, '.state'), `host-${host}`)
     const env = host === 'app'
       ? serverEnv
-      : { ...serverEnv, HOST: address(host), ADMIN_HOST: address(host), BEACON_STATE_DIR: path.join(options.env.BEACON_STATE_DIR || path.join(ROOT, '.state'), `host-${host}`) }
-    const server = track(startNode(path.join(ROOT, 'server.js'), [], { env, log, name: host === 'app' ? 'beacon' : `beacon@${host}`, spawnFn: spawnOn(host) }))
+      : { ...serverEnv, HOST: address(host), ADMIN_HOST: address(host), BEACON_STATE_DIR: stateDir }
+    const name = host === 'app' ? 'beacon' : `beacon@${host}`
+    const server = track(startNode(path.join(ROOT, 'server.js'), [], { env, log, name, spawnFn: spawnOn(host) }))
     await waitForHttp(`http://${address(host)}:${port}${probePath}`, { child: server })
     return server
   }
@@ -187,7 +203,9 @@ async function createEnvironment (options) {
   }
 
   async function startBaseline () {
-    const baseline = track(startNode(path.join(ROOT, 'bench', 'baseline-server.js'), [String(baselinePort), String(options.workers), appHost], { log, name: 'baseline', spawnFn: spawnOn('app') }))
+    const script = path.join(ROOT, 'bench', 'baseline-server.js')
+    const args = [String(baselinePort), String(options.workers), appHost]
+    const baseline = track(startNode(script, args, { log, name: 'baseline', spawnFn: spawnOn('app') }))
     await waitForHttp(`http://${appHost}:${baselinePort}/`, { child: baseline })
     return baseline
   }
@@ -200,10 +218,16 @@ async function createEnvironment (options) {
    * @returns {Promise<object>} the worker's summary plus `sampled` (per role CPU and RSS)
    */
   async function load (job, { target, serverPid, serverPids = [serverPid], lbPid }) {
-    const child = track(spawnOn('mon')(process.execPath, [LOAD_WORKER, JSON.stringify({ ...job, host: target.host, port: target.port })], { stdio: ['ignore', 'pipe', 'pipe'] }))
+    const workerJob = JSON.stringify({ ...job, host: target.host, port: target.port })
+    const child = track(spawnOn('mon')(process.execPath, [LOAD_WORKER, workerJob], { stdio: ['ignore', 'pipe', 'pipe'] }))
     let stderr = ''
     child.stderr.on('data', (c) => { stderr += c })
-    const sampler = createSampler({ app: () => serverPids, hbase: () => [hbasePidNow], loadgen: () => [child.pid], ...(lbPid ? { lb: () => [lbPid] } : {}) })
+    const sampler = createSampler({
+      app: () => serverPids,
+      hbase: () => [hbasePidNow],
+      loadgen: () => [child.pid],
+      ...(lbPid ? { lb: () => [lbPid] } : {})
+    })
     sampler.start()
     const timeoutMs = (job.durationMs || 0) + (job.timeoutMs || 10000) + 120000
     try {
@@ -236,7 +260,9 @@ async function createEnvironment (options) {
       const o = t.options
       const ends = [[['ip', 'netns', 'exec', o.hosts.mon.netns, 'tc'], o.innerIfname], [['tc'], o.hosts.mon.veth]]
       const tc = (prefix, args) => new Promise((resolve, reject) => {
-        execFile(prefix[0], [...prefix.slice(1), ...args], (err, so, se) => (err ? reject(new Error(`${prefix.join(' ')} ${args.join(' ')}: ${se || err.message}`)) : resolve()))
+        execFile(prefix[0], [...prefix.slice(1), ...args], (err, so, se) => (
+          err ? reject(new Error(`${prefix.join(' ')} ${args.join(' ')}: ${se || err.message}`)) : resolve()
+        ))
       })
       for (const [prefix, dev] of ends) await tc(prefix, ['qdisc', 'add', 'dev', dev, 'root', 'netem', 'delay', `${delayMs}ms`])
       return {
@@ -248,7 +274,13 @@ async function createEnvironment (options) {
       }
     }
     const proxy = await startDelayProxy(appTarget, listenPort, delayMs)
-    return { method: `infra/topology/delay-proxy.js on the mon host in front of the app, ${delayMs} ms each way${netns ? '' : ' (loopback)'}; tc netem ${netns ? 'is not available on this kernel' : 'needs the netns topology'}`, target: { host: proxy.host, port: proxy.port }, stop: proxy.stop }
+    const where = netns ? '' : ' (loopback)'
+    const netem = netns ? 'is not available on this kernel' : 'needs the netns topology'
+    return {
+      method: `infra/topology/delay-proxy.js on the mon host in front of the app, ${delayMs} ms each way${where}; tc netem ${netem}`,
+      target: { host: proxy.host, port: proxy.port },
+      stop: proxy.stop
+    }
   }
 
   /** Stops everything this environment started (the netns HBase only if it started it). */
@@ -273,9 +305,14 @@ async function createEnvironment (options) {
     mode: choice.mode,
     describe: () => ({
       topology: netns
-        ? `netns (HBase in ${choice.namespaces.hbase} ${address('hbase')}, server in ${choice.namespaces.app} ${appHost}, load generator in ${choice.namespaces.mon} ${address('mon')}${extras.map((h) => `, ${EXTRA_ROLES[h]} in ${choice.namespaces[h]} ${address(h)}`).join('')}; one machine's cores shared)`
-        : `loopback (single host: load generator, server and HBase share the cores${extras.map((h) => `; ${EXTRA_ROLES[h]} on ${address(h)}`).join('')}${choice.reason ? `; ${choice.reason}` : ''})`,
-      netem: choice.netem ? (choice.netem.available ? 'available' : `unavailable (${choice.netem.reason}); cross-zone uses the userspace delay proxy`) : 'not applicable on loopback; cross-zone uses the userspace delay proxy',
+        ? `netns (HBase in ${choice.namespaces.hbase} ${address('hbase')}, server in ${choice.namespaces.app} ${appHost}, ` +
+          `load generator in ${choice.namespaces.mon} ${address('mon')}` +
+          `${extras.map((h) => `, ${EXTRA_ROLES[h]} in ${choice.namespaces[h]} ${address(h)}`).join('')}; one machine's cores shared)`
+        : 'loopback (single host: load generator, server and HBase share the cores' +
+          `${extras.map((h) => `; ${EXTRA_ROLES[h]} on ${address(h)}`).join('')}${choice.reason ? `; ${choice.reason}` : ''})`,
+      netem: choice.netem
+        ? (choice.netem.available ? 'available' : `unavailable (${choice.netem.reason}); cross-zone uses the userspace delay proxy`)
+        : 'not applicable on loopback; cross-zone uses the userspace delay proxy',
       pinning: pins.length ? pins.map(([h, p]) => `${h}=${p}`).join(', ') : null
     }),
     hbaseOptions,

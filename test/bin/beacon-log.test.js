@@ -4,6 +4,8 @@
 // in a child process against a real beacon on the real HBase. Rows come from the real sink
 // (sample5 requests) and from the client (a large range in the past).
 
+const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
 const { execFile, spawn } = require('node:child_process')
 const { startBeacon, request } = require('../support/beacon')
@@ -19,6 +21,9 @@ const N = 37
 const BIG_FROM = Date.UTC(2025, 4, 1, 12)
 const BIG_ROWS = 20000
 
+// A state dir of its own, so that no token `npm start` left in the checkout's is read.
+const STATE_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-cli-state-'))
+
 let app
 let env
 let deadUrl // nobody listens there
@@ -26,7 +31,8 @@ let deadUrl // nobody listens there
 /** @returns {Promise<{ code: number, stdout: string, stderr: string }>} */
 function cli (args, extraEnv = env) {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...extraEnv }, timeout: 30000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+    const childEnv = { PATH: process.env.PATH, BEACON_STATE_DIR: STATE_DIR, ...extraEnv }
+    execFile(process.execPath, [CLI, ...args], { env: childEnv, timeout: 30000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       resolve({ code: err ? err.code : 0, stdout, stderr })
     })
   })
@@ -37,14 +43,18 @@ async function writeBigRows (beacon) {
   const ua = 'u'.repeat(512)
   const puts = Array.from({ length: BIG_ROWS }, (_, i) => {
     const ts = BIG_FROM + i * 100
-    return { row: accessLogRowKey(i % 16, ts, `big-${i}`), cells: { l: { e: serializeEntry(accessEntry({ ts, endpoint: 'sample5', id: String(i % 7), status: 200, ms: 1, ua, ref: ua })) } } }
+    const entry = accessEntry({ ts, endpoint: 'sample5', id: String(i % 7), status: 200, ms: 1, ua, ref: ua })
+    return { row: accessLogRowKey(i % 16, ts, `big-${i}`), cells: { l: { e: serializeEntry(entry) } } }
   })
   expect((await beacon.client.multiPut(beacon.accessLogTable, puts, { timeout: 30000 })).filter(Boolean)).toEqual([])
 }
 
 /** Starts `beacon log scan` over the big range; resolves once its first rows are out, reading paused. */
 async function pausedScan (beacon) {
-  const child = spawn(process.execPath, [CLI, 'log', 'scan', '--from', new Date(BIG_FROM).toISOString(), '--to', new Date(BIG_FROM + BIG_ROWS * 100).toISOString()], { env: { PATH: process.env.PATH, BEACON_ADMIN_URL: beacon.adminUrl, BEACON_ADMIN_TOKEN: TOKEN } })
+  const range = ['--from', new Date(BIG_FROM).toISOString(), '--to', new Date(BIG_FROM + BIG_ROWS * 100).toISOString()]
+  const child = spawn(process.execPath, [CLI, 'log', 'scan', ...range], {
+    env: { PATH: process.env.PATH, BEACON_STATE_DIR: STATE_DIR, BEACON_ADMIN_URL: beacon.adminUrl, BEACON_ADMIN_TOKEN: TOKEN }
+  })
   let stderr = ''
   child.stderr.on('data', (chunk) => { stderr += chunk })
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stderr })))
@@ -70,6 +80,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (app) await app.close()
+  fs.rmSync(STATE_DIR, { recursive: true, force: true })
 })
 
 describe('the contracts scripts rely on', () => {
@@ -101,7 +112,8 @@ test('scan: --to, --limit, --after, --csv, --status and --endpoint', async () =>
   const rows = ten.stdout.trim().split('\n').map((l) => JSON.parse(l))
   expect(rows.map((r) => r.ts)).toEqual(Array.from({ length: 10 }, (_, i) => BIG_FROM + i * 100))
   const page1 = (await cli(['log', 'scan', '--from', from, '--to', to, '--limit', '4'])).stdout.trim().split('\n').map((l) => JSON.parse(l))
-  const page2 = (await cli(['log', 'scan', '--from', from, '--to', to, '--limit', '4', '--after', page1[3].key])).stdout.trim().split('\n').map((l) => JSON.parse(l))
+  const page2 = (await cli(['log', 'scan', '--from', from, '--to', to, '--limit', '4', '--after', page1[3].key]))
+    .stdout.trim().split('\n').map((l) => JSON.parse(l))
   expect([...page1, ...page2]).toEqual(rows.slice(0, 8))
   const csv = await cli(['log', 'scan', '--from', from, '--to', to, '--csv', '--id', '3', '--status', '200', '--endpoint', 'sample5'])
   expect(csv.code).toBe(0)
@@ -118,9 +130,15 @@ test('count: text with groups by default, --json, --by minute', async () => {
   expect(text.code).toBe(0)
   const lines = text.stdout.trimEnd().split('\n')
   expect(lines[0]).toBe(`1200 rows  ${from} .. ${to}`)
-  expect(lines.slice(1).map((l) => l.trim().split(/\s+/))).toEqual([['0', '172'], ['1', '172'], ['2', '172'], ['3', '171'], ['4', '171'], ['5', '171'], ['6', '171']])
+  expect(lines.slice(1).map((l) => l.trim().split(/\s+/))).toEqual([
+    ['0', '172'], ['1', '172'], ['2', '172'], ['3', '171'], ['4', '171'], ['5', '171'], ['6', '171']
+  ])
   const json = JSON.parse((await cli(['log', 'count', '--from', from, '--to', to, '--by', 'minute', '--json'])).stdout)
-  expect(json).toMatchObject({ total: 1200, by: 'minute', groups: [{ key: from, count: 600 }, { key: new Date(BIG_FROM + 60000).toISOString(), count: 600 }] })
+  expect(json).toMatchObject({
+    total: 1200,
+    by: 'minute',
+    groups: [{ key: from, count: 600 }, { key: new Date(BIG_FROM + 60000).toISOString(), count: 600 }]
+  })
 })
 
 test('--help for both: usage, the times they take, examples; exit 0 without asking a server', async () => {
@@ -166,7 +184,11 @@ describe('exit codes', () => {
 
   test('2: no token, a wrong token, nobody listening', async () => {
     const noToken = await cli(['log', 'count', '--from', '-1h'], { BEACON_ADMIN_URL: app.adminUrl })
-    expect(noToken).toEqual({ code: 2, stdout: '', stderr: 'beacon: 401: a valid bearer token is required (set BEACON_ADMIN_TOKEN)\n' })
+    expect(noToken).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'beacon: 401: a valid bearer token is required (set BEACON_ADMIN_TOKEN or BEACON_ADMIN_TOKEN_FILE)\n'
+    })
     const wrong = await cli(['log', 'scan', '--from', '-1h'], { BEACON_ADMIN_URL: app.adminUrl, BEACON_ADMIN_TOKEN: 'nope' })
     expect(wrong).toMatchObject({ code: 2, stdout: '' })
     const nobody = await cli(['log', 'scan', '--from', '-1h'], { BEACON_ADMIN_URL: deadUrl, BEACON_ADMIN_TOKEN: TOKEN })
@@ -229,7 +251,11 @@ describe('beacon log check', () => {
     expect(a.differences.every((d) => d.marked)).toBe(true)
 
     const { rollupsAgainstRaw } = require('../support/rollups')
-    const done = await rollupsAgainstRaw({ bootstrap: rolled.client.options.bootstrap, logTable: rolled.accessLogTable, from: Date.now() - 10 * 60000 })
+    const done = await rollupsAgainstRaw({
+      bootstrap: rolled.client.options.bootstrap,
+      logTable: rolled.accessLogTable,
+      from: Date.now() - 10 * 60000
+    })
     expect(done.differences).toEqual([])
     const after = await check(['--from', '-10m', '--json'])
     expect(after.code).toBe(0)

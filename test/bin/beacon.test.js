@@ -21,17 +21,23 @@ const VERSION = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'pac
 const TOKEN = 'cli-token-0123456789'
 const ID = `cli${process.pid}`
 const CONFIG_TABLE = uniqueTable('cfg')
-const COMMANDS = ['config get', 'config set', 'config delete', 'config list', 'endpoint list', 'endpoint enable', 'endpoint disable', 'status']
+const COMMANDS = [
+  'config get', 'config set', 'config delete', 'config list', 'endpoint list', 'endpoint enable', 'endpoint disable', 'status'
+]
+
+// A state dir of its own, so that no token `npm start` left in the checkout's is read.
+const STATE_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-cli-state-'))
 
 let app, down, deadUrl
 
 /**
- * Runs the CLI with only the environment given (plus PATH).
+ * Runs the CLI with only the environment given (plus PATH and an empty state dir).
  * @returns {Promise<{ code: number, stdout: string, stderr: string }>}
  */
 function cli (args, env = {}) {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env }, timeout: 20000 }, (err, stdout, stderr) => {
+    const childEnv = { PATH: process.env.PATH, BEACON_STATE_DIR: STATE_DIR, ...env }
+    execFile(process.execPath, [CLI, ...args], { env: childEnv, timeout: 20000 }, (err, stdout, stderr) => {
       resolve({ code: err ? err.code : 0, stdout, stderr })
     })
   })
@@ -85,6 +91,7 @@ afterAll(async () => {
   const admin = testClient()
   await admin.admin.deleteTable(CONFIG_TABLE).catch(() => {})
   await admin.close()
+  fs.rmSync(STATE_DIR, { recursive: true, force: true })
 })
 
 test('--help, -h and help: every command, exit 0, nothing asked of a server', async () => {
@@ -139,7 +146,8 @@ test('status: one line per check, no token needed; --json; --url and ADMIN_PORT 
   expect(res.code).toBe(0)
   const lines = res.stdout.trimEnd().split('\n')
   expect(lines[0]).toBe(`ready  ${app.adminUrl}`)
-  expect(lines.slice(1).map((l) => l.trim().split(/\s+/)[0]).sort()).toEqual(['accessLog.file', 'accessLog.hbase', 'cachedConfigs', 'hbase'])
+  const checks = lines.slice(1).map((l) => l.trim().split(/\s+/)[0]).sort()
+  expect(checks).toEqual(['accessLog.file', 'accessLog.hbase', 'cachedConfigs', 'hbase'])
   expect(lines).toContainEqual(expect.stringMatching(/^ {2}hbase +reachable$/))
   expect(lines).toContainEqual(expect.stringMatching(/^ {2}accessLog\.hbase +ok$/))
 
@@ -164,7 +172,7 @@ test('status of a host that is not ready: its checks, exit 2', async () => {
 test('server and auth errors exit 2: no token, a wrong token, an error answer, nobody listening', async () => {
   const noToken = await cli(['config', 'get', '1'], { BEACON_ADMIN_URL: app.adminUrl })
   expect(noToken).toMatchObject({ code: 2, stdout: '' })
-  expect(noToken.stderr).toBe('beacon: 401: a valid bearer token is required (set BEACON_ADMIN_TOKEN)\n')
+  expect(noToken.stderr).toBe('beacon: 401: a valid bearer token is required (set BEACON_ADMIN_TOKEN or BEACON_ADMIN_TOKEN_FILE)\n')
   const wrong = await cli(['endpoint', 'list'], { BEACON_ADMIN_URL: app.adminUrl, BEACON_ADMIN_TOKEN: 'nope' })
   expect(wrong.code).toBe(2)
   expect(wrong.stderr).toMatch(/401: a valid bearer token is required \(check BEACON_ADMIN_TOKEN\)/)
@@ -174,6 +182,30 @@ test('server and auth errors exit 2: no token, a wrong token, an error answer, n
   const nobody = await cli(['config', 'list'], { BEACON_ADMIN_URL: deadUrl, BEACON_ADMIN_TOKEN: TOKEN })
   expect(nobody.code).toBe(2)
   expect(nobody.stderr).toBe(`beacon: cannot reach ${deadUrl}: ECONNREFUSED\n`)
+})
+
+test('the token from BEACON_ADMIN_TOKEN_FILE, else from the state dir `npm start` keeps, else none', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-cli-token-'))
+  try {
+    fs.writeFileSync(path.join(dir, 'admin-token'), TOKEN + '\n', { mode: 0o600 })
+    const fromState = await cli(['endpoint', 'list'], { BEACON_ADMIN_URL: app.adminUrl, BEACON_STATE_DIR: dir })
+    expect(fromState).toMatchObject({ code: 0, stderr: '' })
+    expect(JSON.parse(fromState.stdout).endpoints.map((e) => e.name)).toContain('sample5')
+
+    fs.writeFileSync(path.join(dir, 'named'), 'nope\n')
+    const named = { BEACON_ADMIN_URL: app.adminUrl, BEACON_STATE_DIR: dir, BEACON_ADMIN_TOKEN_FILE: path.join(dir, 'named') }
+    const wins = await cli(['endpoint', 'list'], named) // the named file wins over the state dir's
+    expect(wins.code).toBe(2)
+    expect(wins.stderr).toMatch(/401: .*\(check the token in .*named, or set BEACON_ADMIN_TOKEN\)/)
+    const env = await cli(['endpoint', 'list'], { ...named, BEACON_ADMIN_TOKEN: TOKEN }) // the environment wins over both
+    expect(env.code).toBe(0)
+
+    const missing = await cli(['endpoint', 'list'], { ...named, BEACON_ADMIN_TOKEN_FILE: path.join(dir, 'none') })
+    expect(missing).toMatchObject({ code: 2, stdout: '' })
+    expect(missing.stderr).toMatch(/^beacon: cannot read the admin token file .*none: ENOENT\n$/)
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
 })
 
 test('the existing commands, flags and env names still work (exit 0, JSON out)', async () => {
@@ -188,5 +220,9 @@ test('the existing commands, flags and env names still work (exit 0, JSON out)',
   expect(JSON.parse((await cli(['endpoint', 'disable', 'sample2'], env)).stdout)).toEqual({ endpoint: 'sample2', enabled: false })
   expect(JSON.parse((await cli(['endpoint', 'list'], env)).stdout).endpoints).toContainEqual({ name: 'sample2', enabled: false })
   expect(JSON.parse((await cli(['endpoint', 'enable', 'sample2'], env)).stdout)).toEqual({ endpoint: 'sample2', enabled: true })
-  expect(await cli(['config', 'delete', ID], env)).toEqual({ code: 0, stdout: JSON.stringify({ id: ID, deleted: true }, null, 2) + '\n', stderr: '' })
+  expect(await cli(['config', 'delete', ID], env)).toEqual({
+    code: 0,
+    stdout: JSON.stringify({ id: ID, deleted: true }, null, 2) + '\n',
+    stderr: ''
+  })
 })

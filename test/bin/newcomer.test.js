@@ -1,0 +1,86 @@
+'use strict'
+
+// A newcomer's first minutes, as README's quick start has them: `npm start` (server.js) with no
+// admin token anywhere in its environment, a few page views, then `npx beacon log count` in a
+// second shell that has no token either. The server creates the token in its state dir (mode
+// 0600) and says where; the CLI on the same machine reads it.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { execFile } = require('node:child_process')
+const { startServerProcess } = require('../support/server-process')
+const { testClient, uniqueTable } = require('../support/hbase')
+const { freePorts } = require('../support/ports')
+const { request } = require('../support/beacon')
+const { accessLogSplitKeys } = require('../../logging/access-log-layout')
+const { until } = require('../support/until')
+
+jest.setTimeout(3 * 60 * 1000)
+
+const CLI = path.join(__dirname, '..', '..', 'bin', 'beacon.js')
+const VIEWS = 7
+const ID = `newcomer${process.pid}`
+// Nothing the developer running the tests has set may stand in for what the server creates.
+const NO_TOKEN = { BEACON_ADMIN_TOKEN: '', BEACON_ADMIN_TOKEN_FILE: '', BEACON_ADMIN_URL: '' }
+
+let admin
+let table
+let stateDir
+
+beforeAll(async () => {
+  admin = testClient()
+  table = uniqueTable('newc')
+  await admin.admin.createTable(table, { families: ['l'], splits: accessLogSplitKeys(16, 4) })
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-newcomer-'))
+})
+
+afterAll(async () => {
+  await admin.admin.deleteTable(table).catch(() => {})
+  await admin.close()
+  fs.rmSync(stateDir, { recursive: true, force: true })
+})
+
+/** The CLI in "a second shell": PATH, the admin port and the state dir, nothing else. */
+function cli (args, env) {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env }, timeout: 30000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? err.code : 0, stdout, stderr })
+    })
+  })
+}
+
+test('npm start with no token, then `beacon log count` in a second shell works with no setup', async () => {
+  const [port] = await freePorts(1)
+  const lines = []
+  const server = await startServerProcess({
+    port,
+    stateDir,
+    env: { ...NO_TOKEN, BEACON_ACCESS_LOG_TABLE: table },
+    log: (line) => lines.push(line)
+  })
+  try {
+    const tokenFile = path.join(stateDir, 'admin-token')
+    await until('the ready banner', () => lines.some((l) => l.includes('beacon is ready')), 30000)
+    expect(lines.join('\n')).toContain(`admin token: ${tokenFile} (created, mode 0600; the CLI on this machine reads it)`)
+    expect(fs.statSync(tokenFile).mode & 0o777).toBe(0o600)
+
+    for (let i = 0; i < VIEWS; i++) {
+      expect((await request(`http://127.0.0.1:${port}/api/sample5.js?id=${ID}&callback=cb`)).status).toBe(200)
+    }
+    const shell = { ADMIN_PORT: String(port + 1), BEACON_STATE_DIR: stateDir }
+    let res
+    await until(`${VIEWS} views counted`, async () => {
+      res = await cli(['log', 'count', '--from', '-10m', '--id', ID, '--json'], shell)
+      return res.code === 0 && JSON.parse(res.stdout).total === VIEWS
+    }, 20000, 500)
+    expect(res.stderr).toBe('')
+
+    // The admin API still wants the token: a second shell whose state dir is elsewhere has none.
+    const elsewhere = await cli(['log', 'count', '--from', '-10m', '--id', ID], { ...shell, BEACON_STATE_DIR: path.join(stateDir, 'none') })
+    expect(elsewhere.code).toBe(2)
+    expect(elsewhere.stderr).toMatch(/401: a valid bearer token is required/)
+  } finally {
+    expect(await server.stop()).toBe(0)
+  }
+})

@@ -1,0 +1,73 @@
+'use strict'
+
+// Where the admin token comes from, for the server (npm start) and for the CLI.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { serverAdminToken, cliAdminToken, stateTokenFile, isLoopback } = require('../../config/admin-token')
+
+let dir
+beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-token-')) })
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+const local = (over = {}) => ({ adminToken: null, adminHost: '127.0.0.1', stateDir: dir, ...over })
+
+test('loopback: 127.0.0.0/8, ::1, localhost; nothing else', () => {
+  for (const host of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', '::ffff:127.0.0.1']) expect(isLoopback(host)).toBe(true)
+  for (const host of ['0.0.0.0', '::', '10.0.0.1', '192.168.1.1', 'example.com', '128.0.0.1']) expect(isLoopback(host)).toBe(false)
+})
+
+test('npm start with no token creates one in the state dir, mode 0600, and keeps it on the next start', () => {
+  const first = serverAdminToken(local(), {})
+  expect(first).toMatchObject({ source: 'state', created: true, file: stateTokenFile(dir) })
+  expect(first.token).toMatch(/^[A-Za-z0-9_-]{43}$/)
+  expect(fs.statSync(first.file).mode & 0o777).toBe(0o600)
+  const again = serverAdminToken(local(), {})
+  expect(again).toMatchObject({ source: 'state', created: false, token: first.token })
+  // A fresh state dir, a fresh token.
+  const other = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-token-'))
+  try {
+    expect(serverAdminToken(local({ stateDir: path.join(other, 'nested') }), {}).token).not.toBe(first.token)
+  } finally {
+    fs.rmSync(other, { recursive: true, force: true })
+  }
+})
+
+test('the environment wins, then BEACON_ADMIN_TOKEN_FILE; neither writes the state dir', () => {
+  expect(serverAdminToken(local({ adminToken: 'from-env' }), {})).toEqual({ token: 'from-env', source: 'env' })
+  const named = path.join(dir, 'secret')
+  fs.writeFileSync(named, '  from-file \nignored\n')
+  expect(serverAdminToken(local(), { BEACON_ADMIN_TOKEN_FILE: named })).toEqual({ token: 'from-file', source: 'file', file: named })
+  expect(fs.existsSync(stateTokenFile(dir))).toBe(false)
+  const missing = path.join(dir, 'none')
+  expect(() => serverAdminToken(local(), { BEACON_ADMIN_TOKEN_FILE: missing })).toThrow(/cannot read the admin token file .*none: ENOENT/)
+  fs.writeFileSync(named, '\n')
+  expect(() => serverAdminToken(local(), { BEACON_ADMIN_TOKEN_FILE: named })).toThrow(/is empty/)
+})
+
+test('an admin API beyond loopback needs an explicit token', () => {
+  expect(() => serverAdminToken(local({ adminHost: '0.0.0.0' }), {})).toThrow(/listens on 0\.0\.0\.0 \(ADMIN_HOST\).*BEACON_ADMIN_TOKEN/)
+  expect(fs.existsSync(stateTokenFile(dir))).toBe(false)
+  expect(serverAdminToken(local({ adminHost: '0.0.0.0', adminToken: 't' }), {}).token).toBe('t')
+})
+
+test('a state token file others can read is refused, not used', () => {
+  fs.writeFileSync(stateTokenFile(dir), 'loose\n', { mode: 0o644 })
+  fs.chmodSync(stateTokenFile(dir), 0o644)
+  expect(() => serverAdminToken(local(), {})).toThrow(/can be read by other users: chmod 600/)
+})
+
+test('the CLI: env, then the named file, then the state dir file for a local URL only; it never creates one', () => {
+  const url = 'http://127.0.0.1:4001'
+  expect(cliAdminToken({ adminUrl: url, stateDir: dir, env: {} })).toEqual({ token: null })
+  expect(fs.existsSync(stateTokenFile(dir))).toBe(false)
+  const { token } = serverAdminToken(local(), {})
+  expect(cliAdminToken({ adminUrl: url, stateDir: dir, env: {} })).toEqual({ token, file: stateTokenFile(dir) })
+  expect(cliAdminToken({ adminUrl: 'http://localhost:4001', stateDir: dir, env: {} }).token).toBe(token)
+  expect(cliAdminToken({ adminUrl: 'http://admin.example:4001', stateDir: dir, env: {} })).toEqual({ token: null })
+  expect(cliAdminToken({ adminUrl: url, stateDir: dir, env: { BEACON_ADMIN_TOKEN: 'e' } })).toEqual({ token: 'e' })
+  const named = path.join(dir, 'secret')
+  fs.writeFileSync(named, 'n\n')
+  expect(cliAdminToken({ adminUrl: url, stateDir: dir, env: { BEACON_ADMIN_TOKEN_FILE: named } })).toEqual({ token: 'n', file: named })
+})
