@@ -29,6 +29,7 @@ function assetFiles () {
     ['traffic.js', path.join(PAGE_DIR, 'traffic.js')],
     ['dashboard.css', path.join(PAGE_DIR, 'dashboard.css')],
     ['metrics-math.js', path.join(PAGE_DIR, 'metrics-math.js')],
+    ['axes.js', path.join(PAGE_DIR, 'axes.js')],
     ['uPlot.iife.min.js', require.resolve('uplot/dist/uPlot.iife.min.js')],
     ['uPlot.min.css', require.resolve('uplot/dist/uPlot.min.css')]
   ])

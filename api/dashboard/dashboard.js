@@ -1,5 +1,5 @@
 'use strict'
-/* global document, window, fetch, performance, AbortSignal, uPlot, BeaconMetrics */
+/* global document, window, fetch, performance, AbortSignal, uPlot, BeaconMetrics, BeaconAxes */
 
 // The live dashboard: polls GET /metrics and GET /readyz of this admin port every second,
 // derives rates and quantiles with BeaconMetrics (metrics-math.js) and draws them with uPlot.
@@ -26,7 +26,7 @@
    * endpoint shows up with its first request). uPlot's series list is fixed per instance, so a
    * new name rebuilds the chart; otherwise a point is a cheap setData.
    */
-  function seriesChart (containerId, format) {
+  function seriesChart (containerId, format, { counts = false } = {}) {
     const container = $(containerId)
     const times = []
     const values = new Map() // series name -> array aligned with times
@@ -49,7 +49,7 @@
           width: 1.5,
           value: (u, v) => (v === null || v === undefined ? '–' : format(v))
         }))),
-        axes: [{}, { size: 56, values: (u, splits) => splits.map((v) => format(v)) }]
+        axes: BeaconAxes.timeSeriesAxes(container, { counts })
       }, data(), container)
     }
 
@@ -119,7 +119,7 @@
     rps: seriesChart('chart-rps', fmt.rate),
     p99: seriesChart('chart-p99', millis),
     hbase: seriesChart('chart-hbase', millis),
-    backlog: seriesChart('chart-backlog', fmt.count)
+    backlog: seriesChart('chart-backlog', fmt.count, { counts: true })
   }
   window.addEventListener('resize', () => { for (const chart of Object.values(charts)) chart.resize() })
 
@@ -169,7 +169,15 @@
     charts.rps.push(t, new Map(view.endpoints.map((e) => [e.endpoint, e.rps])))
     charts.p99.push(t, new Map(view.endpoints.map((e) => [e.endpoint, ms(e.p99)])))
     charts.hbase.push(t, new Map(view.hbase.map((m) => [m.method, ms(m.p99)])))
-    charts.backlog.push(t, new Map(view.accessLog.flatMap((s) => [[s.sink + ' pending', s.pending], [s.sink + ' journal', s.journalPending]])))
+    charts.backlog.push(
+      t,
+      new Map(
+        view.accessLog.flatMap((s) => [
+          [s.sink + ' pending', s.pending],
+          [s.sink + ' journal', s.journalPending]
+        ])
+      )
+    )
   }
 
   function renderReady (body) {

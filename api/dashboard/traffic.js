@@ -1,5 +1,5 @@
 'use strict'
-/* global document, window, fetch, AbortSignal, uPlot */
+/* global document, window, fetch, AbortSignal, uPlot, BeaconAxes */
 
 // The dashboard's fleet-wide traffic: polls GET /dashboard/traffic (api/traffic.js: every
 // host's requests, read from the access-log rollups) and draws requests per minute per
@@ -40,7 +40,7 @@
       ...size,
       scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
       series: [{}].concat(names.map((name, i) => ({ label: name, stroke: PALETTE[i % PALETTE.length], width: 1.5 }))),
-      axes: [{}, { size: 56 }]
+      axes: BeaconAxes.timeSeriesAxes(container, { counts: true, byMinute: true })
     }, data, container)
   }
 

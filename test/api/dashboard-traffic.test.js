@@ -9,6 +9,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { chromium } = require('playwright-core')
+const { chartAxes, expectReadableAxes } = require('../support/chart-axes')
 const { startServerProcess } = require('../support/server-process')
 const { freePorts } = require('../support/ports')
 const { request } = require('../support/beacon')
@@ -43,7 +44,12 @@ async function host () {
   const [port, adminPort] = await freePorts(2)
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-traffic-'))
   dirs.push(stateDir)
-  const server = await startServerProcess({ port, adminPort, stateDir, env: { BEACON_ACCESS_LOG_TABLE: table, BEACON_WORKERS: '1', BEACON_ACCESS_ROLLUPS: '1' } })
+  const server = await startServerProcess({
+    port,
+    adminPort,
+    stateDir,
+    env: { BEACON_ACCESS_LOG_TABLE: table, BEACON_WORKERS: '1', BEACON_ACCESS_ROLLUPS: '1' }
+  })
   servers.push(server)
   return { url: `http://127.0.0.1:${port}`, admin: `http://127.0.0.1:${adminPort}` }
 }
@@ -77,7 +83,11 @@ test('two beacon processes, one access log: the dashboard of either shows the re
     await page.waitForFunction(() => document.getElementById('traffic-status').dataset.total === '500', null, { timeout: 30000 })
     const shown = await page.evaluate(() => ({
       status: document.getElementById('traffic-status').textContent,
-      rows: [...document.querySelectorAll('#top-ids tbody tr')].map((tr) => [tr.dataset.id, tr.cells[1].textContent, tr.cells[2].textContent]),
+      rows: [...document.querySelectorAll('#top-ids tbody tr')].map((tr) => [
+        tr.dataset.id,
+        tr.cells[1].textContent,
+        tr.cells[2].textContent
+      ]),
       charted: document.querySelectorAll('#chart-traffic canvas').length
     }))
     expect(shown.status).toMatch(/^500 requests counted in the last hour on every host/)
@@ -85,6 +95,7 @@ test('two beacon processes, one access log: the dashboard of either shows the re
     expect(shown.rows[0]).toEqual(['7', String(expectedById.get('7')), `sample5 ${expectedById.get('7')}`])
     expect(shown.rows.map((r) => [r[0], Number(r[1])])).toEqual(top.slice(0, 10))
     expect(shown.charted).toBeGreaterThan(0)
+    expectReadableAxes('chart-traffic', await chartAxes(page, 'chart-traffic'), { counts: true })
     expect(problems).toEqual([])
     fs.mkdirSync(OUTPUT_DIR, { recursive: true })
     await page.locator('#traffic').screenshot({ path: path.join(OUTPUT_DIR, 'dashboard-traffic.png') })

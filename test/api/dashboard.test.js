@@ -10,10 +10,26 @@ const path = require('node:path')
 const { chromium } = require('playwright-core')
 const math = require('../../api/dashboard/metrics-math')
 const { startBeacon, request } = require('../support/beacon')
+const { chartAxes, expectReadableAxes } = require('../support/chart-axes')
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
 const OUTPUT_DIR = path.join(__dirname, '..', '..', 'test-output')
 const LE = ['0.001', '0.005', '0.01', '0.1', '+Inf']
+// The charts of the live page; the backlog counts entries, the others are rates and latencies.
+const CHARTS = ['chart-rps', 'chart-p99', 'chart-hbase', 'chart-backlog']
+
+/** Every chart's axes read at a glance (test/support/chart-axes.js). */
+async function expectChartsReadable (page, when) {
+  for (const id of CHARTS) expectReadableAxes(`${id} ${when}`, await chartAxes(page, id), { counts: id === 'chart-backlog' })
+}
+
+function chromiumPath () {
+  if (!fs.existsSync(CHROMIUM)) {
+    throw new Error(`Chromium not found at ${CHROMIUM}: the dashboard test needs a real browser. ` +
+      'Install Debian\'s chromium (apt-get install -y chromium; npm test does as root) or set CHROMIUM_PATH.')
+  }
+  return CHROMIUM
+}
 
 /** Prometheus text of one histogram series with the given cumulative bucket counts. */
 function histogram (name, labels, counts, sum) {
@@ -195,18 +211,29 @@ describe('the page', () => {
   })
 
   test('only the listed assets exist; the public port has no dashboard', async () => {
-    for (const route of ['/dashboard/assets/nope.js', '/dashboard/assets/..%2f..%2fpackage.json', '/dashboard/assets/index.html', '/dashboard/assets/__proto__']) {
+    for (const route of [
+      '/dashboard/assets/nope.js', '/dashboard/assets/..%2f..%2fpackage.json', '/dashboard/assets/index.html', '/dashboard/assets/__proto__'
+    ]) {
       const res = await request(`${app.adminUrl}${route}`)
       expect({ route, status: res.status }).toEqual({ route, status: 404 })
     }
     expect((await request(`${app.url}/dashboard`)).status).toBe(404)
   })
 
-  test('in headless Chromium the numbers move while traffic flows', async () => {
-    if (!fs.existsSync(CHROMIUM)) {
-      throw new Error(`Chromium not found at ${CHROMIUM}: the dashboard test needs a real browser. ` +
-        'Install Debian\'s chromium (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH.')
+  test('in headless Chromium at idle: every chart drawn, its tick labels round, distinct and inside the axis', async () => {
+    const browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] })
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } })
+      await page.goto(`${app.adminUrl}/dashboard`)
+      await page.waitForFunction(() => Number(document.body.dataset.updates) >= 4, null, { timeout: 15000 })
+      await expectChartsReadable(page, 'at idle')
+    } finally {
+      await browser.close()
     }
+  })
+
+  test('in headless Chromium the numbers move while traffic flows', async () => {
+    const executablePath = chromiumPath()
     const flow = { on: true, sent: 0 }
     // Steady traffic on two endpoints (sample5 also feeds the HBase access log); a short pause
     // per round leaves CPU for HBase and the browser on a small machine.
@@ -223,12 +250,14 @@ describe('the page', () => {
       }
     })()
 
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
+    const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] })
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } })
       const problems = []
       page.on('pageerror', (err) => problems.push(`page error: ${err.message}`))
-      page.on('console', (msg) => { if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`console ${msg.type()}: ${msg.text()}`) })
+      page.on('console', (msg) => {
+        if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`console ${msg.type()}: ${msg.text()}`)
+      })
       page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} ${req.failure().errorText}`))
       page.on('response', (res) => { if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`) })
 
@@ -237,7 +266,9 @@ describe('the page', () => {
       const number = async (selector) => parseFloat(await page.textContent(selector))
 
       await page.waitForFunction(() => document.getElementById('hbase').textContent === 'reachable', null, { timeout: 10000 })
-      await page.waitForFunction((sel) => parseFloat(document.querySelector(sel)?.textContent) > 0, cell('sample3', 'rps'), { timeout: 10000 })
+      await page.waitForFunction((sel) => parseFloat(document.querySelector(sel)?.textContent) > 0, cell('sample3', 'rps'), {
+        timeout: 10000
+      })
       const first = await number(cell('sample3', 'rps'))
       expect(first).toBeGreaterThan(0)
       // The next polls show another rate: the page keeps updating, it did not render once.
@@ -249,8 +280,14 @@ describe('the page', () => {
       expect(await number(cell('sample5', 'rps'))).toBeGreaterThan(0)
       expect(await number(cell('sample3', 'p99'))).toBeGreaterThan(0)
       expect(await number(cell('sample3', 'total'))).toBeGreaterThan(0)
-      await page.waitForFunction((sel) => parseFloat(document.querySelector(sel).textContent) > 0, cell('sample3', 'hitRatio'), { timeout: 5000 })
-      await page.waitForFunction(() => parseFloat(document.querySelector('#access-log tr[data-sink="hbase"] [data-field="writtenRps"]')?.textContent) > 0, null, { timeout: 10000 })
+      await page.waitForFunction((sel) => parseFloat(document.querySelector(sel).textContent) > 0, cell('sample3', 'hitRatio'), {
+        timeout: 5000
+      })
+      await page.waitForFunction(
+        () => parseFloat(document.querySelector('#access-log tr[data-sink="hbase"] [data-field="writtenRps"]')?.textContent) > 0,
+        null,
+        { timeout: 10000 }
+      )
       expect(await page.textContent('#access-log tr[data-sink="hbase"] [data-field="state"]')).toBe('ok')
       expect(await page.locator('#hbase-rpc tbody tr').count()).toBeGreaterThan(0)
       expect(await page.locator('section:not(#traffic) .uplot canvas').count()).toBe(4)
@@ -261,6 +298,7 @@ describe('the page', () => {
       await page.waitForFunction((n) => Number(document.body.dataset.updates) >= n, updates + 4, { timeout: 10000 })
       fs.mkdirSync(OUTPUT_DIR, { recursive: true })
       await page.screenshot({ path: path.join(OUTPUT_DIR, 'dashboard.png'), fullPage: true })
+      await expectChartsReadable(page, 'under load')
       expect(problems).toEqual([])
     } finally {
       flow.on = false

@@ -1,0 +1,134 @@
+'use strict'
+
+// The dashboard charts' axes, shared by the browser (a plain script: globalThis.BeaconAxes) and
+// node (jest tests the labels on fixed inputs). Tick labels are round and distinct: counts step
+// by whole numbers, times by whole seconds or minutes, and a label never outgrows its axis
+// (the axis is sized to its widest label). Each chart records the labels it drew in
+// `data-ticks-x` / `data-ticks-y` of its container and the y axis' width in `data-axis-y`.
+;(function (root) {
+  const STEPS = [1, 2, 5]
+  const FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif'
+  const TICK_PX = 10 // uPlot's default tick length
+  const GAP_PX = 5 // uPlot's default gap between tick and label
+  const PAD_PX = 4
+
+  /**
+   * 1-2-5 steps from `from` to `to`.
+   * @param {number} from a power of ten
+   * @param {number} to
+   * @returns {number[]}
+   */
+  function steps (from, to) {
+    const out = []
+    for (let p = from; p <= to; p *= 10) {
+      for (const s of STEPS) out.push(Number((s * p).toPrecision(12)))
+    }
+    return out
+  }
+
+  /** y increments of a chart of counts: whole numbers only, so small counts do not repeat. */
+  const COUNT_INCRS = steps(1, 1e12)
+  /** y increments of a chart of rates or milliseconds: fractions too. */
+  const DECIMAL_INCRS = steps(0.001, 1e12)
+  /** x increments, in seconds: never below one second. */
+  const SECOND_INCRS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400]
+  /** x increments of a chart by the minute. */
+  const MINUTE_INCRS = SECOND_INCRS.filter((s) => s >= 60)
+
+  const UNITS = [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k'], [1, '']]
+
+  /**
+   * Labels of value ticks `incr` apart: in the unit of the largest (950, 1.2k, 12k, 1.2M), with
+   * as many decimals as the step needs, so that every label is distinct and none is longer.
+   * @param {number[]} splits
+   * @param {number} incr
+   * @returns {string[]}
+   */
+  function valueLabels (splits, incr) {
+    const largest = splits.reduce((m, v) => Math.max(m, Math.abs(v)), 0)
+    const [size, unit] = UNITS.find(([u]) => largest >= u) || UNITS[UNITS.length - 1]
+    const step = incr / size
+    const decimals = step > 0 && step < 1 ? Math.min(6, Math.ceil(-Math.log10(step) - 1e-9)) : 0
+    return splits.map((v) => {
+      const text = (v / size).toFixed(decimals)
+      return Number(text) === 0 ? '0' : text + unit
+    })
+  }
+
+  const pad2 = (n) => String(n).padStart(2, '0')
+
+  /**
+   * Labels of time ticks (unix seconds, local time): HH:MM when they step by whole minutes,
+   * else HH:MM:SS.
+   * @param {number[]} splits
+   * @param {number} incr the step between ticks, in seconds
+   * @returns {string[]}
+   */
+  function timeLabels (splits, incr) {
+    return splits.map((s) => {
+      const d = new Date(Math.round(s) * 1000)
+      const hm = `${pad2(d.getHours())}:${pad2(d.getMinutes())}`
+      return incr % 60 === 0 ? hm : `${hm}:${pad2(d.getSeconds())}`
+    })
+  }
+
+  /**
+   * Width of the y axis for these labels: the widest one, the tick and the gap.
+   * @param {string[]} labels
+   * @param {(text: string) => number} measure text width in px
+   * @returns {number}
+   */
+  function axisWidth (labels, measure) {
+    const widest = labels.reduce((w, label) => Math.max(w, measure(label)), 0)
+    return Math.ceil(widest) + TICK_PX + GAP_PX + PAD_PX
+  }
+
+  /** Text width in px in the axes' font (browser only). */
+  let context = null
+  function measure (text) {
+    if (!context) {
+      context = root.document.createElement('canvas').getContext('2d')
+      context.font = FONT
+    }
+    return context.measureText(text).width
+  }
+
+  /**
+   * uPlot's axes option for a time series chart that records what it draws on `container`.
+   * @param {HTMLElement} container
+   * @param {{ counts?: boolean, byMinute?: boolean }} [kind] counts: whole-number ticks;
+   *   byMinute: ticks at whole minutes
+   * @returns {object[]}
+   */
+  function timeSeriesAxes (container, { counts = false, byMinute = false } = {}) {
+    return [
+      {
+        font: FONT,
+        incrs: byMinute ? MINUTE_INCRS : SECOND_INCRS,
+        values: (u, splits, axisIdx, space, incr) => {
+          const labels = timeLabels(splits, incr)
+          container.dataset.ticksX = JSON.stringify(labels)
+          return labels
+        }
+      },
+      {
+        font: FONT,
+        incrs: counts ? COUNT_INCRS : DECIMAL_INCRS,
+        values: (u, splits, axisIdx, space, incr) => {
+          const labels = valueLabels(splits, incr)
+          container.dataset.ticksY = JSON.stringify(labels)
+          return labels
+        },
+        size: (u, values) => {
+          const width = axisWidth(values || [], measure)
+          container.dataset.axisY = String(width)
+          return width
+        }
+      }
+    ]
+  }
+
+  const api = { valueLabels, timeLabels, axisWidth, timeSeriesAxes, COUNT_INCRS, DECIMAL_INCRS, SECOND_INCRS, MINUTE_INCRS, FONT }
+  if (typeof module !== 'undefined' && module.exports) module.exports = api
+  else root.BeaconAxes = api
+})(globalThis)
