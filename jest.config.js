@@ -16,7 +16,12 @@ module.exports = {
   testTimeout: 60000,
   projects: [
     { displayName: 'unit', testEnvironment: 'node', testMatch: ['<rootDir>/test/**/*.unit.test.js'] },
-    { ...withHBase, displayName: 'main', testMatch: ['<rootDir>/test/**/*.test.js'], testPathIgnorePatterns: ['/node_modules/', '\\.unit\\.test\\.js$', '<rootDir>/test/faults/'] },
+    {
+      ...withHBase,
+      displayName: 'main',
+      testMatch: ['<rootDir>/test/**/*.test.js'],
+      testPathIgnorePatterns: ['/node_modules/', '\\.unit\\.test\\.js$', '<rootDir>/test/faults/']
+    },
     { ...withHBase, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.test.js'] }
   ]
 }

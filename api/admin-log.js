@@ -106,7 +106,9 @@ function createLogQueryRouter ({ logQuery, logger }) {
         filters: filtersOf(query),
         scanned: result.scanned,
         // Where the answer came from: whole minutes from the rollups, or rows scanned.
-        source: result.rollupMinutes !== undefined ? { rollupMinutes: result.rollupMinutes, scannedMinutes: result.scannedMinutes } : 'scan',
+        source: result.rollupMinutes !== undefined
+          ? { rollupMinutes: result.rollupMinutes, scannedMinutes: result.scannedMinutes }
+          : 'scan',
         ms: Date.now() - started
       })
     } catch (err) {

@@ -34,7 +34,8 @@ function validateToggles (value, path = 'body', depth = 0) {
       continue
     }
     if (Array.isArray(v)) {
-      if (v.length > 100 || !v.every((x) => (typeof x === 'string' && x.length <= MAX_STRING) || (typeof x === 'number' && Number.isFinite(x)))) {
+      if (v.length > 100 ||
+      !v.every((x) => (typeof x === 'string' && x.length <= MAX_STRING) || (typeof x === 'number' && Number.isFinite(x)))) {
         return `${at} must be an array of at most 100 strings or numbers`
       }
       continue
@@ -174,7 +175,9 @@ function createToggleAdminRouter ({ token, store, maxIdLength, logger, onConfigC
 
   // Body-parser errors keep their 4xx; a failed store call is a retryable 503, logged here once.
   router.use('/admin', (err, req, res, next) => {
-    if (err.type === 'entity.too.large') return sendError(res, new ERRORS.BODY_TOO_LARGE(`it exceeds ${MAX_BODY_BYTES} bytes`), { withDetail: true })
+    if (err.type === 'entity.too.large') {
+      return sendError(res, new ERRORS.BODY_TOO_LARGE(`it exceeds ${MAX_BODY_BYTES} bytes`), { withDetail: true })
+    }
     if (err.status >= 400 && err.status < 500) return sendError(res, new ERRORS.BAD_BODY())
     logger.warn({ code: err.code, message: err.message }, 'admin API store call failed')
     sendError(res, new ERRORS.STORE_UNAVAILABLE())

@@ -35,14 +35,17 @@ const FAIL = Object.freeze({
  * @param {(req: import('http').IncomingMessage, res: import('http').ServerResponse) => void} options.fallback
  * @param {Map<string, import('./events').EventRoute>} [options.eventRoutes] path → event route
  *   (api/endpoints.js buildEventRoutes), answered by `handleEvents`
- * @param {(route: import('./events').EventRoute, req: import('http').IncomingMessage, res: import('http').ServerResponse) => void} [options.handleEvents]
+ * @param {(route: import('./events').EventRoute, req: import('http').IncomingMessage,
+ *   res: import('http').ServerResponse) => void} [options.handleEvents]
  * @param {(endpoint: string, status: number, seconds: number) => void} [options.onResponse] metrics hook
  * @param {(endpoint: string, outcome: string) => void} [options.onCors] metrics hook: allowed,
  *   denied, preflight, preflight_denied
  * @param {{ warn: Function }} [options.logger]
  * @returns {(req: import('http').IncomingMessage, res: import('http').ServerResponse) => void}
  */
-function createDataPlane ({ endpoints, limits, maxUrlLength, fallback, eventRoutes = new Map(), handleEvents, onResponse, onCors, logger }) {
+function createDataPlane ({
+  endpoints, limits, maxUrlLength, fallback, eventRoutes = new Map(), handleEvents, onResponse, onCors, logger
+}) {
   // During an outage every request fails the same way: log once per interval, with a count.
   let lastWarnAt = 0
   let suppressed = 0
@@ -52,7 +55,10 @@ function createDataPlane ({ endpoints, limits, maxUrlLength, fallback, eventRout
       suppressed++
       return
     }
-    logger.warn({ endpoint: endpoint.name, code: err.code, message: err.message, suppressedSinceLast: suppressed }, 'config lookup failed; answering 503')
+    logger.warn(
+      { endpoint: endpoint.name, code: err.code, message: err.message, suppressedSinceLast: suppressed },
+      'config lookup failed; answering 503'
+    )
     lastWarnAt = now
     suppressed = 0
   }
@@ -109,7 +115,13 @@ function createDataPlane ({ endpoints, limits, maxUrlLength, fallback, eventRout
       return
     }
     const body = renderError(FAIL.ORIGIN_NOT_ALLOWED)
-    res.writeHead(403, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(body), 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store', Vary: 'Origin' })
+    res.writeHead(403, {
+      'Content-Type': JSON_TYPE,
+      'Content-Length': Buffer.byteLength(body),
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-store',
+      Vary: 'Origin'
+    })
     res.end(body)
   }
 

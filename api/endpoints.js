@@ -30,7 +30,13 @@ function buildEndpoints ({ settings, store, sinks, now, onCacheOutcome, onInvali
     if (spec.source === 'fixed') {
       source = createFixedSource({ value: spec.value })
     } else {
-      source = createHBaseSource({ store, defaultConfig: spec.defaultConfig, onInvalid: onInvalidConfig, maxInFlight: settings.hbase.configReadsInFlight, lingerMs: settings.hbase.configReadLingerMs })
+      source = createHBaseSource({
+        store,
+        defaultConfig: spec.defaultConfig,
+        onInvalid: onInvalidConfig,
+        maxInFlight: settings.hbase.configReadsInFlight,
+        lingerMs: settings.hbase.configReadLingerMs
+      })
     }
     let cache = null
     if (spec.cache.type === 'lru') {
@@ -90,8 +96,18 @@ function buildEventRoutes (settings, endpoints, sinks, limits) {
     const corsSpec = settings.endpoints[endpoint.name].cors
     // A JSON body makes fetch() send a preflight; sendBeacon's text/plain does not. An <img>
     // never sends one, so the GIF form's policy only checks origins.
-    routes.set(`/api/${endpoint.name}/events`, { ...base, gif: false, cors: createCorsPolicy(corsSpec, { methods: 'POST', headers: 'Content-Type' }) })
-    if (spec.gif) routes.set(`/api/${endpoint.name}/events.gif`, { ...base, gif: true, cors: createCorsPolicy(corsSpec, { methods: 'GET', headers: '' }) })
+    routes.set(`/api/${endpoint.name}/events`, {
+      ...base,
+      gif: false,
+      cors: createCorsPolicy(corsSpec, { methods: 'POST', headers: 'Content-Type' })
+    })
+    if (spec.gif) {
+      routes.set(`/api/${endpoint.name}/events.gif`, {
+        ...base,
+        gif: true,
+        cors: createCorsPolicy(corsSpec, { methods: 'GET', headers: '' })
+      })
+    }
   }
   return routes
 }

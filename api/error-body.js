@@ -38,7 +38,11 @@ function coded (err) {
   const e = /** @type {any} */ (err)
   if (!e || typeof e.code !== 'string' || !FIXED.has(e.code)) return ERRORS.INTERNAL
   const E = ERRORS[e.code]
-  return { code: E.code, statusCode: E.statusCode, message: typeof e.message === 'string' && e.message.startsWith(E.message) ? e.message : E.message }
+  return {
+    code: E.code,
+    statusCode: E.statusCode,
+    message: typeof e.message === 'string' && e.message.startsWith(E.message) ? e.message : E.message
+  }
 }
 
 /**

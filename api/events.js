@@ -77,7 +77,16 @@ function createEventHandler ({ maxUrlLength, hooks = {} }) {
     const name = route.endpoint.name
     const { sinks } = route
     for (const e of events) {
-      const entry = eventEntry({ ts, endpoint: name, id: e.id, event: e.event, variant: e.variant, ip: req.socket.remoteAddress, ua: req.headers['user-agent'], ref: req.headers.referer })
+      const entry = eventEntry({
+        ts,
+        endpoint: name,
+        id: e.id,
+        event: e.event,
+        variant: e.variant,
+        ip: req.socket.remoteAddress,
+        ua: req.headers['user-agent'],
+        ref: req.headers.referer
+      })
       for (let i = 0; i < sinks.length; i++) sinks[i].write(entry)
       if (onEvent) onEvent(name, e.event)
     }

@@ -91,7 +91,13 @@ function createBeacon (settings, deps) {
     cors: Object.keys(settings.endpoints).filter((name) => settings.endpoints[name].cors),
     events: Object.fromEntries(Object.entries(settings.endpoints).filter(([, e]) => e.events).map(([name, e]) => [name, e.events.names]))
   })
-  const propagation = createPropagation({ endpoints, store, broadcast: cluster && cluster.broadcast, controlPollMs: settings.hbase.controlPollMs, logger })
+  const propagation = createPropagation({
+    endpoints,
+    store,
+    broadcast: cluster && cluster.broadcast,
+    controlPollMs: settings.hbase.controlPollMs,
+    logger
+  })
   if (cluster) cluster.onChange(propagation.applyChange)
 
   const publicServer = createHttpServer(createDataPlane({
@@ -109,7 +115,13 @@ function createBeacon (settings, deps) {
   const logQuery = accessLogQuery(settings, client)
 
   let closing = null
-  const readiness = createReadiness({ client, pingTimeoutMs: Math.min(1000, settings.hbase.rpcTimeoutMs), endpoints, sinks, closing: () => closing !== null })
+  const readiness = createReadiness({
+    client,
+    pingTimeoutMs: Math.min(1000, settings.hbase.rpcTimeoutMs),
+    endpoints,
+    sinks,
+    closing: () => closing !== null
+  })
   const adminServer = createHttpServer(createAdminApp({
     readiness,
     logger,
@@ -131,7 +143,13 @@ function createBeacon (settings, deps) {
           next(err)
         }
       })
-      app.use(createTrafficRouter({ client, source: rollupSource(settings), now: now || Date.now, timeoutMs: settings.hbase.operationTimeoutMs })) // GET /dashboard/traffic
+      // GET /dashboard/traffic
+      app.use(createTrafficRouter({
+        client,
+        source: rollupSource(settings),
+        now: now || Date.now,
+        timeoutMs: settings.hbase.operationTimeoutMs
+      }))
       app.use(createDashboardRouter()) // GET /dashboard: a live page over /metrics and /readyz
     }
   }), settings.http)
@@ -210,7 +228,15 @@ function accessLogQuery (settings, client) {
   const spec = queriedLogSink(settings)
   if (!spec) return null
   const rollupTable = spec.rollups === false ? null : spec.rollupTable || null
-  return createLogQuery({ client, table: spec.table, buckets: spec.buckets || 16, maxIdLength: settings.limits.maxIdLength, timeout: settings.hbase.operationTimeoutMs, rollupTable, endpoints: Object.keys(settings.endpoints) })
+  return createLogQuery({
+    client,
+    table: spec.table,
+    buckets: spec.buckets || 16,
+    maxIdLength: settings.limits.maxIdLength,
+    timeout: settings.hbase.operationTimeoutMs,
+    rollupTable,
+    endpoints: Object.keys(settings.endpoints)
+  })
 }
 
 /**

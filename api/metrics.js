@@ -5,7 +5,10 @@ const { hotCounter, hotHistogram } = require('./hot-metrics')
 
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 const CORS_OUTCOMES = ['allowed', 'denied', 'preflight', 'preflight_denied']
-const SINK_COUNTERS = ['accepted', 'written', 'spilled', 'replayed', 'shed', 'failed', 'rejectedAfterClose', 'claimed', 'claimedFromWal', 'walFailures', 'corrupt']
+const SINK_COUNTERS = [
+  'accepted', 'written', 'spilled', 'replayed', 'shed', 'failed', 'rejectedAfterClose', 'claimed', 'claimedFromWal', 'walFailures',
+  'corrupt'
+]
 
 /**
  * Prometheus metrics of one process on its own registry (never prom-client's global one), and
@@ -136,13 +139,24 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
   function declareBrowserPaths ({ cors, events: eventNames }) {
     const counter = (name, help, labelNames) => new client.Counter({ name, help, labelNames, registers: [register] })
     if (cors.length > 0 && !corsOutcomes) {
-      corsOutcomes = counter('beacon_cors_requests_total', 'Requests with an Origin to endpoints that declare cors, by outcome (allowed; denied: answered without CORS headers; preflight; preflight_denied)', ['endpoint', 'outcome'])
+      corsOutcomes = counter(
+        'beacon_cors_requests_total',
+        'Requests with an Origin to endpoints that declare cors, by outcome (allowed; denied: answered without CORS headers; preflight; preflight_denied)',
+        ['endpoint', 'outcome']
+      )
       for (const endpoint of cors) for (const outcome of CORS_OUTCOMES) corsOutcomes.inc({ endpoint, outcome }, 0)
     }
     const withEvents = Object.keys(eventNames)
     if (withEvents.length > 0 && !events) {
-      eventRequests = counter('beacon_event_requests_total', 'Requests to the event paths (POST /api/<name>/events, GET .../events.gif) by outcome: accepted, preflight, or the error code', ['endpoint', 'outcome'])
-      events = counter('beacon_events_total', 'Events accepted and handed to the endpoint\'s event sinks, by endpoint and event name', ['endpoint', 'event'])
+      eventRequests = counter(
+        'beacon_event_requests_total',
+        'Requests to the event paths (POST /api/<name>/events, GET .../events.gif) by outcome: accepted, preflight, or the error code',
+        ['endpoint', 'outcome']
+      )
+      events = counter('beacon_events_total', "Events accepted and handed to the endpoint's event sinks, by endpoint and event name", [
+        'endpoint',
+        'event'
+      ])
       for (const endpoint of withEvents) {
         eventRequests.inc({ endpoint, outcome: 'accepted' }, 0)
         for (const event of eventNames[endpoint]) events.inc({ endpoint, event }, 0)
@@ -186,7 +200,9 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
       })
     }
     follow('beacon_access_log_entries_total',
-      'Access-log entries by sink and what happened to them (accepted, written, spilled, replayed, shed, failed, rejectedAfterClose; claimed from a dead writer\'s journal, claimedFromWal of them from its write-ahead log; walFailures: not durable; corrupt: lines of damaged journal files that could not be replayed)',
+      'Access-log entries by sink and what happened to them (accepted, written, spilled, replayed, shed, failed, rejectedAfterClose; ' +
+        'claimed from a dead writer\'s journal, claimedFromWal of them from its write-ahead log; walFailures: not durable; corrupt: ' +
+        'lines of damaged journal files that could not be replayed)',
       'state', (stats) => SINK_COUNTERS.map((state) => [state, stats[state]]))
     follow('beacon_access_log_shed_total',
       'Access-log entries dropped, by reason: overload (the shed policy), disk_full / write_error (the local disk refused the journal or file log), write_backlog (the disk is slower than the entries come)',
@@ -216,13 +232,28 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
       }
     })
     gauge('beacon_access_log_queue_depth', 'Entries held in memory and not yet sent (queued or waiting for a retry)', (s) => s.queueDepth)
-    gauge('beacon_access_log_pending', 'Entries accepted but not yet durable in the sink (queue depth + batches in flight)', (s) => s.pending)
+    gauge(
+      'beacon_access_log_pending',
+      'Entries accepted but not yet durable in the sink (queue depth + batches in flight)',
+      (s) => s.pending
+    )
     gauge('beacon_access_log_journal_pending', 'Entries in local journal files on disk, not yet replayed', (s) => s.journalPending)
-    gauge('beacon_access_log_journal_buffered', 'Entries handed to the journal and still in memory, waiting for its disk (bounded; shed past the bound)', (s) => s.journalBuffered)
-    gauge('beacon_access_log_write_failing', '1 while the local disk refuses the sink\'s writes (journal or file log) and entries wait in memory', (s) => (s.writeFailing === undefined ? undefined : s.writeFailing ? 1 : 0), 'max')
-    gauge('beacon_access_rollup_lag_seconds', 'Access-log rollups: how long ago the oldest minute due and not yet counted ended (0: all counted; the minute in progress is counted once it ended and settled)',
+    gauge(
+      'beacon_access_log_journal_buffered',
+      'Entries handed to the journal and still in memory, waiting for its disk (bounded; shed past the bound)',
+      (s) => s.journalBuffered
+    )
+    gauge(
+      'beacon_access_log_write_failing',
+      "1 while the local disk refuses the sink's writes (journal or file log) and entries wait in memory",
+      (s) => (s.writeFailing === undefined ? undefined : s.writeFailing ? 1 : 0),
+      'max'
+    )
+    gauge('beacon_access_rollup_lag_seconds',
+      'Access-log rollups: how long ago the oldest minute due and not yet counted ended (0: all counted; the minute in progress is counted once it ended and settled)',
       (s) => (s.rollup && s.rollup.lagSeconds !== undefined ? s.rollup.lagSeconds : undefined), 'max')
-    gauge('beacon_access_rollup_enabled', 'Access-log rollups: 1 while this sink marks minutes, 0 once marking failed for good (no rollup table; said in the app log)',
+    gauge('beacon_access_rollup_enabled',
+      'Access-log rollups: 1 while this sink marks minutes, 0 once marking failed for good (no rollup table; said in the app log)',
       (s) => (s.rollup ? (s.rollup.disabled ? 0 : 1) : undefined), 'min')
     gauge('beacon_access_log_left_on_disk',
       'Entries this sink left in journal files on the host\'s disk when it closed, HBase not taking them in time (0 until a close)',
@@ -230,7 +261,12 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     gauge('beacon_access_rollup_marks_pending',
       'Access-log rollups: minutes whose rows are written and whose mark is not yet (retried on its own)',
       (s) => (s.rollup ? s.rollup.markPending : undefined))
-    gauge('beacon_access_log_oldest_pending_seconds', 'Age of the oldest entry not yet written', (s) => (typeof s.oldestPendingMs === 'number' ? s.oldestPendingMs / 1000 : undefined), 'max')
+    gauge(
+      'beacon_access_log_oldest_pending_seconds',
+      'Age of the oldest entry not yet written',
+      (s) => (typeof s.oldestPendingMs === 'number' ? s.oldestPendingMs / 1000 : undefined),
+      'max'
+    )
   }
 
   return { register, hooks, watchSinks, declareBrowserPaths, metrics: () => register.metrics(), contentType: register.contentType }

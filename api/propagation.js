@@ -47,7 +47,14 @@ function createPropagation ({ endpoints, store, broadcast, controlPollMs, logger
 
   const watchers = controlPollMs > 0
     ? [
-        watchEndpointSwitches({ store, names: [...byName.keys()], apply: setEndpointEnabled, intervalMs: controlPollMs, localSwitches: () => localSwitches, logger }),
+        watchEndpointSwitches({
+          store,
+          names: [...byName.keys()],
+          apply: setEndpointEnabled,
+          intervalMs: controlPollMs,
+          localSwitches: () => localSwitches,
+          logger
+        }),
         watchChangeFeed({ store, invalidate, intervalMs: controlPollMs, logger })
       ]
     : []
@@ -67,7 +74,10 @@ function createPropagation ({ endpoints, store, broadcast, controlPollMs, logger
     configChanged (id) {
       spread({ cmd: 'invalidate', id })
       publishChange(store, id).catch((err) => {
-        logger.warn({ id, code: err.code, message: err.message }, 'config changed, but other hosts could not be told; they see it when their cache entry expires')
+        logger.warn(
+          { id, code: err.code, message: err.message },
+          'config changed, but other hosts could not be told; they see it when their cache entry expires'
+        )
       })
     },
 

@@ -66,7 +66,11 @@ function createTrafficRouter ({ client, source, now, timeoutMs }) {
 
   router.get('/dashboard/traffic', (req, res) => {
     // Not an error for the page: this host's log keeps no rollups (or there is no HBase log).
-    if (!source) return res.set('Cache-Control', 'no-store').json({ enabled: false, reason: 'no access-log rollups on this host (BEACON_ACCESS_ROLLUPS=1 keeps them)' })
+    if (!source) {
+      return res
+        .set('Cache-Control', 'no-store')
+        .json({ enabled: false, reason: 'no access-log rollups on this host (BEACON_ACCESS_ROLLUPS=1 keeps them)' })
+    }
     if (!cached || now() - cached.at > CACHE_MS) {
       const body = read()
       cached = { at: now(), body }

@@ -43,7 +43,16 @@ function records () {
   const out = []
   for (let i = 0; i < BATCH; i++) {
     const ts = T0 + i
-    const entry = accessEntry({ ts, endpoint: 'sample4', id: String(1 + (i * 7919) % 10000), status: 200, ms: 0.25 + (i % 7) / 3, ip: '10.1.' + (i % 256) + '.7', ua: UA, ref: i % 3 ? 'https://shop.example.com/p/' + i : null })
+    const entry = accessEntry({
+      ts,
+      endpoint: 'sample4',
+      id: String(1 + ((i * 7919) % 10000)),
+      status: 200,
+      ms: 0.25 + (i % 7) / 3,
+      ip: '10.1.' + (i % 256) + '.7',
+      ua: UA,
+      ref: i % 3 ? 'https://shop.example.com/p/' + i : null
+    })
     out.push({ key: accessLogRowKey(i % DEFAULT_LOG_BUCKETS, ts, 'w1-' + (100000 + i)), value: serializeEntry(entry) })
   }
   return out
@@ -111,9 +120,26 @@ for (let run = 0; run < RUNS; run++) {
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
-const rows = Object.entries(samples).map(([name, xs]) => ({ case: name, medianUs: median(xs), minUs: Math.min(...xs), maxUs: Math.max(...xs) }))
+const rows = Object.entries(samples).map(([name, xs]) => ({
+  case: name,
+  medianUs: median(xs),
+  minUs: Math.min(...xs),
+  maxUs: Math.max(...xs)
+}))
 if (args.json) {
-  console.log(JSON.stringify({ batch: BATCH, iterations: ITERATIONS, runs: RUNS, frameBytes: encodeCall(1, METHODS.ClientService.Multi, fixedRequest, 60000, false).length, rows }, null, 2))
+  console.log(
+    JSON.stringify(
+      {
+        batch: BATCH,
+        iterations: ITERATIONS,
+        runs: RUNS,
+        frameBytes: encodeCall(1, METHODS.ClientService.Multi, fixedRequest, 60000, false).length,
+        rows
+      },
+      null,
+      2
+    )
+  )
 } else {
   console.log(`${BATCH} puts per Multi, ${REGIONS.length} regions, ${ITERATIONS} batches per run, ${RUNS} runs; CPU µs per put, median (min–max)`)
   for (const r of rows) console.log(`${r.case.padEnd(46)} ${r.medianUs.toFixed(3)} (${r.minUs.toFixed(3)}–${r.maxUs.toFixed(3)})`)

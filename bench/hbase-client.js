@@ -64,18 +64,28 @@ const MODES = { off: ['off'], on: ['on'], both: ['off', 'on'] }[args['cell-block
 const CLIENTS = { node: ['node'], java: ['java'], both: ['node', 'java'] }[args.client]
 if (!MODES) throw new Error('--cell-blocks must be off, on or both')
 if (!CLIENTS) throw new Error('--client must be node, java or both')
-if (MODES.length > 1 && args.client !== 'node') throw new Error('--cell-blocks both compares beacon\'s client with itself: use it with --client node')
+if (MODES.length > 1 && args.client !== 'node') {
+  throw new Error("--cell-blocks both compares beacon's client with itself: use it with --client node")
+}
 
 // What a run compares: the cell-block modes of beacon's client, or beacon's client and Java's.
 const AXIS = args.client === 'node'
-  ? { variants: MODES, column: 'cell blocks', title: 'cells inline vs cell blocks', file: MODES.length > 1 ? 'hbase-client-cellblocks' : 'hbase-client', clientCpu: 'this process\'s process.cpuUsage' }
+  ? {
+      variants: MODES,
+      column: 'cell blocks',
+      title: 'cells inline vs cell blocks',
+      file: MODES.length > 1 ? 'hbase-client-cellblocks' : 'hbase-client',
+      clientCpu: "this process's process.cpuUsage"
+    }
   : {
       variants: CLIENTS,
       column: 'client',
       title: 'beacon\'s native client vs HBase\'s Java client',
       file: 'hbase-client-java',
       clientCpu: 'node: this process\'s process.cpuUsage; java: the load JVM\'s utime+stime from /proc, its GC and JIT threads included',
-      note: `Clients: node is beacon's lib/hbase (cell blocks ${MODES[0]}); java is HBase ${process.env.BEACON_HBASE_VERSION || '2.6.1'}'s AsyncConnection (KeyValueCodec cell blocks, its default; RPC bootstrap registry), driven by infra/hbase/java/BeaconHBaseLoad.java with the same tables, rows, batch sizes and calls in flight.`
+      note: `Clients: node is beacon's lib/hbase (cell blocks ${MODES[0]}); java is HBase ` +
+        `${process.env.BEACON_HBASE_VERSION || '2.6.1'}'s AsyncConnection (KeyValueCodec cell blocks, its default; RPC bootstrap ` +
+        'registry), driven by infra/hbase/java/BeaconHBaseLoad.java with the same tables, rows, batch sizes and calls in flight.'
     }
 
 const { ensureTables, warmUp, workloads: WORKLOADS } = createWorkloads(N)
@@ -98,7 +108,13 @@ function nodeVariant (key, bootstrap, cellBlocks) {
 /** @returns {Promise<Variant>} */
 async function javaVariant (bootstrap) {
   const java = await startJavaLoad({ hbaseOpts: hbaseOptions(), bootstrap, N, log: (line) => console.error(line) })
-  return { key: 'java', pid: java.pid, warmUp: (s) => java.run('warmup', s), run: (name) => java.run(name, WORKLOADS[name].ops), close: () => java.close() }
+  return {
+    key: 'java',
+    pid: java.pid,
+    warmUp: (s) => java.run('warmup', s),
+    run: (name) => java.run(name, WORKLOADS[name].ops),
+    close: () => java.close()
+  }
 }
 
 /**
@@ -135,7 +151,12 @@ async function measured (name, variant, hbasePid, idleUsPerSec) {
     hbaseRpcCpuUsPerOp: rpcUs == null ? null : +(rpcUs / ops).toFixed(2),
     clientCpuUsPerOp: clientUs == null ? null : +(clientUs / ops).toFixed(2),
     // The HBase JVM's CPU by thread group (handlers, netty loops, WAL, GC, JIT…).
-    hbaseThreadsUsPerOp: groupUs && Object.fromEntries(Object.entries(groupUs).filter(([, us]) => us / ops >= 0.01).map(([g, us]) => [g, +(us / ops).toFixed(2)])),
+    hbaseThreadsUsPerOp: groupUs &&
+    Object.fromEntries(
+      Object.entries(groupUs)
+        .filter(([, us]) => us / ops >= 0.01)
+        .map(([g, us]) => [g, +(us / ops).toFixed(2)])
+    ),
     hbaseCpuSource: roles.hbase.cpuSource
   }
 }
@@ -153,7 +174,15 @@ async function idleCpuUsPerSec (hbasePid, seconds = 5) {
 // Ports and state dir of the bench's own instance (see the header).
 function ownHBaseOptions () {
   const infra = require('../infra/hbase')
-  return infra.resolveOptions({ stateDir: path.join(__dirname, '..', '.state', 'hbase-bench-client'), zkPort: 2381, masterPort: 17100, rsPort: 17120, masterInfoPort: -1, rsInfoPort: -1, seedCount: 100 })
+  return infra.resolveOptions({
+    stateDir: path.join(__dirname, '..', '.state', 'hbase-bench-client'),
+    zkPort: 2381,
+    masterPort: 17100,
+    rsPort: 17120,
+    masterInfoPort: -1,
+    rsInfoPort: -1,
+    seedCount: 100
+  })
 }
 
 /** The infra options of the instance measured (for its classpath and tool classes too). */
@@ -179,7 +208,10 @@ async function main () {
   try {
     const setup = createHBaseClient({ bootstrap })
     await ensureTables(setup).finally(() => setup.close())
-    for (const key of AXIS.variants) clients[key] = key === 'java' ? await javaVariant(bootstrap) : nodeVariant(key, bootstrap, key === 'node' ? MODES[0] === 'on' : key === 'on')
+    for (const key of AXIS.variants) {
+      clients[key] =
+        key === 'java' ? await javaVariant(bootstrap) : nodeVariant(key, bootstrap, key === 'node' ? MODES[0] === 'on' : key === 'on')
+    }
     for (const key of AXIS.variants) {
       console.error(`warming up the ${key} client for ${N['warmup-seconds']} s…`)
       await clients[key].warmUp(N['warmup-seconds'])

@@ -15,7 +15,9 @@ const client = require('prom-client')
 const { hotCounter, hotHistogram } = require('../api/hot-metrics')
 const { createMetrics } = require('../api/metrics')
 
-const { values: args } = parseArgs({ options: { requests: { type: 'string', default: '2000000' }, rounds: { type: 'string', default: '5' } } })
+const { values: args } = parseArgs({
+  options: { requests: { type: 'string', default: '2000000' }, rounds: { type: 'string', default: '5' } }
+})
 const N = Number(args.requests)
 const BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
@@ -23,9 +25,17 @@ const BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.0
 const variants = {
   'prom-client': () => {
     const registers = [new client.Registry()]
-    const requests = new client.Counter({ name: 'r', help: 'h', labelNames: ['endpoint', 'status'], registers }).labels({ endpoint: 'sample3', status: '200' })
-    const duration = new client.Histogram({ name: 'd', help: 'h', labelNames: ['endpoint'], buckets: BUCKETS, registers }).labels({ endpoint: 'sample3' })
-    const hits = new client.Counter({ name: 'c', help: 'h', labelNames: ['endpoint', 'outcome'], registers }).labels({ endpoint: 'sample3', outcome: 'hit' })
+    const requests = new client.Counter({ name: 'r', help: 'h', labelNames: ['endpoint', 'status'], registers }).labels({
+      endpoint: 'sample3',
+      status: '200'
+    })
+    const duration = new client.Histogram({ name: 'd', help: 'h', labelNames: ['endpoint'], buckets: BUCKETS, registers }).labels({
+      endpoint: 'sample3'
+    })
+    const hits = new client.Counter({ name: 'c', help: 'h', labelNames: ['endpoint', 'outcome'], registers }).labels({
+      endpoint: 'sample3',
+      outcome: 'hit'
+    })
     return { requests, duration, hits }
   },
   'hot-metrics': () => {
@@ -53,7 +63,10 @@ const direct = ({ requests, duration, hits }) => (i) => {
   duration.observe(0.0003 + (i & 7) * 0.0001)
   hits.inc()
 }
-const runners = { ...Object.fromEntries(Object.entries(variants).map(([name, make]) => [name, () => direct(make())])), 'api/metrics.js hooks': viaHooks }
+const runners = {
+  ...Object.fromEntries(Object.entries(variants).map(([name, make]) => [name, () => direct(make())])),
+  'api/metrics.js hooks': viaHooks
+}
 
 const ns = Object.fromEntries(Object.keys(runners).map((name) => [name, []]))
 for (let round = 0; round < Number(args.rounds); round++) {
@@ -67,5 +80,6 @@ for (let round = 0; round < Number(args.rounds); round++) {
 }
 for (const [name, runs] of Object.entries(ns)) {
   const sorted = [...runs].sort((a, b) => a - b)
-  console.log(`${name}: ${sorted[Math.floor(sorted.length / 2)]} ns per request (${sorted[0]}–${sorted[sorted.length - 1]}, ${runs.length} rounds of ${N.toLocaleString('en-US')})`)
+  console.log(`${name}: ${sorted[Math.floor(sorted.length / 2)]} ns per request ` +
+    `(${sorted[0]}–${sorted[sorted.length - 1]}, ${runs.length} rounds of ${N.toLocaleString('en-US')})`)
 }

@@ -69,7 +69,12 @@ async function profileTarget (target, { dir, env }) {
   const profArgs = ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-interval=${args['interval-us']}`]
   const child = target === BASELINE
     ? startNode(path.join(__dirname, 'baseline-server.js'), [String(port), '1'], { name: target, log, nodeArgs: profArgs })
-    : startNode(path.join(ROOT, 'server.js'), [], { name: target, log, env: { ...env, PORT: String(port), ADMIN_PORT: String(port + 1), BEACON_WORKERS: '1' }, nodeArgs: profArgs })
+    : startNode(path.join(ROOT, 'server.js'), [], {
+      name: target,
+      log,
+      env: { ...env, PORT: String(port), ADMIN_PORT: String(port + 1), BEACON_WORKERS: '1' },
+      nodeArgs: profArgs
+    })
   const url = `http://127.0.0.1:${port}`
   try {
     await waitForHttp(`${url}/api/sample1.js?id=1`, { child, timeoutMs: 60000 })
@@ -89,7 +94,13 @@ async function profileTarget (target, { dir, env }) {
     }
     if (!best) throw new Error(`${target}: no profile written (exit ${code})`)
     fs.writeFileSync(path.join(dir, `${target.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile.gz`), zlib.gzipSync(JSON.stringify(best.profile)))
-    return { target, rps: Math.round(result.requests.average), requests: result.requests.total, errors: result.errors + result.non2xx, ...best.summary }
+    return {
+      target,
+      rps: Math.round(result.requests.average),
+      requests: result.requests.total,
+      errors: result.errors + result.non2xx,
+      ...best.summary
+    }
   } finally {
     if (child.exitCode === null && child.signalCode === null) await child.stop(10000)
     fs.rmSync(profDir, { recursive: true, force: true })
@@ -101,13 +112,26 @@ function markdown (report) {
   const lines = [
     `# Where a request's CPU goes — ${report.date}`,
     '',
-    `Machine: ${report.machine.cores} cores, ${report.machine.cpuModel}, node ${report.machine.node}. One-worker cluster per target, closed loop (autocannon, ${report.parameters.connections} connections, ${report.parameters.duration} s after 3 s of warm-up), ids ${report.parameters.ids === '1' ? '1 (the seed\'s)' : '1..10000 at random'}; the worker's main thread sampled every ${report.parameters.intervalUs} µs and cut to the measured window. Cells: µs of the main thread per request (V8 samples on a wall-clock timer: time the thread was preempted counts where it stood, so on a busy machine read the shares). Profiles: \`${path.basename(report.profileDir)}/\` (gzipped .cpuprofile).`,
+    `Machine: ${report.machine.cores} cores, ${report.machine.cpuModel}, node ${report.machine.node}. One-worker cluster per target, ` +
+      `closed loop (autocannon, ${report.parameters.connections} connections, ${report.parameters.duration} s after 3 s of warm-up), ids ` +
+      `${report.parameters.ids === '1' ? '1 (the seed\'s)' : '1..10000 at random'}; the worker's main thread sampled every ` +
+      `${report.parameters.intervalUs} µs and cut to the measured window. Cells: µs of the main thread per request (V8 samples on a ` +
+      'wall-clock timer: time the thread was preempted counts where it stood, so on a busy machine read the shares). Profiles: ' +
+      `\`${path.basename(report.profileDir)}/\` (gzipped .cpuprofile).`,
     '',
     `| target | req/s | main thread µs/req | ${names.join(' | ')} |`,
     `|---|---:|---:|${names.map(() => '---:').join('|')}|`
   ]
-  for (const t of report.targets) lines.push(`| ${t.target} | ${t.rps.toLocaleString('en-US')} | ${t.usPerRequest} | ${names.map((n) => t.categories[n]).join(' | ')} |`)
-  lines.push('', 'Categories, first match from the sampled frame up its stack:', '', ...names.map((n) => `- **${n}**: ${CATEGORIES[n]}`), '')
+  for (const t of report.targets) {
+    lines.push(`| ${t.target} | ${t.rps.toLocaleString('en-US')} | ${t.usPerRequest} | ${names.map((n) => t.categories[n]).join(' | ')} |`)
+  }
+  lines.push(
+    '',
+    'Categories, first match from the sampled frame up its stack:',
+    '',
+    ...names.map((n) => `- **${n}**: ${CATEGORIES[n]}`),
+    ''
+  )
   for (const t of report.targets) {
     lines.push(`## ${t.target}: the heaviest functions (self time, µs per request)`, '', '| function | µs/req |', '|---|---:|')
     for (const [fn, us] of t.topSelf) lines.push(`| \`${fn}\` | ${us} |`)
@@ -125,12 +149,19 @@ async function main () {
   const { bootstrap } = await hbase.up(hbaseOptions, { log })
   const client = createHBaseClient({ bootstrap })
   try {
-    if (!(await client.admin.tableExists(LOG_TABLE))) await client.admin.createTable(LOG_TABLE, { families: ['l'], splits: accessLogSplitKeys() })
+    if (!(await client.admin.tableExists(LOG_TABLE))) {
+      await client.admin.createTable(LOG_TABLE, { families: ['l'], splits: accessLogSplitKeys() })
+    }
   } finally {
     await client.close()
   }
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-prof-state-'))
-  const env = { BEACON_HBASE_BOOTSTRAP: bootstrap.join(','), BEACON_STATE_DIR: stateDir, BEACON_ACCESS_LOG_TABLE: LOG_TABLE, BEACON_LOG_LEVEL: 'warn' }
+  const env = {
+    BEACON_HBASE_BOOTSTRAP: bootstrap.join(','),
+    BEACON_STATE_DIR: stateDir,
+    BEACON_ACCESS_LOG_TABLE: LOG_TABLE,
+    BEACON_LOG_LEVEL: 'warn'
+  }
   const targets = []
   try {
     for (const target of [BASELINE, ...args.endpoints.split(',').filter(Boolean)]) {
@@ -143,7 +174,12 @@ async function main () {
   const report = {
     date: new Date().toISOString(),
     machine: describeMachine({ hbaseVersion: hbaseOptions.version, topology: 'loopback', netem: 'none' }),
-    parameters: { duration: Number(args.duration), connections: Number(args.connections), ids: args.ids, intervalUs: Number(args['interval-us']) },
+    parameters: {
+      duration: Number(args.duration),
+      connections: Number(args.connections),
+      ids: args.ids,
+      intervalUs: Number(args['interval-us'])
+    },
     profileDir: dir,
     targets
   }

@@ -89,7 +89,8 @@ async function checkCompleteness (endpoints, ledger, names, settings, client) {
       endpoints[name].lost = Math.max(0, expected - found[sinkName])
       endpoints[name].duplicates = Math.max(0, found[sinkName] - upper)
     }
-    log(`${name}: 2xx seen ${ledger[name].ok}, sent ${ledger[name].sent}; access-log entries ${JSON.stringify(found)}; lost: ${endpoints[name].lost}, duplicates: ${endpoints[name].duplicates}`)
+    log(`${name}: 2xx seen ${ledger[name].ok}, sent ${ledger[name].sent}; access-log entries ` +
+      `${JSON.stringify(found)}; lost: ${endpoints[name].lost}, duplicates: ${endpoints[name].duplicates}`)
   }
 }
 
@@ -130,18 +131,28 @@ async function runSharedScenarios (params, list, report, { stamp, stateDir }) {
     // The lb scenario's second app host and HAProxy get hosts of their own.
     extraHosts: params.scenarios.includes('lb') ? ['app2', 'lb'] : [],
     log,
-    env: { BEACON_STATE_DIR: stateDir, BEACON_ACCESS_LOG_TABLE: accessLogTable, BEACON_ACCESS_ROLLUPS: '1', BEACON_LOG_LEVEL: 'warn', BEACON_CONFIG_FILE: configFile }
+    env: {
+      BEACON_STATE_DIR: stateDir,
+      BEACON_ACCESS_LOG_TABLE: accessLogTable,
+      BEACON_ACCESS_ROLLUPS: '1',
+      BEACON_LOG_LEVEL: 'warn',
+      BEACON_CONFIG_FILE: configFile
+    }
   })
   const client = createHBaseClient({ bootstrap: env.bootstrap })
   report.machine = describeMachine({ hbaseVersion: env.hbaseOptions.version, ...env.describe() })
   const ledger = {}
   try {
-    for (const table of [accessLogTable, durableTable, noRollupTable]) await client.admin.createTable(table, { families: ['l'], splits: accessLogSplitKeys() })
+    for (const table of [accessLogTable, durableTable, noRollupTable]) {
+      await client.admin.createTable(table, { families: ['l'], splits: accessLogSplitKeys() })
+    }
     const settings = loadSettings({ env: { ...process.env, ...env.serverEnv } })
     log(`warming HBase for ${params.hbaseWarmupSeconds} s…`)
     log(`HBase warm-up: ${await warmHBase(client, settings.hbase.configTable, params.hbaseWarmupSeconds, params.idRange)} reads`)
     await env.refreshHBasePid()
-    const names = params.endpoints || Object.keys(settings.endpoints).filter((n) => n !== scenarios.MIXED_ENDPOINT && n !== scenarios.NO_ROLLUP_ENDPOINT)
+    const names =
+      params.endpoints ||
+      Object.keys(settings.endpoints).filter((n) => n !== scenarios.MIXED_ENDPOINT && n !== scenarios.NO_ROLLUP_ENDPOINT)
     for (const n of names) if (!settings.endpoints[n]) throw new Error(`bench: unknown endpoint ${n}`)
     const server = await env.startServer(`/api/${names[0]}.js?id=1`)
     const ctx = {
@@ -199,7 +210,13 @@ async function main () {
   const own = params.scenarios.filter((name) => scenarios.OWN_CLUSTER.includes(name))
   const shared = params.scenarios.filter((name) => !own.includes(name))
   if (shared.length) await runSharedScenarios(params, shared, report, { stamp, stateDir })
-  else report.machine = describeMachine({ hbaseVersion: resolveHBaseOptions().version, topology: 'loopback (only scenarios with an HBase cluster of their own)', netem: 'not applicable' })
+  else {
+    report.machine = describeMachine({
+      hbaseVersion: resolveHBaseOptions().version,
+      topology: 'loopback (only scenarios with an HBase cluster of their own)',
+      netem: 'not applicable'
+    })
+  }
   for (const name of own) {
     log(`— scenario ${name} —`)
     report.scenarios[name] = await scenarios[name]({ params, log, stateDir })

@@ -36,7 +36,8 @@ async function withFixture (args, fn) {
 
 /**
  * @param {{ rate?: number, durationMs?: number, stallEveryMs?: number, stallMs?: number }} [options]
- * @returns {Promise<{ rate: number, durationMs: number, stallEveryMs: number, stallMs: number, overhead: any, stall: { openLoop: any, autocannon: any } }>}
+ * @returns {Promise<{ rate: number, durationMs: number, stallEveryMs: number, stallMs: number, overhead: any,
+ *   stall: { openLoop: any, autocannon: any } }>}
  */
 async function validateOpenLoop ({ rate = 1000, durationMs = 2000, stallEveryMs = 500, stallMs = 50 } = {}) {
   const next = () => ({ path: '/api/x.js?id=1&callback=cb' })
@@ -51,20 +52,31 @@ async function validateOpenLoop ({ rate = 1000, durationMs = 2000, stallEveryMs 
     const ac = await autocannon({ url: `http://127.0.0.1:${port}${next().path}`, connections: 10, duration: seconds })
     return {
       openLoop,
-      autocannon: { rps: ac.requests.average, p50: ac.latency.p50, p90: ac.latency.p90, p99: ac.latency.p99, max: ac.latency.max, requests: ac['2xx'] + ac.non2xx }
+      autocannon: {
+        rps: ac.requests.average,
+        p50: ac.latency.p50,
+        p90: ac.latency.p90,
+        p99: ac.latency.p99,
+        max: ac.latency.max,
+        requests: ac['2xx'] + ac.non2xx
+      }
     }
   })
   return { rate, durationMs, stallEveryMs, stallMs, overhead, stall }
 }
 
 if (require.main === module) {
-  const { values } = parseArgs({ options: { rate: { type: 'string', default: '1000' }, duration: { type: 'string', default: '2' }, out: { type: 'string' } } })
+  const { values } = parseArgs({
+    options: { rate: { type: 'string', default: '1000' }, duration: { type: 'string', default: '2' }, out: { type: 'string' } }
+  })
   validateOpenLoop({ rate: Number(values.rate), durationMs: Number(values.duration) * 1000 }).then((r) => {
     const o = r.overhead
-    console.log(`trivial server, ${r.rate} req/s for ${r.durationMs / 1000} s: achieved ${o.rps} req/s, p50 ${o.p50} ms, p99 ${o.p99} ms, max ${o.max} ms, late ${o.late}, errors ${o.errors}`)
+    console.log(`trivial server, ${r.rate} req/s for ${r.durationMs / 1000} s: achieved ${o.rps} ` +
+      `req/s, p50 ${o.p50} ms, p99 ${o.p99} ms, max ${o.max} ms, late ${o.late}, errors ${o.errors}`)
     console.log(`server stalling ${r.stallMs} ms every ${r.stallEveryMs} ms:`)
     console.log(`  open loop  ${r.rate} req/s: p50 ${r.stall.openLoop.p50} ms, p90 ${r.stall.openLoop.p90} ms, p99 ${r.stall.openLoop.p99} ms, max ${r.stall.openLoop.max} ms`)
-    console.log(`  autocannon 10 connections (${Math.round(r.stall.autocannon.rps)} req/s): p50 ${r.stall.autocannon.p50} ms, p90 ${r.stall.autocannon.p90} ms, p99 ${r.stall.autocannon.p99} ms, max ${r.stall.autocannon.max} ms`)
+    console.log(`  autocannon 10 connections (${Math.round(r.stall.autocannon.rps)} req/s): p50 ${r.stall.autocannon.p50} ` +
+      `ms, p90 ${r.stall.autocannon.p90} ms, p99 ${r.stall.autocannon.p99} ms, max ${r.stall.autocannon.max} ms`)
     if (values.out) fs.writeFileSync(values.out, JSON.stringify(r, null, 2) + '\n')
   }, (err) => {
     console.error(err)

@@ -51,11 +51,22 @@ const EVENT_DEFAULTS = { maxEvents: 20, maxBodyBytes: 8192, gif: true }
  */
 const SINK_DEFAULTS = {
   // maxPendingLines / journalMaxBuffered: the memory bounds when the local disk refuses writes
-  // (README, "Access logs: nothing is lost"); past them entries are shed and counted.
+  // (docs/access-log.md, "A full or failing local disk"); past them entries are shed and counted.
   file: { rotateSize: '100m', rotateFrequency: 'daily', keepFiles: 14, maxPendingLines: 50000 },
   // rollups: exact per-minute counts of the log, kept in rollupTable (logging/rollup/); one
   // rollup table serves every log table.
-  hbase: { buckets: 16, batchSize: 500, flushIntervalMs: 100, maxQueue: 50000, journalMaxBuffered: 50000, overload: 'spill', durable: false, retryMaxMs: 30000, rollups: true, rollupTable: 'beacon_access_rollup' }
+  hbase: {
+    buckets: 16,
+    batchSize: 500,
+    flushIntervalMs: 100,
+    maxQueue: 50000,
+    journalMaxBuffered: 50000,
+    overload: 'spill',
+    durable: false,
+    retryMaxMs: 30000,
+    rollups: true,
+    rollupTable: 'beacon_access_rollup'
+  }
 }
 
 const HBASE_DEFAULT_CONFIG = { features: {} }
@@ -107,12 +118,42 @@ const DEFAULTS = {
   },
   // The five endpoints of the seed benchmark, one per combination of layers.
   endpoints: {
-    sample1: { source: 'fixed', valueFile: 'fixed/sample1.json', cache: { type: 'off' }, accessLog: [], cacheControl: 'public, max-age=60' },
-    sample2: { source: 'hbase', defaultConfig: HBASE_DEFAULT_CONFIG, cache: { type: 'off' }, accessLog: [], cacheControl: 'public, max-age=30' },
-    sample3: { source: 'hbase', defaultConfig: HBASE_DEFAULT_CONFIG, cache: { type: 'lru' }, accessLog: [], cacheControl: 'public, max-age=30' },
+    sample1: {
+      source: 'fixed',
+      valueFile: 'fixed/sample1.json',
+      cache: { type: 'off' },
+      accessLog: [],
+      cacheControl: 'public, max-age=60'
+    },
+    sample2: {
+      source: 'hbase',
+      defaultConfig: HBASE_DEFAULT_CONFIG,
+      cache: { type: 'off' },
+      accessLog: [],
+      cacheControl: 'public, max-age=30'
+    },
+    sample3: {
+      source: 'hbase',
+      defaultConfig: HBASE_DEFAULT_CONFIG,
+      cache: { type: 'lru' },
+      accessLog: [],
+      cacheControl: 'public, max-age=30'
+    },
     // no-cache so that every page view reaches the server and is logged
-    sample4: { source: 'hbase', defaultConfig: HBASE_DEFAULT_CONFIG, cache: { type: 'lru' }, accessLog: ['file'], cacheControl: 'no-cache' },
-    sample5: { source: 'hbase', defaultConfig: HBASE_DEFAULT_CONFIG, cache: { type: 'lru' }, accessLog: ['hbase'], cacheControl: 'no-cache' }
+    sample4: {
+      source: 'hbase',
+      defaultConfig: HBASE_DEFAULT_CONFIG,
+      cache: { type: 'lru' },
+      accessLog: ['file'],
+      cacheControl: 'no-cache'
+    },
+    sample5: {
+      source: 'hbase',
+      defaultConfig: HBASE_DEFAULT_CONFIG,
+      cache: { type: 'lru' },
+      accessLog: ['hbase'],
+      cacheControl: 'no-cache'
+    }
   }
 }
 

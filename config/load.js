@@ -3,12 +3,23 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const Ajv = require('ajv')
-const { DEFAULTS, ENDPOINT_DEFAULTS, LRU_CACHE_DEFAULTS, CORS_DEFAULTS, EVENT_DEFAULTS, SINK_DEFAULTS, ENV_VARS, CONFIG_FILE_ENV, CONFIG_DIR } = require('./defaults')
+const {
+  DEFAULTS,
+  ENDPOINT_DEFAULTS,
+  LRU_CACHE_DEFAULTS,
+  CORS_DEFAULTS,
+  EVENT_DEFAULTS,
+  SINK_DEFAULTS,
+  ENV_VARS,
+  CONFIG_FILE_ENV,
+  CONFIG_DIR
+} = require('./defaults')
 const { schema } = require('./schema')
 const { ERRORS } = require('../lib/errors')
 
 // ajv's CommonJS export is the class itself (its types describe the ES module).
-const validateSchema = new (/** @type {any} */ (Ajv))({ allErrors: true, discriminator: true, allowUnionTypes: true, verbose: true }).compile(schema)
+const ajv = new (/** @type {any} */ (Ajv))({ allErrors: true, discriminator: true, allowUnionTypes: true, verbose: true })
+const validateSchema = ajv.compile(schema)
 
 // Maps of named entries, where `null` removes an entry declared by a lower layer.
 const COLLECTIONS = new Set(['endpoints', 'logSinks'])
@@ -47,7 +58,8 @@ function loadSettings ({ env = process.env, file, overrides } = {}) {
     const filePath = path.resolve(fileName)
     const layer = readJsonObject(filePath, 'settings file')
     if (Object.hasOwn(layer, 'adminToken')) {
-      issues.push(`adminToken must not be set in the settings file ${filePath}: secrets come from the environment (${envNameOf('adminToken')})`)
+      issues.push(`adminToken must not be set in the settings file ${filePath}: ` +
+        `secrets come from the environment (${envNameOf('adminToken')})`)
       delete layer.adminToken
     }
     applyLayer(settings, layer, 'in ' + filePath, origins, issues)
@@ -216,7 +228,8 @@ function crossCheck (settings, origins, issues) {
     const sinkLists = [['accessLog', endpoint.accessLog], ['events.sinks', endpoint.events ? endpoint.events.sinks : []]]
     for (const [key, list] of sinkLists) {
       for (const sinkName of list.filter((n) => !sinkNames.includes(n))) {
-        issues.push(`endpoints.${name}.${key} names unknown sink "${sinkName}" (declared sinks: ${sinkNames.join(', ') || 'none'})${originOf(origins, pointer + '/' + key.replace('.', '/'))}`)
+        issues.push(`endpoints.${name}.${key} names unknown sink "${sinkName}" (declared sinks: ` +
+          `${sinkNames.join(', ') || 'none'})${originOf(origins, pointer + '/' + key.replace('.', '/'))}`)
       }
     }
     if (endpoint.cors && endpoint.cors.origins.length > 1 && endpoint.cors.origins.includes('*')) {

@@ -134,7 +134,11 @@ const schema = closed({
     maxCallbackLength: int(1, 1024)
   }),
   hbase: closed({
-    bootstrap: { type: 'array', items: str({ pattern: '^[^\\s:,]+:[0-9]{1,5}$', description: 'a "host:port" address' }), uniqueItems: true },
+    bootstrap: {
+      type: 'array',
+      items: str({ pattern: '^[^\\s:,]+:[0-9]{1,5}$', description: 'a "host:port" address' }),
+      uniqueItems: true
+    },
     rpcTimeoutMs: int(1),
     operationTimeoutMs: int(1),
     configTable: tableName,

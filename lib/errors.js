@@ -8,8 +8,8 @@
  * (not the id, the callback, the path), so a response body can never reflect an attacker's
  * string. A detail is appended only where the reader is the operator: settings and options at
  * start, and the token-guarded admin API (which names the offending key of a body it rejects).
- * The HBase client library (lib/hbase) keeps its own codes; README lists both tables and a test
- * holds it to them.
+ * The HBase client library (lib/hbase) keeps its own codes; docs/errors.md lists this table and
+ * lib/hbase/README.md the client's, and a test (test/docs/readme.unit.test.js) holds them to the code.
  */
 
 /**
@@ -28,7 +28,9 @@
 function createError (code, message, statusCode = 500) {
   if (typeof code !== 'string' || code === '') throw new TypeError('createError: code must be a non-empty string')
   if (typeof message !== 'string' || message === '') throw new TypeError(`createError(${code}): message must be a non-empty string`)
-  if (!Number.isInteger(statusCode) || statusCode < 400 || statusCode > 599) throw new TypeError(`createError(${code}): statusCode must be 400..599`)
+  if (!Number.isInteger(statusCode) || statusCode < 400 || statusCode > 599) {
+    throw new TypeError(`createError(${code}): statusCode must be 400..599`)
+  }
 
   class BeaconCodedError extends Error {
     /**
@@ -71,7 +73,11 @@ const ERRORS = Object.freeze({
   // Browsers: an Origin the endpoint's `cors.origins` does not list (a preflight, or events).
   ORIGIN_NOT_ALLOWED: createError('ORIGIN_NOT_ALLOWED', 'this origin may not use this endpoint from a browser', 403),
   // Events (POST /api/<name>/events, GET /api/<name>/events.gif).
-  BAD_EVENT: createError('BAD_EVENT', 'events must be objects with an id, an event name this endpoint declares and an optional variant, within its batch limit', 400),
+  BAD_EVENT: createError(
+    'BAD_EVENT',
+    'events must be objects with an id, an event name this endpoint declares and an optional variant, within its batch limit',
+    400
+  ),
   UNSUPPORTED_MEDIA_TYPE: createError('UNSUPPORTED_MEDIA_TYPE', 'events must be sent as text/plain or application/json', 415),
   // The admin API (token-guarded; ADMIN_PORT).
   UNAUTHORIZED: createError('UNAUTHORIZED', 'a valid bearer token is required', 401),
@@ -89,7 +95,11 @@ const ERRORS = Object.freeze({
   LOOKUP_TIMEOUT: createError('LOOKUP_TIMEOUT', 'the config read did not finish within the request deadline', 503),
   // Reading the access log back (GET /admin/log/scan and /admin/log/count; logging/query/). The
   // detail names the parameter, never its value.
-  BAD_TIME: createError('BAD_TIME', 'a time is invalid: give ISO-8601 (2026-01-31T12:00:00Z), 13-digit epoch ms, or a time relative to now (-30s, -15m, -2h, -1d, -1w, now)', 400),
+  BAD_TIME: createError(
+    'BAD_TIME',
+    'a time is invalid: give ISO-8601 (2026-01-31T12:00:00Z), 13-digit epoch ms, or a time relative to now (-30s, -15m, -2h, -1d, -1w, now)',
+    400
+  ),
   BAD_TIME_RANGE: createError('BAD_TIME_RANGE', 'the time range is empty: from must be before to', 400),
   BAD_LOG_QUERY: createError('BAD_LOG_QUERY', 'the access-log query has an invalid parameter', 400),
   LOG_NOT_CONFIGURED: createError('LOG_NOT_CONFIGURED', 'no HBase access log is configured on this host', 404),

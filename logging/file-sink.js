@@ -78,10 +78,18 @@ const DATE_FORMATS = { daily: 'yyyy-MM-dd', hourly: 'yyyy-MM-dd-HH' }
  */
 function createFileSink (options) {
   const opts = { ...DEFAULTS, ...options }
-  if (typeof opts.path !== 'string' || !path.isAbsolute(opts.path)) throw new ERRORS.INVALID_OPTION('file sink: path must be an absolute path')
-  if (opts.workerTag != null && !isSafeName(opts.workerTag, 32)) throw new ERRORS.INVALID_OPTION('file sink: workerTag must match [A-Za-z0-9_-]{1,32}')
-  if (!Number.isInteger(opts.keepFiles) || opts.keepFiles < 1) throw new ERRORS.INVALID_OPTION('file sink: keepFiles must be an integer >= 1')
-  if (!Number.isInteger(opts.maxPendingLines) || opts.maxPendingLines < 1) throw new ERRORS.INVALID_OPTION('file sink: maxPendingLines must be an integer >= 1')
+  if (typeof opts.path !== 'string' || !path.isAbsolute(opts.path)) {
+    throw new ERRORS.INVALID_OPTION('file sink: path must be an absolute path')
+  }
+  if (opts.workerTag != null && !isSafeName(opts.workerTag, 32)) {
+    throw new ERRORS.INVALID_OPTION('file sink: workerTag must match [A-Za-z0-9_-]{1,32}')
+  }
+  if (!Number.isInteger(opts.keepFiles) || opts.keepFiles < 1) {
+    throw new ERRORS.INVALID_OPTION('file sink: keepFiles must be an integer >= 1')
+  }
+  if (!Number.isInteger(opts.maxPendingLines) || opts.maxPendingLines < 1) {
+    throw new ERRORS.INVALID_OPTION('file sink: maxPendingLines must be an integer >= 1')
+  }
   const { base, extension } = baseName(opts.path, opts.workerTag)
   const writer = opts.createWriter({
     file: base,

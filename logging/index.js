@@ -55,7 +55,19 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
         const { type, journalDir, rollups, rollupTable, ...rest } = spec
         // Two HBase sinks of one process must not share row keys or journal names.
         const sinkWriterId = hbaseCount > 1 ? `${writerId}-${name}` : writerId
-        const rollup = rollups === false ? {} : rollupParts({ client, rollupTable, logTable: spec.table, buckets: spec.buckets, writerId: sinkWriterId, runRoller, logger: sinkLogger, clock })
+        const rollup =
+          rollups === false
+            ? {}
+            : rollupParts({
+              client,
+              rollupTable,
+              logTable: spec.table,
+              buckets: spec.buckets,
+              writerId: sinkWriterId,
+              runRoller,
+              logger: sinkLogger,
+              clock
+            })
         sinks.set(name, createHBaseSink({
           ...rest,
           client,
@@ -102,7 +114,9 @@ function rollupParts ({ client, rollupTable, logTable, buckets, writerId, runRol
   const table = rollupTable || SINK_DEFAULTS.hbase.rollupTable
   return {
     rollupMarker: createRollupMarker({ client, rollupTable: table, logTable, writerId, logger }),
-    rollupRoller: runRoller ? createRoller({ client, logTable, rollupTable: table, buckets: buckets || 16, logger, ...(clock ? { clock } : {}) }) : null
+    rollupRoller: runRoller
+      ? createRoller({ client, logTable, rollupTable: table, buckets: buckets || 16, logger, ...(clock ? { clock } : {}) })
+      : null
   }
 }
 

@@ -1,6 +1,6 @@
 'use strict'
 
-// The layering README's Architecture section promises, held to the code: imports flow
+// The layering docs/architecture.md promises ("Layers"), held to the code: imports flow
 // server.js → api/ → (logging/, lib/<domain>/) → lib/hbase/, and no module imports a floor above
 // its own. config/ (settings) and lib/errors.js, lib/names.js are leaves everyone may read.
 
@@ -45,7 +45,10 @@ function * sourceFiles (dir) {
   }
 }
 
-const files = [path.join(ROOT, 'server.js'), ...['api', 'lib', 'logging', 'config', 'bin', 'infra', 'bench'].flatMap((d) => [...sourceFiles(path.join(ROOT, d))])]
+const files = [
+  path.join(ROOT, 'server.js'),
+  ...['api', 'lib', 'logging', 'config', 'bin', 'infra', 'bench'].flatMap((d) => [...sourceFiles(path.join(ROOT, d))])
+]
 
 test.each(files.map((f) => [path.relative(ROOT, f), f]))('%s imports only its own floor and the ones below', (rel, file) => {
   const from = areaOf(file)
@@ -53,7 +56,9 @@ test.each(files.map((f) => [path.relative(ROOT, f), f]))('%s imports only its ow
   const wrong = []
   for (const [, spec] of text.matchAll(/require\(\s*'(\.[^']*)'\s*\)/g)) {
     const target = areaOf(require.resolve(path.resolve(path.dirname(file), spec)))
-    const ok = target === from || ALLOWED[from].some((a) => target === a || (a === 'lib' && target.startsWith('lib')) || (a === 'infra' && target.startsWith('infra')))
+    const ok =
+      target === from ||
+      ALLOWED[from].some((a) => target === a || (a === 'lib' && target.startsWith('lib')) || (a === 'infra' && target.startsWith('infra')))
     if (!ok) wrong.push(`${spec} (${target})`)
   }
   expect(wrong).toEqual([])

@@ -174,7 +174,9 @@ function glanceTable (report) {
   const one = (v) => (typeof v === 'number' ? String(v) : '')
   const ours = (name) => {
     const e = name === BASELINE ? report.baseline : seedRuns[name]
-    if (e) return { rps: fmt(e.rps), ratio: name === BASELINE ? one(seedRuns.sample1 && round(e.rps / seedRuns.sample1.rps, 3)) : one(e.ratio) }
+    if (e) {
+      return { rps: fmt(e.rps), ratio: name === BASELINE ? one(seedRuns.sample1 && round(e.rps / seedRuns.sample1.rps, 3)) : one(e.ratio) }
+    }
     const sat = caseOf(name, 'saturation')
     return sat ? { rps: sat.rps ? fmt(sat.rps.median) : '', ratio: spread(sat.rpsVsSample1) } : { rps: '', ratio: '' }
   }
@@ -184,21 +186,40 @@ function glanceTable (report) {
   const costs = (name) => {
     const sat = caseOf(name, 'saturation')
     const rate = caseOf(name, 'rate')
-    if (sat || rate) return [spread(sat?.appUsPerReq), spread(sat?.vsSample1), spread(sat?.hbaseAboveIdle), spread(rate?.appUsPerReq), spread(rate?.vsSample1), spread(rate?.hbaseAboveSample1)]
+    if (sat || rate) {
+      return [
+        spread(sat?.appUsPerReq),
+        spread(sat?.vsSample1),
+        spread(sat?.hbaseAboveIdle),
+        spread(rate?.appUsPerReq),
+        spread(rate?.vsSample1),
+        spread(rate?.hbaseAboveSample1)
+      ]
+    }
     const s1 = seedCpu('sample1')
     const own = seedCpu(name)
-    return [one(own), one(typeof own === 'number' && s1 > 0 ? round(own / s1, 3) : null), one(seedRuns[name]?.server?.hbase?.cpuMsPer1k), '', '', '']
+    return [
+      one(own),
+      one(typeof own === 'number' && s1 > 0 ? round(own / s1, 3) : null),
+      one(seedRuns[name]?.server?.hbase?.cpuMsPer1k),
+      '',
+      '',
+      ''
+    ]
   }
   const lines = [
     '## What each layer costs: the seed beside beacon',
     '',
-    `| endpoint | seed req/s | seed vs sample1 | beacon req/s | beacon vs sample1 | app CPU µs/req at saturation | vs sample1 | HBase CPU µs/req at saturation | app CPU µs/req at ${cpu ? fmt(cpu.parameters.rate) : 'a fixed'} req/s | vs sample1 | HBase CPU µs/req above sample1 |`,
+    '| endpoint | seed req/s | seed vs sample1 | beacon req/s | beacon vs sample1 | app CPU µs/req at ' +
+      'saturation | vs sample1 | HBase CPU µs/req at saturation | app CPU µs/req at ' +
+      `${cpu ? fmt(cpu.parameters.rate) : 'a fixed'} req/s | vs sample1 | HBase CPU µs/req above sample1 |`,
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   ]
   for (const name of names) {
     const seed = SEED[name]
     const o = ours(name)
-    lines.push(`| ${name} | ${seed ? fmt(seed.rps) : ''} | ${seed ? round(seed.rps / SEED.sample1.rps, 3) : ''} | ${o.rps} | ${o.ratio} | ${costs(name).join(' | ')} |`)
+    lines.push(`| ${name} | ${seed ? fmt(seed.rps) : ''} | ${seed ? round(seed.rps / SEED.sample1.rps, 3) : ''} ` +
+      `| ${o.rps} | ${o.ratio} | ${costs(name).join(' | ')} |`)
   }
   if (report.baseline || caseOf(BASELINE, 'rate') || caseOf(BASELINE, 'saturation')) {
     const o = ours(BASELINE)
@@ -206,14 +227,23 @@ function glanceTable (report) {
   }
   const s1 = caseOf('sample1', 'rate')
   lines.push('', cpu
-    ? `Seed: its published run (../shared/seed-benchmark.md; 3 VMs, wrk, id=1). beacon req/s: ${Object.keys(seedRuns).length ? 'the seed protocol below (closed loop, ids 1..N)' : 'the cpu scenario at saturation (median)'}. CPU: the cpu scenario, ids 1..${cpu.parameters.idRange}, at saturation (closed loop) and at ${fmt(cpu.parameters.rate)} req/s (open loop), median (min–max) of ${cpu.parameters.runs} run(s), ratios paired per round; app = every process and thread of the server; HBase at saturation = the JVM's CPU per request above its idle; at the fixed rate, above sample1's in the same round (sample1 never asks HBase: that is its background).${s1 && s1.vsBaseline ? ` sample1 costs ${spread(s1.vsBaseline)}× the CPU of bare node:http writing the same body.` : ''}`
+    ? 'Seed: its published run (../shared/seed-benchmark.md; 3 VMs, wrk, id=1). beacon req/s: ' +
+      `${Object.keys(seedRuns).length ? 'the seed protocol below (closed loop, ids 1..N)' : 'the cpu scenario at saturation (median)'}. ` +
+      `CPU: the cpu scenario, ids 1..${cpu.parameters.idRange}, at saturation (closed loop) and at ${fmt(cpu.parameters.rate)} req/s ` +
+      `(open loop), median (min–max) of ${cpu.parameters.runs} run(s), ratios paired per round; app = every process and thread of the ` +
+      'server; HBase at saturation = the JVM\'s CPU per request above its idle; at the fixed rate, above sample1\'s in the same round ' +
+      '(sample1 never asks HBase: that is its ' +
+      `background).${s1 && s1.vsBaseline
+        ? ` sample1 costs ${spread(s1.vsBaseline)}× the CPU of bare node:http writing the same body.`
+        : ''}`
     : 'Seed: its published run (../shared/seed-benchmark.md). CPU: the seed runs\' server-side view (closed loop, saturation; run `--scenario cpu` for medians at a fixed rate); HBase = the JVM\'s whole CPU per request, background included.')
   return [...lines, '']
 }
 
 /**
  * The cpu scenario's own tables: every case at the fixed rate, then at saturation.
- * @param {{ description?: string, parameters: { rate: number }, idle?: { appUsPerS: any, baselineUsPerS: any, hbaseUsPerS: any, runs: object[] }, cases: Record<string, Record<string, any>> }} cpu
+ * @param {{ description?: string, parameters: { rate: number },
+ *   idle?: { appUsPerS: any, baselineUsPerS: any, hbaseUsPerS: any, runs: object[] }, cases: Record<string, Record<string, any>> }} cpu
  * @returns {string[]} markdown lines
  */
 function cpuTables (cpu) {
@@ -221,7 +251,8 @@ function cpuTables (cpu) {
   const idle = cpu.idle
   if (idle && idle.runs.length) {
     const perReq = (st) => (st ? ` (${round(st.median / cpu.parameters.rate, 2)} µs per request at ${fmt(cpu.parameters.rate)} req/s)` : '')
-    lines.push(`Idle, CPU µs per second: the server cluster ${spread(idle.appUsPerS)}${perReq(idle.appUsPerS)}, bare node:http ${spread(idle.baselineUsPerS)}, HBase ${spread(idle.hbaseUsPerS)}${perReq(idle.hbaseUsPerS)}.`, '')
+    lines.push(`Idle, CPU µs per second: the server cluster ${spread(idle.appUsPerS)}${perReq(idle.appUsPerS)}, bare ` +
+      `node:http ${spread(idle.baselineUsPerS)}, HBase ${spread(idle.hbaseUsPerS)}${perReq(idle.hbaseUsPerS)}.`, '')
   }
   const shapes = [['rate', `At ${fmt(cpu.parameters.rate)} req/s (open loop)`], ['saturation', 'At saturation (closed loop)']]
   for (const [shape, title] of shapes) {
@@ -231,7 +262,9 @@ function cpuTables (cpu) {
       '| case | req/s | app CPU µs/req | app above idle | vs sample1 | vs bare node:http | HBase CPU µs/req | HBase above idle | HBase above sample1 | load gen CPU µs/req | p99 ms |',
       '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     for (const [key, c] of rows) {
-      lines.push(`| ${key} | ${spread(c.rps)} | ${spread(c.appUsPerReq)} | ${spread(c.appAboveIdle)} | ${spread(c.vsSample1)} | ${spread(c.vsBaseline)} | ${spread(c.hbaseUsPerReq)} | ${spread(c.hbaseAboveIdle)} | ${spread(c.hbaseAboveSample1)} | ${spread(c.generatorUsPerReq)} | ${spread(c.p99)} |`)
+      lines.push(`| ${key} | ${spread(c.rps)} | ${spread(c.appUsPerReq)} | ${spread(c.appAboveIdle)} | ` +
+        `${spread(c.vsSample1)} | ${spread(c.vsBaseline)} | ${spread(c.hbaseUsPerReq)} | ${spread(c.hbaseAboveIdle)} ` +
+        `| ${spread(c.hbaseAboveSample1)} | ${spread(c.generatorUsPerReq)} | ${spread(c.p99)} |`)
     }
     lines.push('')
   }

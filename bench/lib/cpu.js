@@ -20,7 +20,8 @@ const { createSampler } = require('./proc-sampler')
 const NO_ROLLUP_ENDPOINT = 'sample5_norollup'
 
 /**
- * @param {{ params: Record<string, any>, names: string[], settings: any, env: any, server: { pid?: number }, log: (line: string) => void }} ctx
+ * @param {{ params: Record<string, any>, names: string[], settings: any, env: any, server: { pid?: number },
+ *   log: (line: string) => void }} ctx
  *   the shared scenario context (scenarios.js)
  * @param {(ctx: any, job: object, where?: object) => Promise<any>} run one load job,
  *   ledgered, with its server-side view (scenarios.js)
@@ -31,7 +32,9 @@ async function cpu (ctx, run) {
   const declared = (n) => Boolean(ctx.settings.endpoints[n])
   // sample1 always: every ratio is against it.
   // sample5_norollup is the cpu scenario's alone (it measures what rollups cost sample5).
-  const endpoints = [...new Set(['sample1', ...p.cpuEndpoints.filter((n) => ctx.names.includes(n) || n === NO_ROLLUP_ENDPOINT)])].filter(declared)
+  const endpoints = [...new Set(['sample1', ...p.cpuEndpoints.filter((n) => ctx.names.includes(n) || n === NO_ROLLUP_ENDPOINT)])].filter(
+    declared
+  )
   const cached = (n) => ctx.settings.endpoints[n].cache.type !== 'off'
   const rateLabel = `@ ${p.cpuRate.toLocaleString('en-US')} req/s`
   const shapes = [
@@ -54,11 +57,23 @@ async function cpu (ctx, run) {
 
   async function measure (target, idSet, shape, roundNo) {
     const key = `${target === BASELINE ? 'bare node:http' : target}${target === BASELINE ? '' : ` ${idSet.label}`} ${shape.label}`
-    const r = await run(ctx, { ...shape.job, connections: p.connections, durationMs: p.cpuSeconds * 1000, paths: paths(endpointOf(target), idSet.idRange) }, whereOf(target))
+    const r = await run(
+      ctx,
+      { ...shape.job, connections: p.connections, durationMs: p.cpuSeconds * 1000, paths: paths(endpointOf(target), idSet.idRange) },
+      whereOf(target)
+    )
     const one = cpuRun(r, roundNo)
-    const c = (cases[key] ??= { target, ids: idSet.ids, shape: shape.shape, offeredRate: shape.shape === 'rate' ? p.cpuRate : 0, connections: p.connections, runs: [] })
+    const c = (cases[key] ??= {
+      target,
+      ids: idSet.ids,
+      shape: shape.shape,
+      offeredRate: shape.shape === 'rate' ? p.cpuRate : 0,
+      connections: p.connections,
+      runs: []
+    })
     c.runs.push(one)
-    ctx.log(`cpu ${roundNo + 1}/${p.cpuRuns} ${key}: ${r.rps} req/s, app ${one.appUsPerReq} µs/req (${one.appCpuSource}), HBase ${one.hbaseUsPerReq}, load gen ${one.generatorUsPerReq}, p99 ${r.p99} ms, errors ${r.errors}, non2xx ${r.non2xx}`)
+    ctx.log(`cpu ${roundNo + 1}/${p.cpuRuns} ${key}: ${r.rps} req/s, app ${one.appUsPerReq} µs/req (${one.appCpuSource}), ` +
+      `HBase ${one.hbaseUsPerReq}, load gen ${one.generatorUsPerReq}, p99 ${r.p99} ms, errors ${r.errors}, non2xx ${r.non2xx}`)
   }
 
   /** With no load for the runs' length: what the server, the baseline and HBase burn anyway. */
@@ -71,14 +86,24 @@ async function cpu (ctx, run) {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9
     const perS = (role) => (typeof r[role].cpuUs === 'number' ? Math.round(r[role].cpuUs / seconds) : null)
     idleRuns.push({ round: roundNo, appUsPerS: perS('app'), baselineUsPerS: perS('baseline'), hbaseUsPerS: perS('hbase') })
-    ctx.log(`cpu ${roundNo + 1}/${p.cpuRuns} idle: server ${perS('app')} µs/s, bare node:http ${perS('baseline')} µs/s, HBase ${perS('hbase')} µs/s`)
+    ctx.log(`cpu ${roundNo + 1}/${p.cpuRuns} idle: server ${perS('app')} µs/s, ` +
+      `bare node:http ${perS('baseline')} µs/s, HBase ${perS('hbase')} µs/s`)
   }
 
   try {
     if (p.warmupSeconds > 0) {
       ctx.log(`cpu: warm-up ${p.warmupSeconds} s closed loop per target`)
       for (const target of [BASELINE, ...endpoints]) {
-        await run(ctx, { generator: 'autocannon', connections: p.connections, durationMs: p.warmupSeconds * 1000, paths: paths(endpointOf(target), p.idRange) }, whereOf(target))
+        await run(
+          ctx,
+          {
+            generator: 'autocannon',
+            connections: p.connections,
+            durationMs: p.warmupSeconds * 1000,
+            paths: paths(endpointOf(target), p.idRange)
+          },
+          whereOf(target)
+        )
       }
     }
     const targets = [BASELINE, ...endpoints]
@@ -95,7 +120,12 @@ async function cpu (ctx, run) {
         // Every worker's cache fresh (within its TTL) for this endpoint's runs: the hit path.
         if (cached(target)) {
           const passes = p.workers * 3
-          await run(ctx, { generator: 'autocannon', connections: p.connections, amount: p.idRange * passes, paths: { endpoint: target, kind: 'sweep', idRange: p.idRange, passes } })
+          await run(ctx, {
+            generator: 'autocannon',
+            connections: p.connections,
+            amount: p.idRange * passes,
+            paths: { endpoint: target, kind: 'sweep', idRange: p.idRange, passes }
+          })
         }
         for (const idSet of idSets) for (const shape of shapes) await measure(target, idSet, shape, roundNo)
       }
@@ -108,8 +138,27 @@ async function cpu (ctx, run) {
   const fromThreads = all.filter((r) => r.appCpuSource === 'threads').length
   return {
     title: 'CPU per request',
-    description: `${p.cpuRuns} round(s); a round first samples the idle processes for ${p.cpuSeconds} s, then measures every case once for ${p.cpuSeconds} s (each round starting one target further on), so drift meets every case alike, and ratios are paired per round. Cells: median (min–max) over the rounds. Load: open loop at ${p.cpuRate.toLocaleString('en-US')} req/s (below every endpoint's knee, so the generator's share is the same for all), and closed loop (autocannon, like the seed runs), both on ${p.connections} keep-alive connections; ids 1..${p.idRange} at random as in the seed runs, or the seed's own id=1. Cached endpoints are swept over all ids (every worker) right before their runs of each round, so these are cache hits (an entry past its TTL costs a refresh read besides). app = every process and thread of the server cluster, ${p.workers} worker(s) (or of the bare node:http cluster), from /proc, to the µs from the threads' run time (${fromThreads} of ${all.length} runs; the others from 10 ms ticks); "above idle" subtracts what the same processes burn with no load, per request at the run's rate (timers, polls; the idle line below); HBase = the HBase JVM, all threads (on loopback the shared dev instance: anything else using it counts too); "HBase above sample1" subtracts sample1's in the same round at the same rate (sample1 never asks HBase); load gen = the load worker's own CPU (process.cpuUsage).`,
-    parameters: { rate: p.cpuRate, runs: p.cpuRuns, seconds: p.cpuSeconds, connections: p.connections, idRange: p.idRange, workers: p.workers, endpoints },
+    description: `${p.cpuRuns} round(s); a round first samples the idle processes for ${p.cpuSeconds} s, then measures every case once ` +
+      `for ${p.cpuSeconds} s (each round starting one target further on), so drift meets every case alike, and ratios are paired per ` +
+      `round. Cells: median (min–max) over the rounds. Load: open loop at ${p.cpuRate.toLocaleString('en-US')} req/s (below every ` +
+      'endpoint\'s knee, so the generator\'s share is the same for all), and closed loop (autocannon, like the seed runs), both on ' +
+      `${p.connections} keep-alive connections; ids 1..${p.idRange} at random as in the seed runs, or the seed's own id=1. Cached ` +
+      'endpoints are swept over all ids (every worker) right before their runs of each round, so these are cache hits (an entry past its ' +
+      `TTL costs a refresh read besides). app = every process and thread of the server cluster, ${p.workers} worker(s) (or of the bare ` +
+      `node:http cluster), from /proc, to the µs from the threads' run time (${fromThreads} of ${all.length} runs; the others from 10 ms ` +
+      'ticks); "above idle" subtracts what the same processes burn with no load, per request at the run\'s rate (timers, polls; the idle ' +
+      'line below); HBase = the HBase JVM, all threads (on loopback the shared dev instance: anything else using it counts too); "HBase ' +
+      'above sample1" subtracts sample1\'s in the same round at the same rate (sample1 never asks HBase); load gen = the load worker\'s ' +
+      'own CPU (process.cpuUsage).',
+    parameters: {
+      rate: p.cpuRate,
+      runs: p.cpuRuns,
+      seconds: p.cpuSeconds,
+      connections: p.connections,
+      idRange: p.idRange,
+      workers: p.workers,
+      endpoints
+    },
     idle: summarizeIdle(idleRuns),
     cases: summarizeCases(cases, idleRuns)
   }

@@ -67,15 +67,21 @@ function memoryMarkdown (m) {
   const lines = [
     `### Memory through a ${m.outageMs / 1000} s HBase outage under load`,
     '',
-    `sample4 ${m.ok.sample4.toLocaleString('en-US')} × 200 and sample5 ${m.ok.sample5.toLocaleString('en-US')} × 200, ${m.failed} failed; ` +
-      `${m.rows.toLocaleString('en-US')} access-log rows for ${m.expectedRows.toLocaleString('en-US')} answered sample5 (warm-up included); ` +
+    `sample4 ${m.ok.sample4.toLocaleString('en-US')} × 200 and sample5 ` +
+      `${m.ok.sample5.toLocaleString('en-US')} × 200, ${m.failed} failed; ` +
+      `${m.rows.toLocaleString('en-US')} access-log rows for ` +
+      `${m.expectedRows.toLocaleString('en-US')} answered sample5 (warm-up included); ` +
       `every row in HBase ${(m.drainedMs / 1000).toFixed(1)} s after HBase was back (the load ran 15 s more)` +
-      (m.rolledMs ? `, every minute counted by the rollup job in ${(m.rolledMs / 1000).toFixed(1)} s (part of draining)` : '') + `. Cap: healthy peak + ${m.capMiB} MiB per worker.`,
+      (m.rolledMs
+        ? `, every minute counted by the rollup job in ${(m.rolledMs / 1000).toFixed(1)} s (part of draining)`
+        : '') + `. Cap: healthy peak + ${m.capMiB} MiB per worker.`,
     '',
     '| worker | healthy peak MiB | outage peak MiB | recovering + draining peak MiB | after MiB | cap MiB |',
     '|---:|---:|---:|---:|---:|---:|'
   ]
-  for (const w of m.summary) lines.push(`| ${w.worker} | ${w.healthyPeak} | ${w.outagePeak} | ${w.recoveringPeak} | ${w.after} | ${w.healthyPeak + m.capMiB} |`)
+  for (const w of m.summary) {
+    lines.push(`| ${w.worker} | ${w.healthyPeak} | ${w.outagePeak} | ${w.recoveringPeak} | ${w.after} | ${w.healthyPeak + m.capMiB} |`)
+  }
   return lines
 }
 
@@ -86,7 +92,8 @@ function slowMarkdown (s) {
     `### A slow HBase: ${s.phaseMs / 1000} s per phase under load`,
     '',
     `Every RPC between the app and HBase through a delay proxy. Cached endpoints: sample3 + sample5 (closed loop); sample2 open loop at ${s.sample2Rate}/s, its deadline ${s.deadlineMs} ms; ` +
-      `at most ${s.maxInFlight2} sample2 requests in flight; the access log drained ${(s.drainMs / 1000).toFixed(1)} s after the load stopped.`,
+      `at most ${s.maxInFlight2} sample2 requests in flight; the access log ` +
+      `drained ${(s.drainMs / 1000).toFixed(1)} s after the load stopped.`,
     '',
     '| phase | round trip ms | cached answers | cached non-200 | cached p50 ms | cached p99 ms | p99 − healthy p99 ms | sample2 answers | sample2 503 | sample2 max ms | log queue max | spilled to journal | heap max MiB | heap retained MiB | RSS max MiB |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
@@ -123,7 +130,8 @@ async function faults (ctx) {
   if (figures.slow) markdown.push(...slowMarkdown(figures.slow), '')
   return {
     title: 'Faults on the app host (long runs)',
-    description: `The long runs of the fault tests that \`npm test\` runs short (${names.map((n) => TESTS[n]).join(', ')}), with their assertions, each on an HBase of its own; ${Math.round((Date.now() - started) / 1000)} s in all. Not part of --quick.`,
+    description: `The long runs of the fault tests that \`npm test\` runs short (${names.map((n) => TESTS[n]).join(', ')}), with ` +
+      `their assertions, each on an HBase of its own; ${Math.round((Date.now() - started) / 1000)} s in all. Not part of --quick.`,
     markdown,
     result: { passed, exitCode: code, ...figures }
   }

@@ -43,9 +43,18 @@ async function startFixture ({ mode = 'fast', everyMs = 500, stallMs = 50, port 
 }
 
 if (require.main === module) {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { port: { type: 'string', default: '0' }, host: { type: 'string', default: '127.0.0.1' } } })
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { port: { type: 'string', default: '0' }, host: { type: 'string', default: '127.0.0.1' } }
+  })
   const [mode = 'fast', everyMs = '500', stallMs = '50'] = positionals
-  startFixture({ mode: /** @type {'fast'|'stall'} */ (mode), everyMs: Number(everyMs), stallMs: Number(stallMs), port: Number(values.port), host: values.host }).then((f) => {
+  startFixture({
+    mode: /** @type {'fast'|'stall'} */ (mode),
+    everyMs: Number(everyMs),
+    stallMs: Number(stallMs),
+    port: Number(values.port),
+    host: values.host
+  }).then((f) => {
     process.stdout.write(JSON.stringify({ port: f.port }) + '\n')
     process.on('SIGTERM', () => f.close().then(() => process.exit(0)))
   })

@@ -44,12 +44,16 @@ function summarizeRounds (rounds, names, variants) {
       out[name][v] = Object.fromEntries([...FIGURES, 'opsPerSec', 'entriesPerSec'].map((key) => [key, spread(runs.map((x) => x[key]))]))
       const groups = new Set(runs.flatMap((x) => Object.keys(x.hbaseThreadsUsPerOp || {})))
       // A group absent from a round ran for less than 0.01 µs/op in it.
-      out[name][v].hbaseThreadsUsPerOp = Object.fromEntries([...groups].map((g) => [g, spread(runs.map((x) => x.hbaseThreadsUsPerOp ? x.hbaseThreadsUsPerOp[g] || 0 : null))]))
+      out[name][v].hbaseThreadsUsPerOp = Object.fromEntries(
+        [...groups].map((g) => [g, spread(runs.map((x) => (x.hbaseThreadsUsPerOp ? x.hbaseThreadsUsPerOp[g] || 0 : null)))])
+      )
     }
     if (variants.length > 1) {
       const [a, b] = variants
       const diff = (key) => {
-        const d = rounds.map((r) => r[b][name][key] != null && r[a][name][key] != null ? +(r[b][name][key] - r[a][name][key]).toFixed(2) : null).filter((x) => x != null)
+        const d = rounds
+          .map((r) => (r[b][name][key] != null && r[a][name][key] != null ? +(r[b][name][key] - r[a][name][key]).toFixed(2) : null))
+          .filter((x) => x != null)
         return { ...spread(d), lower: d.filter((x) => x < 0).length, of: d.length }
       }
       out[name][diffKey(variants)] = Object.fromEntries(FIGURES.map((key) => [key, diff(key)]))
@@ -71,12 +75,15 @@ function markdown (report, labels) {
   const lines = [
     `# HBase client benchmark${variants.length > 1 ? `: ${axis.title}` : ''} — ${report.date}`,
     '',
-    `Machine: ${report.machine.cores} cores, ${report.machine.cpuModel}, node ${report.machine.node}; HBase ${report.machine.hbaseVersion} standalone on ${report.bootstrap.join(', ')}` +
+    `Machine: ${report.machine.cores} cores, ${report.machine.cpuModel}, node ${report.machine.node}; ` +
+      `HBase ${report.machine.hbaseVersion} standalone on ${report.bootstrap.join(', ')}` +
       ` (JVM pid ${report.hbasePid ?? 'unknown'}${N.ownHBase ? ', an instance of its own' : ''}).`,
     ...(axis.note ? [axis.note] : []),
     `Warm-up: ${N['warmup-seconds']} s of gets, multi-gets and log multi-puts per client before measuring; ${N.rounds} round(s)` +
       (variants.length > 1 ? `, ${variants.join(' then ')} in odd rounds and the other way round in even ones.` : '.'),
-    `CPU per op: the HBase JVM's (utime+stime from /proc, to the µs from its threads' schedstat), that of its RPC threads alone (RpcServer.* handlers and RS-EventLoopGroup netty loops: they decode, run and answer the calls; no compactions, flushes, GC or chores) and the client's (${axis.clientCpu}), divided by the ops (entries for multi-puts, rows for multi-gets).`,
+    'CPU per op: the HBase JVM\'s (utime+stime from /proc, to the µs from its threads\' schedstat), that of its RPC threads alone ' +
+      '(RpcServer.* handlers and RS-EventLoopGroup netty loops: they decode, run and answer the calls; no compactions, flushes, GC or ' +
+      `chores) and the client's (${axis.clientCpu}), divided by the ops (entries for multi-puts, rows for multi-gets).`,
     '',
     `| workload | ${axis.column} | ops/s (entries/s) | HBase CPU µs/op | HBase, less idle, µs/op | HBase RPC threads µs/op | client CPU µs/op |`,
     '|---|---|---:|---:|---:|---:|---:|'
@@ -85,13 +92,15 @@ function markdown (report, labels) {
     for (const v of variants) {
       const s = report.summary[name][v]
       const rate = s.entriesPerSec.median != null ? s.entriesPerSec : s.opsPerSec
-      lines.push(`| ${labels[name]} | ${v} | ${fmt(rate)} | ${fmt(s.hbaseCpuUsPerOp)} | ${fmt(s.hbaseNetCpuUsPerOp)} | ${fmt(s.hbaseRpcCpuUsPerOp)} | ${fmt(s.clientCpuUsPerOp)} |`)
+      lines.push(`| ${labels[name]} | ${v} | ${fmt(rate)} | ${fmt(s.hbaseCpuUsPerOp)} | ` +
+        `${fmt(s.hbaseNetCpuUsPerOp)} | ${fmt(s.hbaseRpcCpuUsPerOp)} | ${fmt(s.clientCpuUsPerOp)} |`)
     }
   }
   lines.push('', 'Medians over the rounds, (min–max) in brackets.', '')
   if (variants.length > 1) {
     lines.push(`Paired within each round, ${b} minus ${a} (negative: ${b} costs less); "lower in" counts the rounds where ${b} was lower:`, '',
-      `| workload | HBase CPU µs/op, ${b} − ${a} | lower in | HBase less idle | lower in | HBase RPC threads | lower in | client CPU µs/op | lower in |`, '|---|---:|---:|---:|---:|---:|---:|---:|---:|')
+      `| workload | HBase CPU µs/op, ${b} − ${a} | lower in | HBase less idle | lower in | HBase RPC threads | lower in | client CPU ` +
+        'µs/op | lower in |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|')
     const cell = (d) => `${fmt(d)} | ${d.lower}/${d.of}`
     for (const name of names) {
       const d = report.summary[name][diffKey(variants)]
@@ -102,12 +111,19 @@ function markdown (report, labels) {
   lines.push(...threadTable(report, labels))
   if (report.idleHBaseCpuUsPerSec != null) {
     lines.push(`The HBase JVM idle (no client sending) spent ${report.idleHBaseCpuUsPerSec} µs CPU per second before the rounds, ` +
-      `${report.rounds.map((r) => r.idleHBaseCpuUsPerSec).join(', ')} before each round (2 s each); "less idle" subtracts that rate over each workload's duration.`, '')
+      `${report.rounds.map((r) => r.idleHBaseCpuUsPerSec).join(', ')} before each round ` +
+      '(2 s each); "less idle" subtracts that rate over each workload\'s duration.', '')
   }
   if (N.rounds > 1 || variants.length > 1) {
     for (const [key, what] of [['hbaseCpuUsPerOp', 'HBase JVM'], ['hbaseRpcCpuUsPerOp', 'HBase RPC threads']]) {
-      lines.push(`Each round (order in brackets), ${what} CPU µs/op:`, '', `| round | ${names.flatMap((n) => variants.map((v) => `${n} ${v}`)).join(' | ')} |`, `|---|${names.flatMap(() => variants.map(() => '---:')).join('|')}|`)
-      report.rounds.forEach((r, i) => lines.push(`| ${i + 1} (${r.order.join(', ')}) | ${names.flatMap((n) => variants.map((v) => r[v][n][key] ?? '–')).join(' | ')} |`))
+      lines.push(
+        `Each round (order in brackets), ${what} CPU µs/op:`,
+        '',
+        `| round | ${names.flatMap((n) => variants.map((v) => `${n} ${v}`)).join(' | ')} |`,
+        `|---|${names.flatMap(() => variants.map(() => '---:')).join('|')}|`
+      )
+      report.rounds.forEach((r, i) => lines.push(`| ${i + 1} (${r.order.join(', ')}) | ` +
+        `${names.flatMap((n) => variants.map((v) => r[v][n][key] ?? '–')).join(' | ')} |`))
       lines.push('')
     }
   }

@@ -34,16 +34,21 @@ function summarize (latencies, elapsedMs) {
 /**
  * The workloads sized by the bench's parameters.
  * @param {Record<string, number>} N rows, gets, puts, entries, concurrency, 'multi-get', batch, inflight
- * @returns {{ ensureTables: (client: Client) => Promise<void>, warmUp: (client: Client, seconds: number) => Promise<number>, workloads: Record<string, Workload> }}
+ * @returns {{ ensureTables: (client: Client) => Promise<void>, warmUp: (client: Client, seconds: number) => Promise<number>,
+ *   workloads: Record<string, Workload> }}
  */
 function createWorkloads (N) {
   const configRow = (i) => String(1 + (i % N.rows))
 
   async function ensureTables (client) {
     if (!(await client.admin.tableExists(CONFIG_TABLE))) await client.admin.createTable(CONFIG_TABLE, { families: [CONFIG_FAMILY] })
-    if (!(await client.admin.tableExists(LOG_TABLE))) await client.admin.createTable(LOG_TABLE, { families: [LOG_FAMILY], splits: accessLogSplitKeys() })
+    if (!(await client.admin.tableExists(LOG_TABLE))) {
+      await client.admin.createTable(LOG_TABLE, { families: [LOG_FAMILY], splits: accessLogSplitKeys() })
+    }
     const puts = []
-    for (let id = 1; id <= N.rows; id++) puts.push({ row: String(id), cells: { [CONFIG_FAMILY]: { json: JSON.stringify({ id, features: { a: true, b: id % 2 === 0 } }) } } })
+    for (let id = 1; id <= N.rows; id++) {
+      puts.push({ row: String(id), cells: { [CONFIG_FAMILY]: { json: JSON.stringify({ id, features: { a: true, b: id % 2 === 0 } }) } } })
+    }
     const failed = (await client.multiPut(CONFIG_TABLE, puts)).filter(Boolean)
     if (failed.length) throw failed[0]
   }
@@ -94,7 +99,12 @@ function createWorkloads (N) {
       }
     }))
     if (missing) throw new Error(`${missing} multi-get rows missing or failed`)
-    return { ...summarize(lat, performance.now() - started), ops: n, opsPerSec: Math.round((n / (performance.now() - started)) * 1000), size }
+    return {
+      ...summarize(lat, performance.now() - started),
+      ops: n,
+      opsPerSec: Math.round((n / (performance.now() - started)) * 1000),
+      size
+    }
   }
 
   async function sequentialPuts (client, n) {
@@ -110,7 +120,17 @@ function createWorkloads (N) {
 
   // Access-log-shaped entries, batched as the HBase log sink batches them.
   async function batchedLogPuts (client, n, batch, inflight) {
-    const entry = (i) => JSON.stringify({ ts: Date.now(), endpoint: 'sample5', id: String(1 + (i % 10000)), status: 200, ms: 0.31, ip: '127.0.0.1', ua: 'bench/1.0', ref: 'http://example.test/page' })
+    const entry = (i) =>
+      JSON.stringify({
+        ts: Date.now(),
+        endpoint: 'sample5',
+        id: String(1 + (i % 10000)),
+        status: 200,
+        ms: 0.31,
+        ip: '127.0.0.1',
+        ua: 'bench/1.0',
+        ref: 'http://example.test/page'
+      })
     const batchLat = []
     let failed = 0
     let sent = 0
@@ -162,10 +182,22 @@ function createWorkloads (N) {
   /** @type {Record<string, Workload>} */
   const workloads = {
     sequentialGets: { label: 'sequential gets', ops: N.gets, node: (c) => sequentialGets(c, N.gets) },
-    concurrentGets: { label: `${N.concurrency} concurrent gets`, ops: N.gets * 2, node: (c) => concurrentGets(c, N.gets * 2, N.concurrency) },
-    multiGets: { label: `multi-gets of ${N['multi-get']} (${N.concurrency} rows in flight)`, ops: N.gets * 2, node: (c) => multiGets(c, N.gets * 2, N['multi-get'], N.concurrency) },
+    concurrentGets: {
+      label: `${N.concurrency} concurrent gets`,
+      ops: N.gets * 2,
+      node: (c) => concurrentGets(c, N.gets * 2, N.concurrency)
+    },
+    multiGets: {
+      label: `multi-gets of ${N['multi-get']} (${N.concurrency} rows in flight)`,
+      ops: N.gets * 2,
+      node: (c) => multiGets(c, N.gets * 2, N['multi-get'], N.concurrency)
+    },
     sequentialPuts: { label: 'sequential puts', ops: N.puts, node: (c) => sequentialPuts(c, N.puts) },
-    batchedLogPuts: { label: `access-log multi-puts (batch ${N.batch}, ${N.inflight} in flight)`, ops: N.entries, node: (c) => batchedLogPuts(c, N.entries, N.batch, N.inflight) }
+    batchedLogPuts: {
+      label: `access-log multi-puts (batch ${N.batch}, ${N.inflight} in flight)`,
+      ops: N.entries,
+      node: (c) => batchedLogPuts(c, N.entries, N.batch, N.inflight)
+    }
   }
   return { ensureTables, warmUp, workloads }
 }

@@ -44,7 +44,9 @@ async function startJavaLoad ({ hbaseOpts, bootstrap, N, log = () => {} }) {
     '--log-table', LOG_TABLE, '--log-family', LOG_FAMILY, '--buckets', String(DEFAULT_LOG_BUCKETS),
     ...['rows', 'concurrency', 'multi-get', 'batch', 'inflight'].flatMap((k) => [`--${k}`, String(N[k])])
   ]
-  const child = spawn(javaBin(), [...HEAP, ...toolJvmArgs(hbaseOpts, classpath, 'BeaconHBaseLoad', args)], { stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn(javaBin(), [...HEAP, ...toolJvmArgs(hbaseOpts, classpath, 'BeaconHBaseLoad', args)], {
+    stdio: ['pipe', 'pipe', 'pipe']
+  })
   const stderrTail = []
   readline.createInterface({ input: child.stderr }).on('line', (line) => {
     stderrTail.push(line)
@@ -73,7 +75,8 @@ async function startJavaLoad ({ hbaseOpts, bootstrap, N, log = () => {} }) {
   }))
   child.on('error', (err) => failAll(err))
   child.stdin.on('error', () => {}) // a dead JVM's pipe: its exit rejects the waiters
-  const next = () => new Promise((resolve, reject) => exited ? reject(new Error('BeaconHBaseLoad is not running')) : waiting.push({ resolve, reject }))
+  const next = () =>
+    new Promise((resolve, reject) => (exited ? reject(new Error('BeaconHBaseLoad is not running')) : waiting.push({ resolve, reject })))
 
   await next() // {"ready":true}: connected through the bootstrap registry
   return {

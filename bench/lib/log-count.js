@@ -55,14 +55,17 @@ async function logCount (ctx, client) {
     const value = await fn()
     const ms = performance.now() - started
     const cpu = sampler.stop().hbase
-    ctx.log(`logcount: ${what} in ${(ms / 1000).toFixed(2)} s, HBase CPU ${cpu.cpuUs === null ? '?' : Math.round(cpu.cpuUs / 1000) + ' ms'}`)
+    ctx.log(`logcount: ${what} in ${(ms / 1000).toFixed(2)} s, HBase CPU ` +
+      `${cpu.cpuUs === null ? '?' : Math.round(cpu.cpuUs / 1000) + ' ms'}`)
     return { value, ms: Math.round(ms), hbaseCpuMs: cpu.cpuUs === null ? null : Math.round(cpu.cpuUs / 1000) }
   }
   try {
     const written = await timed(`${rows} rows written over ${minutes} minutes`, () => writeRows(client, table, rollupTable, rows, from, to))
     const raw = await timed('the range counted from the raw rows', async () => {
       let total = 0
-      for (let minute = from; minute < to; minute += MINUTE_MS) total += (await countMinute(client, { logTable: table, buckets: BUCKETS, minute })).rows
+      for (let minute = from; minute < to; minute += MINUTE_MS) {
+        total += (await countMinute(client, { logTable: table, buckets: BUCKETS, minute })).rows
+      }
       return total
     })
     const roller = createRoller({ client, logTable: table, rollupTable, buckets: BUCKETS, settleMs: 0, maxMinutesPerRun: minutes + 1 })
@@ -86,21 +89,57 @@ async function logCount (ctx, client) {
     }
     const perRow = (r) => (r.hbaseCpuMs === null ? null : Math.round(r.hbaseCpuMs * 1000 / rows * 100) / 100)
     const cases = {
-      'write (multiPut + marks)': { ms: written.ms, hbaseCpuMs: written.hbaseCpuMs, hbaseUsPerRow: perRow(written), rowsPerS: Math.round(rows / written.ms * 1000) },
-      'count from the raw rows': { ms: raw.ms, hbaseCpuMs: raw.hbaseCpuMs, hbaseUsPerRow: perRow(raw), rowsPerS: Math.round(rows / raw.ms * 1000) },
-      'roll up every minute': { ms: rolled.ms, hbaseCpuMs: rolled.hbaseCpuMs, hbaseUsPerRow: perRow(rolled), rowsPerS: Math.round(rows / rolled.ms * 1000) },
-      'count from the rollups': { ms: fromRollups.ms, hbaseCpuMs: fromRollups.hbaseCpuMs, hbaseUsPerRow: perRow(fromRollups), rowsPerS: Math.round(rows / Math.max(1, fromRollups.ms) * 1000) },
-      'count one id from the rollups': { ms: oneId.ms, hbaseCpuMs: oneId.hbaseCpuMs, hbaseUsPerRow: perRow(oneId), rowsPerS: Math.round(rows / Math.max(1, oneId.ms) * 1000) },
-      'count by id from the rollups': { ms: byId.ms, hbaseCpuMs: byId.hbaseCpuMs, hbaseUsPerRow: perRow(byId), rowsPerS: Math.round(rows / Math.max(1, byId.ms) * 1000) }
+      'write (multiPut + marks)': {
+        ms: written.ms,
+        hbaseCpuMs: written.hbaseCpuMs,
+        hbaseUsPerRow: perRow(written),
+        rowsPerS: Math.round((rows / written.ms) * 1000)
+      },
+      'count from the raw rows': {
+        ms: raw.ms,
+        hbaseCpuMs: raw.hbaseCpuMs,
+        hbaseUsPerRow: perRow(raw),
+        rowsPerS: Math.round((rows / raw.ms) * 1000)
+      },
+      'roll up every minute': {
+        ms: rolled.ms,
+        hbaseCpuMs: rolled.hbaseCpuMs,
+        hbaseUsPerRow: perRow(rolled),
+        rowsPerS: Math.round((rows / rolled.ms) * 1000)
+      },
+      'count from the rollups': {
+        ms: fromRollups.ms,
+        hbaseCpuMs: fromRollups.hbaseCpuMs,
+        hbaseUsPerRow: perRow(fromRollups),
+        rowsPerS: Math.round((rows / Math.max(1, fromRollups.ms)) * 1000)
+      },
+      'count one id from the rollups': {
+        ms: oneId.ms,
+        hbaseCpuMs: oneId.hbaseCpuMs,
+        hbaseUsPerRow: perRow(oneId),
+        rowsPerS: Math.round((rows / Math.max(1, oneId.ms)) * 1000)
+      },
+      'count by id from the rollups': {
+        ms: byId.ms,
+        hbaseCpuMs: byId.hbaseCpuMs,
+        hbaseUsPerRow: perRow(byId),
+        rowsPerS: Math.round((rows / Math.max(1, byId.ms)) * 1000)
+      }
     }
     return {
       title: 'Counting the access log: raw rows vs rollups',
-      description: `${rows.toLocaleString('en-US')} access-log rows over ${minutes} past minutes (ids 1..10000, 16 salt buckets, the table pre-split like beacon_access_log), written and marked as the HBase sink does; then one exact count of the whole range from the raw rows (a scan per bucket per minute: any filter reads every row), the roller counting every minute, and the same range counted from the rollups three ways: the total (the totals rows, a few cells a minute), one id (its few cells a minute) and by id (every group: about one cell per id per minute). Every count equals the rows written. "rows/s" is rows counted per second of wall time. Wall time and the HBase JVM's CPU (all threads, from /proc).`,
+      description: `${rows.toLocaleString('en-US')} access-log rows over ${minutes} past minutes (ids 1..10000, 16 salt buckets, the ` +
+        'table pre-split like beacon_access_log), written and marked as the HBase sink does; then one exact count of the whole range ' +
+        'from the raw rows (a scan per bucket per minute: any filter reads every row), the roller counting every minute, and the same ' +
+        'range counted from the rollups three ways: the total (the totals rows, a few cells a minute), one id (its few cells a minute) ' +
+        'and by id (every group: about one cell per id per minute). Every count equals the rows written. "rows/s" is rows counted per ' +
+        'second of wall time. Wall time and the HBase JVM\'s CPU (all threads, from /proc).',
       parameters: { rows, minutes },
       markdown: [
         '| step | wall time ms | rows/s | HBase CPU ms | HBase CPU µs per row |',
         '|---|---:|---:|---:|---:|',
-        ...Object.entries(cases).map(([name, c]) => `| ${name} | ${c.ms} | ${c.rowsPerS.toLocaleString('en-US')} | ${c.hbaseCpuMs ?? '–'} | ${c.hbaseUsPerRow ?? '–'} |`)
+        ...Object.entries(cases).map(([name, c]) => `| ${name} | ${c.ms} | ` +
+          `${c.rowsPerS.toLocaleString('en-US')} | ${c.hbaseCpuMs ?? '–'} | ${c.hbaseUsPerRow ?? '–'} |`)
       ],
       cases
     }
@@ -122,14 +161,28 @@ async function writeRows (client, table, rollupTable, rows, from, to) {
       for (let i = start; i < next; i++) {
         const ts = from + Math.floor((i / rows) * span)
         const id = idOf(i)
-        const value = JSON.stringify({ ts, endpoint: 'sample5', id, status: i % 50 === 0 ? 404 : 200, ms: 0.5, ip: '10.0.0.1', ua: 'bench', ref: null })
-        puts.push({ row: accessLogRowKey(i % BUCKETS, ts, `bench-${i}`), cells: { [ACCESS_LOG_FAMILY]: { [ACCESS_LOG_QUALIFIER]: value } } })
+        const value = JSON.stringify({
+          ts,
+          endpoint: 'sample5',
+          id,
+          status: i % 50 === 0 ? 404 : 200,
+          ms: 0.5,
+          ip: '10.0.0.1',
+          ua: 'bench',
+          ref: null
+        })
+        puts.push({
+          row: accessLogRowKey(i % BUCKETS, ts, `bench-${i}`),
+          cells: { [ACCESS_LOG_FAMILY]: { [ACCESS_LOG_QUALIFIER]: value } }
+        })
       }
       const results = await client.multiPut(table, puts)
       const failed = results.filter(Boolean)
       if (failed.length) throw new Error(`logcount: ${failed.length} puts failed: ${failed[0].code || failed[0].message}`)
       const err = await marker.mark(puts.map((p) => p.row))
-      if (err || marker.stats().disabled) throw new Error(`logcount: marks failed: ${err ? (/** @type {any} */ (err)).code : marker.stats().disabled}`)
+      if (err || marker.stats().disabled) {
+        throw new Error(`logcount: marks failed: ${err ? /** @type {any} */ (err).code : marker.stats().disabled}`)
+      }
     }
   }
   await Promise.all(Array.from({ length: PARALLEL }, worker))

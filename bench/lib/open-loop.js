@@ -44,7 +44,8 @@ const HEADER_END = '\r\n\r\n'
  * @param {{ host: string, port: number, rate: number, durationMs: number, connections?: number,
  *   keepAlive?: boolean, next: () => PlannedRequest, timeoutMs?: number, lateMs?: number,
  *   hostHeader?: string, precise?: boolean, signal?: AbortSignal,
- *   onAnswer?: (request: PlannedRequest, outcome: { status: number, error?: string, due: number, sent: number, done: number }) => void }} options
+ *   onAnswer?: (request: PlannedRequest,
+ *     outcome: { status: number, error?: string, due: number, sent: number, done: number }) => void }} options
  *   rate: requests per second (0 = closed loop); next: the path (and an optional tag that gets
  *   its own latency summary) of each request; keepAlive false: a new connection per request
  *   (`Connection: close`), connect time included; lateMs: a request sent more than this after
@@ -65,11 +66,14 @@ async function runOpenLoop (options) {
   const closed = o.rate === 0
   let total = closed ? Infinity : Math.floor(o.rate * o.durationMs / 1000)
   const intervalMs = closed ? 0 : 1000 / o.rate
-  const request = (item) => `GET ${item.path} HTTP/1.1\r\nHost: ${o.hostHeader}\r\n${o.keepAlive ? '' : 'Connection: close\r\n'}${item.headers ? headerLines(item.headers) : ''}\r\n`
+  const request = (item) => `GET ${item.path} HTTP/1.1\r\nHost: ` +
+    `${o.hostHeader}\r\n${o.keepAlive ? '' : 'Connection: close\r\n'}${item.headers ? headerLines(item.headers) : ''}\r\n`
   // performance.now() → epoch ms, for onAnswer
   const epoch = (t) => performance.timeOrigin + t
   const report = (item, status, error) => {
-    if (o.onAnswer) o.onAnswer(item.planned, { status, error, due: epoch(item.due), sent: epoch(item.sentAt), done: epoch(performance.now()) })
+    if (o.onAnswer) {
+      o.onAnswer(item.planned, { status, error, due: epoch(item.due), sent: epoch(item.sentAt), done: epoch(performance.now()) })
+    }
   }
 
   const all = hdr.build(HISTOGRAM)
@@ -376,7 +380,9 @@ function validate (options) {
   if (!Number.isFinite(o.rate) || o.rate < 0) throw new RangeError(`open-loop: rate must be >= 0 (got ${o.rate})`)
   positive('durationMs', o.durationMs)
   positive('timeoutMs', o.timeoutMs)
-  if (!Number.isInteger(o.connections) || o.connections < 1) throw new RangeError(`open-loop: connections must be a positive integer (got ${o.connections})`)
+  if (!Number.isInteger(o.connections) || o.connections < 1) {
+    throw new RangeError(`open-loop: connections must be a positive integer (got ${o.connections})`)
+  }
   if (typeof o.next !== 'function') throw new TypeError('open-loop: next() is required')
   o.hostHeader ??= `${o.host}:${o.port}`
   return o

@@ -132,7 +132,9 @@ function withDescendants (roots, stats) {
  * @returns {{ start: () => void, stop: () => Record<string, RoleCpu> }}
  */
 function createSampler (roles, { intervalMs = 250 } = {}) {
-  const state = Object.fromEntries(Object.keys(roles).map((r) => [r, { first: new Map(), last: new Map(), peakRss: 0, threadsFirst: new Map(), threadsLast: new Map() }]))
+  const state = Object.fromEntries(
+    Object.keys(roles).map((r) => [r, { first: new Map(), last: new Map(), peakRss: 0, threadsFirst: new Map(), threadsLast: new Map() }])
+  )
   let timer = null
   const available = fs.existsSync('/proc/self/stat')
 
@@ -187,7 +189,13 @@ function createSampler (roles, { intervalMs = 250 } = {}) {
           sources.add(cpu.source)
         }
         out[role] = available && st.first.size
-          ? { cpuMs: Math.round(ticks), cpuUs: us, cpuSource: sources.size === 1 ? [...sources][0] : 'mixed', peakRssMiB: Math.round(st.peakRss / MIB), processes: st.first.size }
+          ? {
+              cpuMs: Math.round(ticks),
+              cpuUs: us,
+              cpuSource: sources.size === 1 ? [...sources][0] : 'mixed',
+              peakRssMiB: Math.round(st.peakRss / MIB),
+              processes: st.first.size
+            }
           : { cpuMs: null, cpuUs: null, cpuSource: null, peakRssMiB: null, processes: 0 }
       }
       return out

@@ -37,7 +37,9 @@ async function waitForHttp (url, { timeoutMs = 180000, status = 200, child } = {
  * @returns {import('child_process').ChildProcess & { stop: (timeoutMs?: number) => Promise<number|null> }}
  */
 function startNode (script, args = [], { env = {}, log = () => {}, name = script, spawnFn = spawn, nodeArgs = [] } = {}) {
-  const child = /** @type {import('child_process').ChildProcess & { stop: (timeoutMs?: number) => Promise<number|null> }} */ (spawnFn(process.execPath, [...nodeArgs, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }))
+  const child = /** @type {import('child_process').ChildProcess & { stop: (timeoutMs?: number) => Promise<number|null> }} */ (
+    spawnFn(process.execPath, [...nodeArgs, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  )
   const forward = (stream) => {
     let rest = ''
     stream.on('data', (chunk) => {

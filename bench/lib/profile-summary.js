@@ -25,7 +25,10 @@ const CATEGORIES = {
 
 /** @type {Array<[string, (frame: { functionName: string, url: string }) => boolean]>} */
 const STACK_TESTS = [
-  ['socket write', (f) => ['writev', 'writevGeneric', 'writeGeneric', 'writeUtf8String', 'writeBuffer', 'writeLatin1String'].includes(f.functionName)],
+  [
+    'socket write',
+    (f) => ['writev', 'writevGeneric', 'writeGeneric', 'writeUtf8String', 'writeBuffer', 'writeLatin1String'].includes(f.functionName)
+  ],
   ['HBase client', (f) => f.url.includes('/lib/hbase/') || f.url.includes('/protobufjs/')],
   ['access log', (f) => f.url.includes('/logging/')],
   ['metrics', (f) => f.url.endsWith('/api/metrics.js') || f.url.endsWith('/api/hot-metrics.js') || f.url.includes('/prom-client/')],
@@ -35,7 +38,8 @@ const STACK_TESTS = [
 ]
 
 /**
- * @param {{ nodes: Array<{ id: number, callFrame: { functionName: string, url: string, lineNumber: number }, children?: number[] }>, samples: number[], timeDeltas: number[], startTime: number }} profile
+ * @param {{ nodes: Array<{ id: number, callFrame: { functionName: string, url: string, lineNumber: number }, children?: number[] }>,
+ *   samples: number[], timeDeltas: number[], startTime: number }} profile
  * @param {{ fromUs: number, toUs: number, requests: number, top?: number }} window monotonic µs
  *   (the profile's clock: CLOCK_MONOTONIC, as process.hrtime in any process on this host)
  * @returns {{ windowUs: number, samplesInWindow: number, busyUs: number, usPerRequest: number,
@@ -80,7 +84,9 @@ function summarizeProfile (profile, { fromUs, toUs, requests, top = 15 }) {
     totals[category] += delta
     busyUs += delta
     const frame = byId.get(id).callFrame
-    const file = frame.url.includes('/node_modules/') ? frame.url.slice(frame.url.lastIndexOf('/node_modules/') + 14) : frame.url.replace(/^.*\//, '')
+    const file = frame.url.includes('/node_modules/')
+      ? frame.url.slice(frame.url.lastIndexOf('/node_modules/') + 14)
+      : frame.url.replace(/^.*\//, '')
     const key = `${frame.functionName || '(anonymous)'} ${file}:${frame.lineNumber + 1}`
     self.set(key, (self.get(key) || 0) + delta)
   }

@@ -121,18 +121,22 @@ function markdownReport (report, { lead = [], skip = [] } = {}) {
   const rows = Object.entries(report.endpoints).map(([name, e]) => {
     const seed = SEED[name]
     const vsBase = report.baseline ? round(e.rps / report.baseline.rps, 3) : ''
-    return `| ${name} | ${fmt(e.rps)} | ${e.ratio ?? ''} | ${vsBase} | ${e.latencyMean} | ${e.latencyStdev} | ${e.p50} | ${e.p90} | ${e.p99} | ${e.p999} | ${e.non2xx} | ${e.errors} | ${e.lost ?? 'n/a'} | ${seed ? fmt(seed.rps) : ''} | ${seed ? round(seed.rps / seed1, 3) : ''} |`
+    return `| ${name} | ${fmt(e.rps)} | ${e.ratio ?? ''} | ${vsBase} | ${e.latencyMean} | ` +
+      `${e.latencyStdev} | ${e.p50} | ${e.p90} | ${e.p99} | ${e.p999} | ${e.non2xx} | ${e.errors} | ` +
+      `${e.lost ?? 'n/a'} | ${seed ? fmt(seed.rps) : ''} | ${seed ? round(seed.rps / seed1, 3) : ''} |`
   })
   if (report.baseline) {
     const b = report.baseline
-    rows.push(`| bare node:http (baseline) | ${fmt(b.rps)} | | 1 | ${b.latencyMean} | ${b.latencyStdev} | ${b.p50} | ${b.p90} | ${b.p99} | ${b.p999} | ${b.non2xx} | ${b.errors} | | | |`)
+    rows.push(`| bare node:http (baseline) | ${fmt(b.rps)} | | 1 | ${b.latencyMean} | ${b.latencyStdev} ` +
+      `| ${b.p50} | ${b.p90} | ${b.p99} | ${b.p999} | ${b.non2xx} | ${b.errors} | | | |`)
   }
   const p = report.parameters
   const m = report.machine
   const out = [
     `# Beacon benchmark — ${report.date}${p.label ? ` (${p.label})` : ''}`,
     '',
-    `Machine: ${m.cores} cores, ${m.cpuModel}, ${m.memoryGiB} GiB, node ${m.node}, HBase ${m.hbaseVersion}; topology: ${m.topology}; netem: ${m.netem}${m.pinning ? `; CPU pinning: ${m.pinning}` : ''}.`,
+    `Machine: ${m.cores} cores, ${m.cpuModel}, ${m.memoryGiB} GiB, node ${m.node}, HBase ${m.hbaseVersion}; ` +
+      `topology: ${m.topology}; netem: ${m.netem}${m.pinning ? `; CPU pinning: ${m.pinning}` : ''}.`,
     '',
     ...lead
   ]
@@ -140,7 +144,9 @@ function markdownReport (report, { lead = [], skip = [] } = {}) {
     out.push(
       '## Seed protocol (closed loop)',
       '',
-      `Load: autocannon, ${p.connections} connections, ${p.runs} run(s) of ${p.durationSeconds} s after ${p.warmupSeconds} s warm-up, ids 1..${p.idRange} with miss ratio ${p.missRatio}; second-best run reported (seed protocol). Server: ${p.workers} worker(s); baseline: bare node:http with the same process count.`,
+      `Load: autocannon, ${p.connections} connections, ${p.runs} run(s) of ${p.durationSeconds} s after ${p.warmupSeconds} s warm-up, ` +
+        `ids 1..${p.idRange} with miss ratio ${p.missRatio}; second-best run reported (seed protocol). Server: ${p.workers} worker(s); ` +
+        'baseline: bare node:http with the same process count.',
       '',
       head,
       rule,
@@ -159,9 +165,13 @@ function markdownReport (report, { lead = [], skip = [] } = {}) {
     if (skip.includes(name)) continue
     out.push(`## ${sc.title || name}`, '', sc.description || '', '')
     if (sc.endpoints) {
-      out.push('| endpoint | knee (highest rate with p99 < ' + (sc.limits ? sc.limits.kneeP99Ms : 10) + ' ms) | stopped at | why |', '|---|---:|---:|---|')
+      out.push(
+        '| endpoint | knee (highest rate with p99 < ' + (sc.limits ? sc.limits.kneeP99Ms : 10) + ' ms) | stopped at | why |',
+        '|---|---:|---:|---|'
+      )
       for (const [ep, r] of Object.entries(sc.endpoints)) {
-        out.push(`| ${ep} | ${r.knee === null ? 'none' : fmt(r.knee) + ' req/s'} | ${r.stoppedAt === null ? 'not reached' : fmt(r.stoppedAt) + ' req/s'} | ${r.stopReason || 'all steps passed'} |`)
+        out.push(`| ${ep} | ${r.knee === null ? 'none' : fmt(r.knee) + ' req/s'} | ` +
+          `${r.stoppedAt === null ? 'not reached' : fmt(r.stoppedAt) + ' req/s'} | ${r.stopReason || 'all steps passed'} |`)
       }
       out.push('')
     }
@@ -193,7 +203,12 @@ function scenarioTable (rows) {
     const sv = r.server || {}
     const lateUnsent = r.late === undefined ? '' : `${r.late} / ${r.unsent}`
     const offered = r.offeredRate ? fmt(r.offeredRate) : r.offeredRate === 0 ? 'closed loop' : ''
-    lines.push(`| ${name} | ${cell(r.generator)} | ${cell(r.connections)} | ${offered} | ${r.rps === undefined ? '' : fmt(r.rps)} | ${cell(r.latencyMean ?? r.mean)} | ${cell(r.latencyStdev ?? r.stdev)} | ${cell(r.p50)} | ${cell(r.p90)} | ${cell(r.p99)} | ${cell(r.p999)} | ${cell(r.max)} | ${cell(r.non2xx)} | ${cell(r.errors)} | ${lateUnsent} | ${cell(sv.app?.cpuMsPer1k)} | ${cell(sv.hbase?.cpuMsPer1k)} | ${cell(sv.loadgen?.cpuMsPer1k)} | ${cell(sv.app?.peakRssMiB)} | ${cell(sv.hbase?.peakRssMiB)} |`)
+    lines.push(
+      `| ${name} | ${cell(r.generator)} | ${cell(r.connections)} | ${offered} | ${r.rps === undefined ? '' : fmt(r.rps)} | ` +
+        `${cell(r.latencyMean ?? r.mean)} | ${cell(r.latencyStdev ?? r.stdev)} | ${cell(r.p50)} | ${cell(r.p90)} | ${cell(r.p99)} | ` +
+        `${cell(r.p999)} | ${cell(r.max)} | ${cell(r.non2xx)} | ${cell(r.errors)} | ${lateUnsent} | ${cell(sv.app?.cpuMsPer1k)} | ` +
+        `${cell(sv.hbase?.cpuMsPer1k)} | ${cell(sv.loadgen?.cpuMsPer1k)} | ${cell(sv.app?.peakRssMiB)} | ${cell(sv.hbase?.peakRssMiB)} |`
+    )
   }
   return lines
 }
@@ -213,7 +228,8 @@ function serverTable (endpoints, baseline) {
   if (baseline) rows.push(['bare node:http (baseline)', baseline])
   for (const [name, e] of rows) {
     const sv = e.server || {}
-    lines.push(`| ${name} | ${fmt(e.requests || 0)} | ${cell(sv.app?.cpuMs)} | ${cell(sv.app?.cpuMsPer1k)} | ${cell(sv.app?.peakRssMiB)} | ${cell(sv.hbase?.cpuMsPer1k)} | ${cell(sv.hbase?.peakRssMiB)} | ${cell(sv.loadgen?.cpuMsPer1k)} |`)
+    lines.push(`| ${name} | ${fmt(e.requests || 0)} | ${cell(sv.app?.cpuMs)} | ${cell(sv.app?.cpuMsPer1k)} | ` +
+      `${cell(sv.app?.peakRssMiB)} | ${cell(sv.hbase?.cpuMsPer1k)} | ${cell(sv.hbase?.peakRssMiB)} | ${cell(sv.loadgen?.cpuMsPer1k)} |`)
   }
   return lines
 }
@@ -227,4 +243,17 @@ function fmt (n) {
   return Math.round(n).toLocaleString('en-US')
 }
 
-module.exports = { SEED, secondBest, summarizeRun, withRatios, markdownReport, stdev, costPer1k, withServerView, scenarioTable, serverTable, round, fmt }
+module.exports = {
+  SEED,
+  secondBest,
+  summarizeRun,
+  withRatios,
+  markdownReport,
+  stdev,
+  costPer1k,
+  withServerView,
+  scenarioTable,
+  serverTable,
+  round,
+  fmt
+}

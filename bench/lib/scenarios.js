@@ -80,11 +80,14 @@ async function measureSeed (ctx, name, endpoint, where = {}) {
   const job = (extra) => ({ generator: 'autocannon', connections: p.connections, paths: random(ctx, endpoint), ...extra })
   ctx.log(`${name}: warm-up ${p.warmupSeconds} s${where.sweep ? ` + a sweep of ${where.sweep} requests over all ids` : ''}`)
   if (p.warmupSeconds > 0) await run(ctx, job({ durationMs: p.warmupSeconds * 1000 }), where)
-  if (where.sweep) await run(ctx, job({ amount: where.sweep, paths: { endpoint, kind: 'sweep', idRange: p.idRange, passes: p.workers * 3 } }), where)
+  if (where.sweep) {
+    await run(ctx, job({ amount: where.sweep, paths: { endpoint, kind: 'sweep', idRange: p.idRange, passes: p.workers * 3 } }), where)
+  }
   const runs = []
   for (let i = 0; i < p.runs; i++) {
     const r = await run(ctx, job({ durationMs: p.durationSeconds * 1000 }), where)
-    ctx.log(`${name}: run ${i + 1}/${p.runs}: ${r.rps} req/s, mean ${r.latencyMean} ms, p99 ${r.p99} ms, non2xx ${r.non2xx}, errors ${r.errors}, app CPU ${r.server.app?.cpuMsPer1k} ms/1k req`)
+    ctx.log(`${name}: run ${i + 1}/${p.runs}: ${r.rps} req/s, mean ${r.latencyMean} ms, p99 ${r.p99} ` +
+      `ms, non2xx ${r.non2xx}, errors ${r.errors}, app CPU ${r.server.app?.cpuMsPer1k} ms/1k req`)
     runs.push(r)
   }
   return { ...secondBest(runs), runsRps: runs.map((r) => r.rps), runsRpsStdev: round(stdev(runs.map((r) => r.rps)), 2) }
@@ -96,7 +99,11 @@ async function seed (ctx) {
   let baseline
   try {
     // Same path generator as the endpoints, so the load generator does the same work.
-    baseline = await measureSeed(ctx, 'baseline', 'sample1', { target: { host: ctx.env.address('app'), port: ctx.env.baselinePort }, server: baselineServer, noLedger: true })
+    baseline = await measureSeed(ctx, 'baseline', 'sample1', {
+      target: { host: ctx.env.address('app'), port: ctx.env.baselinePort },
+      server: baselineServer,
+      noLedger: true
+    })
   } finally {
     await baselineServer.stop()
   }
@@ -114,7 +121,13 @@ async function sweep (ctx) {
   const rows = {}
   for (const name of p.sweepEndpoints.filter((n) => ctx.names.includes(n))) {
     const result = await runSweep(p.sweepRates, async (rate) => {
-      const r = await run(ctx, { generator: 'open-loop', rate, connections: p.sweepConnections, durationMs: p.sweepStepSeconds * 1000, paths: random(ctx, name) })
+      const r = await run(ctx, {
+        generator: 'open-loop',
+        rate,
+        connections: p.sweepConnections,
+        durationMs: p.sweepStepSeconds * 1000,
+        paths: random(ctx, name)
+      })
       ctx.log(`sweep ${name} @ ${rate} req/s: achieved ${r.rps}, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, late ${r.late}, unsent ${r.unsent}`)
       return r
     })
@@ -123,7 +136,9 @@ async function sweep (ctx) {
   }
   return {
     title: 'Rate sweep (open loop)',
-    description: `Constant arrival rate, evenly spaced over ${p.sweepConnections} keep-alive connections, ${p.sweepStepSeconds} s per step, ids as in the seed runs; latency from each request's due time (wrk2-style), so queueing shows. Steps rise until errors, p99 > ${LIMITS.stopP99Ms} ms or the achieved rate falls below ${LIMITS.minAchieved} × offered.`,
+    description: `Constant arrival rate, evenly spaced over ${p.sweepConnections} keep-alive connections, ${p.sweepStepSeconds} s per ` +
+      'step, ids as in the seed runs; latency from each request\'s due time (wrk2-style), so queueing shows. Steps rise until errors, p99 ' +
+      `> ${LIMITS.stopP99Ms} ms or the achieved rate falls below ${LIMITS.minAchieved} × offered.`,
     limits: LIMITS,
     endpoints,
     rows
@@ -135,7 +150,11 @@ async function vuRows (ctx, endpoints, counts, where = {}, suffix = '') {
   const rows = {}
   for (const name of endpoints) {
     for (const vus of counts) {
-      const r = await run(ctx, { generator: 'open-loop', rate: vus, connections: vus, durationMs: ctx.params.vuSeconds * 1000, paths: random(ctx, name) }, where)
+      const r = await run(
+        ctx,
+        { generator: 'open-loop', rate: vus, connections: vus, durationMs: ctx.params.vuSeconds * 1000, paths: random(ctx, name) },
+        where
+      )
       ctx.log(`${name} ${vus} VUs${suffix}: p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}`)
       rows[`${name} ${vus} VUs${suffix}`] = r
     }
@@ -147,7 +166,9 @@ async function vus (ctx) {
   const p = ctx.params
   return {
     title: 'Virtual users',
-    description: `${p.vuCounts.join(' and ')} clients, each on its own keep-alive connection sending one request per second (think time = 1 s minus the response time), ${p.vuSeconds} s: latency at a realistic concurrency rather than peak throughput. Open-loop generator, arrivals evenly spread over the second.`,
+    description: `${p.vuCounts.join(' and ')} clients, each on its own keep-alive connection sending one request per second (think time ` +
+      `= 1 s minus the response time), ${p.vuSeconds} s: latency at a realistic concurrency rather than peak throughput. Open-loop ` +
+      'generator, arrivals evenly spread over the second.',
     rows: await vuRows(ctx, p.scenarioEndpoints.filter((n) => ctx.names.includes(n)), p.vuCounts)
   }
 }
@@ -168,7 +189,8 @@ async function crossZone (ctx) {
     for (const n of p.vuCounts) {
       const d = direct[`${name} ${n} VUs direct`]
       const v = via[`${name} ${n} VUs via ${p.crossZoneDelayMs} ms link`]
-      notes.push(`- ${name}, ${n} VUs: the link adds ${round(v.p50 - d.p50, 3)} ms at p50 and ${round(v.p99 - d.p99, 3)} ms at p99 (one round trip = ${2 * p.crossZoneDelayMs} ms); the rest is the server's own latency.`)
+      notes.push(`- ${name}, ${n} VUs: the link adds ${round(v.p50 - d.p50, 3)} ms at p50 and ${round(v.p99 - d.p99, 3)} ` +
+        `ms at p99 (one round trip = ${2 * p.crossZoneDelayMs} ms); the rest is the server's own latency.`)
     }
   }
   return {
@@ -185,16 +207,32 @@ async function connections (ctx) {
   const rows = {}
   for (const name of p.connectionEndpoints.filter((n) => ctx.names.includes(n))) {
     for (const c of p.connectionCounts) {
-      rows[`${name} ${c} keep-alive`] = await run(ctx, { generator: 'open-loop', rate: 0, connections: c, durationMs: p.connectionSeconds * 1000, paths: random(ctx, name) })
+      rows[`${name} ${c} keep-alive`] = await run(ctx, {
+        generator: 'open-loop',
+        rate: 0,
+        connections: c,
+        durationMs: p.connectionSeconds * 1000,
+        paths: random(ctx, name)
+      })
     }
     for (const c of p.noKeepAliveCounts) {
-      rows[`${name} ${c} connection per request`] = await run(ctx, { generator: 'open-loop', rate: 0, connections: c, keepAlive: false, durationMs: p.connectionSeconds * 1000, paths: random(ctx, name) })
+      rows[`${name} ${c} connection per request`] = await run(ctx, {
+        generator: 'open-loop',
+        rate: 0,
+        connections: c,
+        keepAlive: false,
+        durationMs: p.connectionSeconds * 1000,
+        paths: random(ctx, name)
+      })
     }
-    ctx.log(`connections ${name}: ${Object.entries(rows).filter(([k]) => k.startsWith(name)).map(([k, r]) => `${k.slice(name.length + 1)} ${r.rps}`).join(', ')}`)
+    ctx.log(`connections ${name}: ` +
+      `${Object.entries(rows).filter(([k]) => k.startsWith(name)).map(([k, r]) => `${k.slice(name.length + 1)} ${r.rps}`).join(', ')}`)
   }
   return {
     title: 'Connection scaling',
-    description: `Closed loop (each connection sends its next request when the answer is in), ${p.connectionSeconds} s per case: keep-alive connections from ${p.connectionCounts[0]} to ${p.connectionCounts[p.connectionCounts.length - 1]}, then a new TCP connection for every request (\`Connection: close\`; connect time included in latency).`,
+    description: `Closed loop (each connection sends its next request when the answer is in), ${p.connectionSeconds} s per case: ` +
+      `keep-alive connections from ${p.connectionCounts[0]} to ${p.connectionCounts[p.connectionCounts.length - 1]}, then a new TCP ` +
+      'connection for every request (`Connection: close`; connect time included in latency).',
     rows
   }
 }
@@ -204,7 +242,12 @@ async function mixed (ctx) {
   const hitRange = Math.floor(p.idRange / 2)
   const endpoint = MIXED_ENDPOINT
   // Warm only 1..hitRange; ids hitRange+1..idRange exist in HBase but were never asked for.
-  await run(ctx, { generator: 'autocannon', connections: p.connections, amount: hitRange * p.workers * 3, paths: { endpoint, kind: 'sweep', idRange: hitRange, passes: p.workers * 3 } })
+  await run(ctx, {
+    generator: 'autocannon',
+    connections: p.connections,
+    amount: hitRange * p.workers * 3,
+    paths: { endpoint, kind: 'sweep', idRange: hitRange, passes: p.workers * 3 }
+  })
   const mix = p.mix
   const r = await run(ctx, {
     generator: 'open-loop',
@@ -219,7 +262,13 @@ async function mixed (ctx) {
   const misses = tags && tags.miss ? tags.miss.count : 0
   return {
     title: 'Mixed ids',
-    description: `Open loop at ${p.mixedRate.toLocaleString('en-US')} req/s for ${p.mixedSeconds} s on \`${endpoint}\` (declared for the bench like sample3: HBase config, LRU cache, no log; its cache starts cold): hits are ids 1..${hitRange} (warmed just before), misses ids ${hitRange + 1}..${p.idRange} (in HBase, never asked for: each asked once${misses > p.idRange - hitRange ? `, but ${misses} misses wrapped around the ${p.idRange - hitRange} ids, so some were hits` : ''}), absent ids are not in HBase (negative-cached per id, each id new). Per-kind rows have latency only.`,
+    description: `Open loop at ${p.mixedRate.toLocaleString('en-US')} req/s for ${p.mixedSeconds} s on \`${endpoint}\` (declared for the ` +
+      `bench like sample3: HBase config, LRU cache, no log; its cache starts cold): hits are ids 1..${hitRange} (warmed just before), ` +
+      `misses ids ${hitRange + 1}..${p.idRange} (in HBase, never asked for: each asked ` +
+      `once${misses > p.idRange - hitRange
+        ? `, but ${misses} misses wrapped around the ${p.idRange - hitRange} ids, so some were hits`
+        : ''}), ` +
+      'absent ids are not in HBase (negative-cached per id, each id new). Per-kind rows have latency only.',
     rows
   }
 }
@@ -242,10 +291,24 @@ async function lb (ctx) {
     for (const name of endpoints) {
       // Every worker of every host sees every id: the runs below read the caches, not HBase.
       const passes = hosts * p.workers * 3
-      await run(ctx, { generator: 'autocannon', connections: p.lbConnections, amount: p.lbIdRange * passes, paths: { endpoint: name, kind: 'sweep', idRange: p.lbIdRange, passes } }, where)
+      await run(
+        ctx,
+        {
+          generator: 'autocannon',
+          connections: p.lbConnections,
+          amount: p.lbIdRange * passes,
+          paths: { endpoint: name, kind: 'sweep', idRange: p.lbIdRange, passes }
+        },
+        where
+      )
       for (const [shape, rate] of shapes) {
-        const r = await run(ctx, { generator: 'open-loop', rate, connections: p.lbConnections, durationMs: p.lbSeconds * 1000, paths: paths(name) }, where)
-        ctx.log(`lb ${name} ${label}, ${shape}: ${r.rps} req/s, p99 ${r.p99} ms, beacon ${r.server.app?.cpuMsPer1k} µs/req, HAProxy ${r.server.lb?.cpuMsPer1k ?? '-'} µs/req, errors ${r.errors}`)
+        const r = await run(
+          ctx,
+          { generator: 'open-loop', rate, connections: p.lbConnections, durationMs: p.lbSeconds * 1000, paths: paths(name) },
+          where
+        )
+        ctx.log(`lb ${name} ${label}, ${shape}: ${r.rps} req/s, p99 ${r.p99} ms, beacon ` +
+          `${r.server.app?.cpuMsPer1k} µs/req, HAProxy ${r.server.lb?.cpuMsPer1k ?? '-'} µs/req, errors ${r.errors}`)
         rows[`${name} ${label}, ${shape}`] = r
       }
     }
@@ -272,23 +335,57 @@ async function lb (ctx) {
   }
   const us = (v) => (v === null || v === undefined ? '' : String(v))
   const notes = [
-    'On this 2-core machine the point of this scenario is the CPU cost per request and the load balancer\'s overhead, not more throughput: both app hosts, HAProxy, HBase and the load generator share the same 2 cores, so a second host cannot add capacity here (it only splits the same cores). What carries over to real machines is the CPU per request: a host serves about (its cores × 10⁶) / (beacon µs per request) requests per second, and HAProxy costs its µs per request on its own machine.',
+    'On this 2-core machine the point of this scenario is the CPU cost per request and the load balancer\'s overhead, not more ' +
+      'throughput: both app hosts, HAProxy, HBase and the load generator share the same 2 cores, so a second host cannot add capacity ' +
+      'here (it only splits the same cores). What carries over to real machines is the CPU per request: a host serves about (its cores × ' +
+      '10⁶) / (beacon µs per request) requests per second, and HAProxy costs its µs per request on its own machine.',
     '',
     '| case | req/s | p99 ms | beacon CPU µs/req (all hosts) | HAProxy CPU µs/req | together µs/req |',
     '|---|---:|---:|---:|---:|---:|',
     ...Object.entries(rows).map(([k, r]) => {
       const app = r.server.app?.cpuMsPer1k
       const balancer = r.server.lb?.cpuMsPer1k
-      return `| ${k} | ${Math.round(r.rps).toLocaleString('en-US')} | ${r.p99} | ${us(app)} | ${us(balancer)} | ${app === null || app === undefined ? '' : round(app + (balancer || 0), 2)} |`
+      return `| ${k} | ${Math.round(r.rps).toLocaleString('en-US')} | ${r.p99} | ${us(app)} | ` +
+        `${us(balancer)} | ${app === null || app === undefined ? '' : round(app + (balancer || 0), 2)} |`
     }),
-    ...(skipped.length ? ['', `Skipped (a file access log: the second host writes its lines in its own state dir, which the completeness check does not count): ${skipped.join(', ')}.`] : [])
+    ...(skipped.length
+      ? [
+          '',
+          'Skipped (a file access log: the second host writes its lines in its own state ' +
+            `dir, which the completeness check does not count): ${skipped.join(', ')}.`
+        ]
+      : [])
   ]
   return {
     title: 'App hosts behind HAProxy',
-    description: `The app tier behind a real load balancer (Debian's HAProxy, infra/lb: round robin, /readyz health checks, one thread): 1 host direct, 1 host via HAProxy, 2 hosts via HAProxy (the second a server cluster of its own, ${p.workers} worker(s), on the app2 host), each closed loop and at a constant ${p.lbRate.toLocaleString('en-US')} req/s, ${p.lbConnections} keep-alive connections, ${p.lbSeconds} s, ids 1..${p.lbIdRange} (caches warmed first). CPU per request from /proc: every beacon process of every host ("app" columns, ms per 1k requests = µs per request) and HAProxy's process.`,
+    description: 'The app tier behind a real load balancer (Debian\'s HAProxy, infra/lb: round robin, /readyz health checks, one thread): ' +
+      `1 host direct, 1 host via HAProxy, 2 hosts via HAProxy (the second a server cluster of its own, ${p.workers} worker(s), on the ` +
+      `app2 host), each closed loop and at a constant ${p.lbRate.toLocaleString('en-US')} req/s, ${p.lbConnections} keep-alive ` +
+      `connections, ${p.lbSeconds} s, ids 1..${p.lbIdRange} (caches warmed first). CPU per request from /proc: every beacon process of ` +
+      'every host ("app" columns, ms per 1k requests = µs per request) and HAProxy\'s process.',
     notes,
     rows
   }
 }
 
-module.exports = { SCENARIOS, OWN_CLUSTER, QUICK_SCENARIOS, MIXED_ENDPOINT, DURABLE_ENDPOINT, DURABLE_SINK, NO_ROLLUP_ENDPOINT, NO_ROLLUP_SINK, seed, sweep, vus, 'cross-zone': crossZone, connections, mixed, lb, chaos, faults, cpu: (ctx) => cpu(ctx, run), logcount }
+module.exports = {
+  SCENARIOS,
+  OWN_CLUSTER,
+  QUICK_SCENARIOS,
+  MIXED_ENDPOINT,
+  DURABLE_ENDPOINT,
+  DURABLE_SINK,
+  NO_ROLLUP_ENDPOINT,
+  NO_ROLLUP_SINK,
+  seed,
+  sweep,
+  vus,
+  'cross-zone': crossZone,
+  connections,
+  mixed,
+  lb,
+  chaos,
+  faults,
+  cpu: (ctx) => cpu(ctx, run),
+  logcount
+}

@@ -48,7 +48,8 @@ function frame (title, body, legend, colors = legend.map((_, i) => COLORS[i % CO
     ...legend.map((name, i) => {
       const y = MARGIN.top + 8 + i * 18
       const x = WIDTH - MARGIN.right + 16
-      return `<rect class="legend" x="${x}" y="${y - 9}" width="12" height="12" fill="${colors[i]}"/><text x="${x + 18}" y="${y + 1}">${esc(name)}</text>`
+      return `<rect class="legend" x="${x}" y="${y - 9}" width="12" height="12" ` +
+        `fill="${colors[i]}"/><text x="${x + 18}" y="${y + 1}">${esc(name)}</text>`
     }),
     '</svg>',
     ''
@@ -63,7 +64,8 @@ function yAxis (ticks, toY, label) {
     out.push(`<line x1="${x0}" y1="${num(y)}" x2="${WIDTH - MARGIN.right}" y2="${num(y)}" stroke="#e5e5e5"/>`)
     out.push(`<text x="${x0 - 6}" y="${num(y + 4)}" text-anchor="end">${esc(t.toLocaleString('en-US'))}</text>`)
   }
-  out.push(`<text transform="translate(18 ${(MARGIN.top + HEIGHT - MARGIN.bottom) / 2}) rotate(-90)" text-anchor="middle">${esc(label)}</text>`)
+  out.push(`<text transform="translate(18 ${(MARGIN.top + HEIGHT - MARGIN.bottom) / 2}) ` +
+    `rotate(-90)" text-anchor="middle">${esc(label)}</text>`)
   return out
 }
 
@@ -89,7 +91,11 @@ function barChart ({ title, yLabel, series, groups }) {
     g.values.forEach((v, si) => {
       if (!Number.isFinite(v)) return
       const y = toY(v)
-      body.push(`<rect class="bar" x="${num(gx + si * barW)}" y="${num(y)}" width="${num(barW * 0.92)}" height="${num(HEIGHT - MARGIN.bottom - y)}" fill="${COLORS[si % COLORS.length]}"><title>${esc(`${g.label} ${series[si]}: ${v.toLocaleString('en-US')}`)}</title></rect>`)
+      body.push(
+        `<rect class="bar" x="${num(gx + si * barW)}" y="${num(y)}" width="${num(barW * 0.92)}" ` +
+          `height="${num(HEIGHT - MARGIN.bottom - y)}" ` +
+          `fill="${COLORS[si % COLORS.length]}"><title>${esc(`${g.label} ${series[si]}: ${v.toLocaleString('en-US')}`)}</title></rect>`
+      )
     })
     body.push(`<text x="${num(gx + groupW * 0.4)}" y="${HEIGHT - MARGIN.bottom + 18}" text-anchor="middle">${esc(g.label)}</text>`)
   })
@@ -119,21 +125,35 @@ function lineChart ({ title, xLabel, yLabel, logY = false, series, refLines = []
   const yMax = logY ? Math.log10(yTicks[yTicks.length - 1]) : yTicks[yTicks.length - 1]
   const toY = (y) => HEIGHT - MARGIN.bottom - (((logY ? Math.log10(y) : y) - yMin) / (yMax - yMin)) * plotH
   const body = yAxis(yTicks, toY, yLabel)
-  body.push(`<line x1="${MARGIN.left}" y1="${HEIGHT - MARGIN.bottom}" x2="${WIDTH - MARGIN.right}" y2="${HEIGHT - MARGIN.bottom}" stroke="#333"/>`)
-  for (const t of xTicks) body.push(`<text x="${num(toX(t))}" y="${HEIGHT - MARGIN.bottom + 18}" text-anchor="middle">${esc(t.toLocaleString('en-US'))}</text>`)
+  body.push(`<line x1="${MARGIN.left}" y1="${HEIGHT - MARGIN.bottom}" ` +
+    `x2="${WIDTH - MARGIN.right}" y2="${HEIGHT - MARGIN.bottom}" stroke="#333"/>`)
+  for (const t of xTicks) {
+    body.push(`<text x="${num(toX(t))}" y="${HEIGHT - MARGIN.bottom + 18}" text-anchor="middle">${esc(t.toLocaleString('en-US'))}</text>`)
+  }
   body.push(`<text x="${MARGIN.left + plotW / 2}" y="${HEIGHT - 16}" text-anchor="middle">${esc(xLabel)}</text>`)
   for (const r of refLines) {
     if (!(r.y >= (logY ? yTicks[0] : 0) && r.y <= yTicks[yTicks.length - 1])) continue
     const y = num(toY(r.y))
-    body.push(`<line class="ref" x1="${MARGIN.left}" y1="${y}" x2="${WIDTH - MARGIN.right}" y2="${y}" stroke="#888" stroke-dasharray="2 3"/>`)
+    body.push(`<line class="ref" x1="${MARGIN.left}" y1="${y}" ` +
+      `x2="${WIDTH - MARGIN.right}" y2="${y}" stroke="#888" stroke-dasharray="2 3"/>`)
     body.push(`<text x="${WIDTH - MARGIN.right - 4}" y="${num(toY(r.y) - 4)}" text-anchor="end" fill="#666">${esc(r.label)}</text>`)
   }
   const colorOf = (s, si) => COLORS[(s.color ?? si) % COLORS.length]
   series.forEach((s, si) => {
     const color = colorOf(s, si)
     const valid = s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y) && (!logY || y > 0))
-    if (valid.length > 1) body.push(`<polyline class="line" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''} points="${valid.map(([x, y]) => `${num(toX(x))},${num(toY(y))}`).join(' ')}"/>`)
-    for (const [x, y] of valid) body.push(`<circle class="point" cx="${num(toX(x))}" cy="${num(toY(y))}" r="3.5" fill="${color}"><title>${esc(`${s.name}: ${y} at ${x.toLocaleString('en-US')}`)}</title></circle>`)
+    if (valid.length > 1) {
+      body.push(
+        `<polyline class="line" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''} ` +
+          `points="${valid.map(([x, y]) => `${num(toX(x))},${num(toY(y))}`).join(' ')}"/>`
+      )
+    }
+    for (const [x, y] of valid) {
+      body.push(
+        `<circle class="point" cx="${num(toX(x))}" cy="${num(toY(y))}" r="3.5" ` +
+          `fill="${color}"><title>${esc(`${s.name}: ${y} at ${x.toLocaleString('en-US')}`)}</title></circle>`
+      )
+    }
   })
   return frame(title, body, series.map((s) => s.name), series.map(colorOf))
 }

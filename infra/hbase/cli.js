@@ -21,23 +21,33 @@ const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`
 const COMMANDS = {
   async up (opts) {
     const r = await hbase.up(opts, { log })
-    log(`hbase: up (${r.alreadyRunning ? 'was already running' : 'started'}, pid ${r.pid}) in ${seconds(r.startedMs)}; bootstrap ${r.bootstrap.join(',')}`)
+    log(`hbase: up (${r.alreadyRunning ? 'was already running' : 'started'}, pid ` +
+      `${r.pid}) in ${seconds(r.startedMs)}; bootstrap ${r.bootstrap.join(',')}`)
   },
   async down (opts) {
     log('hbase: stopping (cluster shutdown, then SIGTERM; SIGKILL after 60 s)…')
     const r = await hbase.down(opts)
     log(r.wasRunning
-      ? `hbase: stopped pid${r.pids.length > 1 ? 's' : ''} ${r.pids.join(', ')} in ${seconds(r.stopMs)}${r.forced ? ' (had to SIGKILL)' : ''}`
+      ? `hbase: stopped pid${r.pids.length > 1 ? 's' : ''} ${r.pids.join(', ')} ` +
+        `in ${seconds(r.stopMs)}${r.forced ? ' (had to SIGKILL)' : ''}`
       : 'hbase: was not running')
   },
   async kill (opts, target) {
     const r = await hbase.kill(opts, target)
-    log(r.wasRunning ? `hbase: killed ${r.killed.join(', ')} (pid${r.pids.length > 1 ? 's' : ''} ${r.pids.join(', ')}, SIGKILL)` : `hbase: ${target ? describe(target) : 'HBase'} was not running`)
+    log(
+      r.wasRunning
+        ? `hbase: killed ${r.killed.join(', ')} (pid${r.pids.length > 1 ? 's' : ''} ${r.pids.join(', ')}, SIGKILL)`
+        : `hbase: ${target ? describe(target) : 'HBase'} was not running`
+    )
   },
   async restart (opts, target) {
     if (!target) throw new Error('restart needs a target: --rs N, --master N or --zk')
     const r = await hbase.restart(opts, target, { log })
-    log(`hbase: ${r.name} ${r.stoppedPid ? `stopped (pid ${r.stoppedPid}) in ${seconds(r.stopMs)}, ` : ''}started pid ${r.pid}, accepting after ${seconds(r.startMs)}`)
+    log(
+      `hbase: ${r.name} ${r.stoppedPid
+        ? `stopped (pid ${r.stoppedPid}) in ${seconds(r.stopMs)}, `
+        : ''}started pid ${r.pid}, accepting after ${seconds(r.startMs)}`
+    )
   },
   async wipe (opts) {
     const r = await hbase.wipe(opts)
@@ -45,11 +55,16 @@ const COMMANDS = {
   },
   async status (opts) {
     const s = await hbase.status(opts, { regions: true })
-    log(`hbase: ${s.cluster ? `cluster of ${s.processes.length} JVMs` : 'standalone'}, ${s.running ? (s.serving ? 'serving' : 'running, NOT serving on every RegionServer port') : 'not running'}` +
+    log(`hbase: ${s.cluster ? `cluster of ${s.processes.length} JVMs` : 'standalone'}, ${s.running
+      ? s.serving
+        ? 'serving'
+        : 'running, NOT serving on every RegionServer port'
+      : 'not running'}` +
       `; ZooKeeper ${s.host}:${s.zkPort}; data ${s.dataDir}; logs ${s.logDir}`)
     for (const p of s.processes) log(`  ${processLine(p)}`)
     if (s.view) {
-      log(`  active master ${s.view.active}; backups ${s.view.backups.join(', ') || 'none'}; dead servers ${s.view.dead.length}; regions in transition ${s.view.inTransition}`)
+      log(`  active master ${s.view.active}; backups ${s.view.backups.join(', ') || 'none'}; ` +
+        `dead servers ${s.view.dead.length}; regions in transition ${s.view.inTransition}`)
     } else if (s.running) {
       log(`  (regions unknown: ${s.viewError || 'HBase not answering'})`)
     }

@@ -50,7 +50,9 @@ async function start (opts, { log = noop, classpath } = {}) {
       // Alive but not accepting yet: another `up` has just started it. setupTables() waits for it
       // (or times out if it is wedged).
       const [first] = procs
-      if (!opts.cluster && !await server.portAccepts(opts.host, first.port)) log(`hbase: pid ${pids[first.name]} is running but not serving yet; waiting for it`)
+      if (!opts.cluster && !(await server.portAccepts(opts.host, first.port))) {
+        log(`hbase: pid ${pids[first.name]} is running but not serving yet; waiting for it`)
+      }
     } else {
       await server.assertPortsFree(opts, missing)
       writeConfig(opts)
@@ -62,7 +64,12 @@ async function start (opts, { log = noop, classpath } = {}) {
         if (proc.role === 'zookeeper') await waitServing(opts, proc, pids[proc.name], ZK_START_MS)
       }
     }
-    return { alreadyRunning: missing.length === 0, pid: pids[procs.find((p) => p.role !== 'zookeeper').name], pids, started: missing.map((p) => p.name) }
+    return {
+      alreadyRunning: missing.length === 0,
+      pid: pids[procs.find((p) => p.role !== 'zookeeper').name],
+      pids,
+      started: missing.map((p) => p.name)
+    }
   })
 }
 
@@ -73,7 +80,8 @@ async function start (opts, { log = noop, classpath } = {}) {
  * the config table once, and in a cluster waits until every RegionServer holds access-log regions.
  * @param {Readonly<Record<string, any>>} opts from resolveOptions()
  * @param {{ log?: (line: string) => void, classpath?: string, signal?: AbortSignal }} [io]
- * @returns {Promise<{ readyMs: number, totalMs: number, created: string[], regions: Record<string, number>, seeded: number, probe: string, spread: Record<string, number> }>}
+ * @returns {Promise<{ readyMs: number, totalMs: number, created: string[], regions: Record<string, number>, seeded: number,
+ *   probe: string, spread: Record<string, number> }>}
  *   readyMs/totalMs are measured from the start of the setup tool's JVM; spread: access-log
  *   regions per RegionServer (cluster only)
  */
@@ -111,7 +119,8 @@ function * seedLines (count) {
  * In a cluster it also restarts any of its JVMs that is not running.
  * @param {Readonly<Record<string, any>>} [opts] from resolveOptions()
  * @param {{ log?: (line: string) => void }} [io]
- * @returns {Promise<{ bootstrap: string[], pid: number, pids: Record<string, number>, alreadyRunning: boolean, startedMs: number, setup: Record<string, any> }>}
+ * @returns {Promise<{ bootstrap: string[], pid: number, pids: Record<string, number>, alreadyRunning: boolean, startedMs: number,
+ *   setup: Record<string, any> }>}
  *   startedMs: how long this call took until HBase served reads with tables and seed in place
  */
 async function up (opts = resolveOptions(), { log = noop } = {}) {
@@ -147,7 +156,8 @@ async function up (opts = resolveOptions(), { log = noop } = {}) {
 
   const startedMs = Date.now() - t0
   const servingS = ((toolStarted - t0 + setup.readyMs) / 1000).toFixed(1)
-  log(`hbase: ${alreadyRunning ? 'was running, serving' : 'started, serving'} after ${servingS} s, tables ready after ${(startedMs / 1000).toFixed(1)} s` +
+  log(`hbase: ${alreadyRunning ? 'was running, serving' : 'started, serving'} ` +
+    `after ${servingS} s, tables ready after ${(startedMs / 1000).toFixed(1)} s` +
     ` (created: ${setup.created.join(', ') || 'none'}; seeded rows: ${setup.seeded || `already present, ${opts.seedCount}`})`)
   if (opts.cluster) {
     log(`hbase: ${opts.accessLogTable} regions per RegionServer: ${Object.entries(setup.spread).map(([s, n]) => `${s} ${n}`).join(', ')}`)
@@ -185,9 +195,17 @@ async function down (opts = resolveOptions()) {
   // ZooKeeper last: a RegionServer that loses it mid-shutdown hangs in retries.
   const results = await Promise.all(procs.filter((p) => p.role !== 'zookeeper')
     .map((p) => server.stopProcess(opts, p, { signal: 'SIGTERM', timeoutMs: remaining() })))
-  for (const p of procs.filter((p) => p.role === 'zookeeper')) results.push(await server.stopProcess(opts, p, { signal: 'SIGTERM', timeoutMs: remaining() }))
+  for (const p of procs.filter((p) => p.role === 'zookeeper')) {
+    results.push(await server.stopProcess(opts, p, { signal: 'SIGTERM', timeoutMs: remaining() }))
+  }
   const running = pids.filter(Boolean)
-  return { wasRunning: running.length > 0, pid: running[0] ?? null, pids: running, forced: results.some((r) => r.forced), stopMs: Date.now() - started }
+  return {
+    wasRunning: running.length > 0,
+    pid: running[0] ?? null,
+    pids: running,
+    forced: results.some((r) => r.forced),
+    stopMs: Date.now() - started
+  }
 }
 
 /**
@@ -245,7 +263,9 @@ async function wipe (opts = resolveOptions()) {
 async function waitServing (opts, proc, pid, timeoutMs) {
   const deadline = Date.now() + timeoutMs
   while (!await server.portAccepts(opts.host, proc.port, 500)) {
-    if (!server.isAlive(pid)) throw new Error(`hbase: ${proc.name} (pid ${pid}) exited while starting; last log lines:\n${server.logTail(proc)}`)
+    if (!server.isAlive(pid)) {
+      throw new Error(`hbase: ${proc.name} (pid ${pid}) exited while starting; last log lines:\n${server.logTail(proc)}`)
+    }
     if (Date.now() > deadline) throw new Error(`hbase: ${proc.name} (pid ${pid}) does not accept on ${opts.host}:${proc.port} after ${timeoutMs} ms`)
     await new Promise((resolve) => setTimeout(resolve, 200))
   }

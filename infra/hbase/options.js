@@ -11,7 +11,9 @@ const infoPort = { parse: parseInteger, min: -1, max: 65535, check: (n) => n !==
 const tableName = { parse: parseTableName }
 
 // key -> [env var, default, kind]. A default may be a function of the options resolved so far.
-/** @type {Record<string, [string, any, { parse: ((raw: any) => any) & { expected?: string }, min?: number, max?: number, check?: (value: any) => true|string }]>} */
+/** @typedef {((raw: any) => any) & { expected?: string }} SpecParse */
+/** @typedef {{ parse: SpecParse, min?: number, max?: number, check?: (value: any) => true|string }} SpecKind */
+/** @type {Record<string, [string, any, SpecKind]>} */
 const SPEC = {
   version: ['BEACON_HBASE_VERSION', '2.6.1', { parse: parseVersion }],
   stateDir: ['BEACON_HBASE_STATE_DIR', path.join(REPO_ROOT, '.state', 'hbase'), { parse: parseDir }],

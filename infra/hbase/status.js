@@ -50,7 +50,8 @@ async function runInspect (opts, args) {
  * `regions` (and HBase reachable) the regions each RegionServer holds and which master is active.
  * @param {Readonly<Record<string, any>>} [opts] from resolveOptions()
  * @param {{ regions?: boolean }} [how]
- * @returns {Promise<{ running: boolean, pid: number|null, serving: boolean, host: string, zkPort: number, masterPort: number, rsPort: number,
+ * @returns {Promise<{ running: boolean, pid: number|null, serving: boolean, host: string, zkPort: number, masterPort: number,
+ *   rsPort: number,
  *   masterInfoPort: number, rsInfoPort: number, bootstrap: string[], dataDir: string, logFile: string, logDir: string,
  *   cluster: boolean, processes: Array<Record<string, any>>, view: ClusterView|null, viewError: string|null }>}
  *   running/pid/serving: of the standalone JVM, or in a cluster of any JVM / the first master /
@@ -107,7 +108,9 @@ function annotate (opts, processes, view) {
   const byAddress = new Map(view.live.map((s) => [s.server, s]))
   for (const p of processes) {
     const address = `${opts.advertiseHost}:${p.port}`
-    if (p.role === 'master' && p.pid) p.master = view.active === address ? 'active' : view.backups.includes(address) ? 'backup' : 'not registered'
+    if (p.role === 'master' && p.pid) {
+      p.master = view.active === address ? 'active' : view.backups.includes(address) ? 'backup' : 'not registered'
+    }
     const live = (p.role === 'regionserver' || p.role === 'standalone') && byAddress.get(address)
     if (live) Object.assign(p, { regions: live.regions, meta: live.meta, tables: live.tables, startCode: live.startCode })
   }

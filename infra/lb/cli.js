@@ -32,7 +32,10 @@ function parseServer (s) {
 
 async function main (argv) {
   const [command, ...rest] = argv
-  const { values } = parseArgs({ args: rest, options: { listen: { type: 'string' }, server: { type: 'string', multiple: true }, dir: { type: 'string' } } })
+  const { values } = parseArgs({
+    args: rest,
+    options: { listen: { type: 'string' }, server: { type: 'string', multiple: true }, dir: { type: 'string' } }
+  })
   if (!['config', 'run'].includes(command) || !values.listen || !values.server) {
     console.error(USAGE)
     return 2

@@ -62,7 +62,8 @@ const HOST = /^[A-Za-z0-9_.:-]{1,253}$/
 function haproxyConfig (options) {
   const o = { ...DEFAULTS, ...options }
   checkOptions(o)
-  const server = (s) => `  server ${s.name} ${hostPort(s.host, s.port)} check${s.checkPort && s.checkPort !== s.port ? ` port ${s.checkPort}` : ''}`
+  const server = (s) => `  server ${s.name} ${hostPort(s.host, s.port)} ` +
+    `check${s.checkPort && s.checkPort !== s.port ? ` port ${s.checkPort}` : ''}`
   return [
     '# written by infra/lb (beacon): edit the options, not this file',
     'global',
@@ -118,7 +119,9 @@ function checkOptions (o) {
     port(s.port, `server ${s.name}: port`)
     if (s.checkPort !== undefined) port(s.checkPort, `server ${s.name}: checkPort`)
   }
-  if (typeof o.statsSocket !== 'string' || !o.statsSocket.startsWith('/') || /\s/.test(o.statsSocket)) bad('statsSocket must be an absolute path without spaces')
+  if (typeof o.statsSocket !== 'string' || !o.statsSocket.startsWith('/') || /\s/.test(o.statsSocket)) {
+    bad('statsSocket must be an absolute path without spaces')
+  }
   for (const key of Object.keys(DEFAULTS)) {
     if (typeof DEFAULTS[key] !== 'number' && key !== 'maxconn') continue
     if (key === 'maxconn' && o.maxconn === null) continue

@@ -28,7 +28,15 @@ const STOP_TIMEOUT_MS = 5000
  */
 function findHAProxy (env = process.env) {
   const looked = []
-  const candidates = env.BEACON_HAPROXY ? [env.BEACON_HAPROXY] : [...CANDIDATES, ...(env.PATH || '').split(path.delimiter).filter(Boolean).map((d) => path.join(d, 'haproxy'))]
+  const candidates = env.BEACON_HAPROXY
+    ? [env.BEACON_HAPROXY]
+    : [
+        ...CANDIDATES,
+        ...(env.PATH || '')
+          .split(path.delimiter)
+          .filter(Boolean)
+          .map((d) => path.join(d, 'haproxy'))
+      ]
   for (const file of candidates) {
     looked.push(file)
     try {
@@ -38,7 +46,10 @@ function findHAProxy (env = process.env) {
       // not there: try the next
     }
   }
-  throw new Error(`infra/lb: haproxy not found (looked at ${env.BEACON_HAPROXY ? `BEACON_HAPROXY=${looked[0]}` : looked.join(', ')}); install Debian's package (apt-get install haproxy) or set BEACON_HAPROXY to the binary`)
+  throw new Error(
+    `infra/lb: haproxy not found (looked at ${env.BEACON_HAPROXY ? `BEACON_HAPROXY=${looked[0]}` : looked.join(', ')}); install Debian's ` +
+      'package (apt-get install haproxy) or set BEACON_HAPROXY to the binary'
+  )
 }
 
 /**
@@ -54,7 +65,8 @@ function findHAProxy (env = process.env) {
  * Writes the config into `dir` and starts HAProxy; resolves once its admin socket answers and
  * every server has been checked once.
  * @param {Omit<import('./config').LbConfigOptions, 'statsSocket'> & { dir: string,
- *   spawn?: (command: string, args: string[], options: import('node:child_process').SpawnOptions) => import('node:child_process').ChildProcess,
+ *   spawn?: (command: string, args: string[], options: import('node:child_process').SpawnOptions) =>
+ *     import('node:child_process').ChildProcess,
  *   haproxyPath?: string, env?: NodeJS.ProcessEnv }} options
  *   dir: where haproxy.cfg and the admin socket go (a unix socket path must stay under 108
  *   bytes); spawn: how to start a process, e.g. in the lb host's namespace (`topology.exec` on
@@ -115,7 +127,9 @@ async function startLoadBalancer (options) {
   const deadline = Date.now() + START_TIMEOUT_MS
   for (;;) {
     if (spawnError) throw new Error(`infra/lb: could not start ${binary}: ${spawnError.message}`)
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`infra/lb: haproxy exited (${child.signalCode || child.exitCode}) at start:\n${out.trim()}`)
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`infra/lb: haproxy exited (${child.signalCode || child.exitCode}) at start:\n${out.trim()}`)
+    }
     const stats = await servers().catch(() => null)
     if (stats && stats.every((s) => s.checkStatus && !s.checkStatus.startsWith('INI'))) return lb
     if (Date.now() > deadline) {

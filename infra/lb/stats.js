@@ -32,7 +32,9 @@ function adminCommand (socketPath, command, timeoutMs = 2000) {
  */
 function parseStatCsv (csv) {
   const lines = csv.split('\n').filter((l) => l.trim() !== '')
-  if (!lines.length || !lines[0].startsWith('# ')) throw new Error(`infra/lb: not a "show stat" answer: ${JSON.stringify(csv.slice(0, 200))}`)
+  if (!lines.length || !lines[0].startsWith('# ')) {
+    throw new Error(`infra/lb: not a "show stat" answer: ${JSON.stringify(csv.slice(0, 200))}`)
+  }
   const fields = lines[0].slice(2).split(',')
   return lines.slice(1).map((line) => {
     const values = line.split(',')

@@ -21,11 +21,15 @@ const log = (line) => console.log(line)
 
 const COMMANDS = {
   async up (args) {
-    const { values } = parseArgs({ args, options: { fallback: { type: 'boolean', default: false }, 'no-verify': { type: 'boolean', default: false } } })
+    const { values } = parseArgs({
+      args,
+      options: { fallback: { type: 'boolean', default: false }, 'no-verify': { type: 'boolean', default: false } }
+    })
     const t0 = Date.now()
     const r = await topology.up({ allowFallback: values.fallback, verify: !values['no-verify'] })
     if (r.mode === 'loopback') {
-      log(`topology: network namespaces unavailable (${r.reason}); fall back to loopback: ${Object.entries(r.hosts).map(([h, a]) => `${h} ${a}`).join(', ')}`)
+      log(`topology: network namespaces unavailable (${r.reason}); fall back to ` +
+        `loopback: ${Object.entries(r.hosts).map(([h, a]) => `${h} ${a}`).join(', ')}`)
       return 0
     }
     log(`topology: up in ${Date.now() - t0} ms (${r.actions.length ? `${r.actions.length} changes` : 'already in place, nothing changed'})`)
@@ -61,7 +65,8 @@ const COMMANDS = {
       return 0
     }
     log(`topology: ${s.complete ? 'up' : 'not (completely) up'} on ${s.subnet}`)
-    log(`  bridge ${s.bridge.name} ${s.bridge.address}: ${!s.bridge.exists ? 'absent' : s.bridge.configured ? 'up' : s.bridge.up ? 'up, without this address' : 'down'}`)
+    log(`  bridge ${s.bridge.name} ${s.bridge.address}: ` +
+      `${!s.bridge.exists ? 'absent' : s.bridge.configured ? 'up' : s.bridge.up ? 'up, without this address' : 'down'}`)
     for (const [host, h] of Object.entries(s.hosts)) {
       const state = !h.exists ? 'absent' : h.configured ? 'configured' : 'exists, not configured'
       const pids = h.pids.length ? `  processes ${h.pids.join(' ')}` : ''

@@ -43,7 +43,10 @@ class DelayLine {
    *   now?: () => number, random?: () => number, onFlush?: () => void }} options
    *   notBefore: no release before this time (on the `now` clock); onFlush: called after releases
    */
-  constructor (dest, { delayMs, jitterMs = 0, notBefore = -Infinity, precise = true, now = performance.now.bind(performance), random = Math.random, onFlush = null }) {
+  constructor (dest, {
+    delayMs, jitterMs = 0, notBefore = -Infinity, precise = true, now = performance.now.bind(performance), random = Math.random,
+    onFlush = null
+  }) {
     this.#dest = dest
     this.#delayMs = delayMs
     this.#jitterMs = jitterMs

@@ -31,7 +31,8 @@ const noop = () => {}
  *   is kept, so a chunk behind a slow one waits for it); precise: sub-millisecond release times
  *   at the cost of a busy event loop while bytes are in flight (false: timers only, ±1 ms);
  *   highWaterMark: queued bytes per direction before the sender is paused
- * @returns {Promise<{ address: { host: string, port: number }, stats (): { accepted: number, active: number, bytesUp: number, bytesDown: number },
+ * @returns {Promise<{ address: { host: string, port: number },
+ *   stats (): { accepted: number, active: number, bytesUp: number, bytesDown: number },
  *   setDelay (delayMs: number): void, close (): Promise<void>, destroy (): void }>}
  *   close(): stops accepting, releases the bytes already accepted, then closes every
  *   connection; idempotent. destroy(): drops everything at once.
@@ -159,7 +160,9 @@ function connect (client, o, totals, connections) {
 }
 
 function ms (value, name) {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_DELAY_MS) throw new RangeError(`delay proxy: ${name} must be 0..${MAX_DELAY_MS} ms, got ${JSON.stringify(value)}`)
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_DELAY_MS) {
+    throw new RangeError(`delay proxy: ${name} must be 0..${MAX_DELAY_MS} ms, got ${JSON.stringify(value)}`)
+  }
   return value
 }
 
@@ -169,13 +172,25 @@ function validate (options) {
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) throw new TypeError(`delay proxy: unknown option "${key}"`)
   }
-  const { listen = {}, target, delayMs = 0, jitterMs = 0, handshake = true, precise = true, highWaterMark = DEFAULT_HIGH_WATER_MARK } = options
+  const {
+    listen = {},
+    target,
+    delayMs = 0,
+    jitterMs = 0,
+    handshake = true,
+    precise = true,
+    highWaterMark = DEFAULT_HIGH_WATER_MARK
+  } = options
   const port = (value, name, allowZero) => {
-    if (!Number.isInteger(value) || value < (allowZero ? 0 : 1) || value > 65535) throw new RangeError(`delay proxy: ${name} must be a port number, got ${JSON.stringify(value)}`)
+    if (!Number.isInteger(value) || value < (allowZero ? 0 : 1) || value > 65535) {
+      throw new RangeError(`delay proxy: ${name} must be a port number, got ${JSON.stringify(value)}`)
+    }
     return value
   }
   if (!target || typeof target !== 'object') throw new TypeError('delay proxy: target { host, port } is required')
-  if (!Number.isInteger(highWaterMark) || highWaterMark < 1) throw new RangeError(`delay proxy: highWaterMark must be a positive integer, got ${JSON.stringify(highWaterMark)}`)
+  if (!Number.isInteger(highWaterMark) || highWaterMark < 1) {
+    throw new RangeError(`delay proxy: highWaterMark must be a positive integer, got ${JSON.stringify(highWaterMark)}`)
+  }
   return Object.freeze({
     listen: Object.freeze({ host: listen.host || '127.0.0.1', port: port(listen.port ?? 0, 'listen.port', true) }),
     target: Object.freeze({ host: target.host || '127.0.0.1', port: port(target.port, 'target.port', false) }),
@@ -221,7 +236,14 @@ async function main (argv) {
     precise: !values['timer-only']
   })
   // One JSON line on stdout, for scripts that start the proxy and need its port.
-  process.stdout.write(JSON.stringify({ listening: proxy.address, target: values.target, delayMs: Number(values['delay-ms']), jitterMs: Number(values['jitter-ms']) }) + '\n')
+  process.stdout.write(
+    JSON.stringify({
+      listening: proxy.address,
+      target: values.target,
+      delayMs: Number(values['delay-ms']),
+      jitterMs: Number(values['jitter-ms'])
+    }) + '\n'
+  )
   await new Promise((resolve) => {
     process.once('SIGTERM', resolve)
     process.once('SIGINT', resolve)

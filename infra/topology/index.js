@@ -55,7 +55,9 @@ function createTopology (overrides = {}, io = {}) {
   let availability = null
 
   function hostOf (host) {
-    if (!Object.hasOwn(opts.hosts, host)) throw new TypeError(`topology: unknown host ${JSON.stringify(host)} (hosts: ${opts.hostNames.join(', ')})`)
+    if (!Object.hasOwn(opts.hosts, host)) {
+      throw new TypeError(`topology: unknown host ${JSON.stringify(host)} (hosts: ${opts.hostNames.join(', ')})`)
+    }
     return opts.hosts[host]
   }
 
@@ -188,7 +190,9 @@ function createTopology (overrides = {}, io = {}) {
     const lo = innerLinks.find((l) => l.ifname === 'lo')
     if (!lo?.flags?.includes('UP')) await act(`set lo up in ${host.netns}`, ['link', 'set', 'lo', 'up'], where)
     await ensureAddress(opts.innerIfname, host.address, host.netns, act)
-    if (!paired || !inner.flags.includes('UP')) await act(`set ${opts.innerIfname} up in ${host.netns}`, ['link', 'set', opts.innerIfname, 'up'], where)
+    if (!paired || !inner.flags.includes('UP')) {
+      await act(`set ${opts.innerIfname} up in ${host.netns}`, ['link', 'set', opts.innerIfname, 'up'], where)
+    }
     // The only route a host may have is its own subnet: no default route, so nothing can leave.
     for (const route of await ip.routes(where)) {
       if (route.dst === opts.subnet && route.dev === opts.innerIfname) continue
@@ -264,7 +268,9 @@ function createTopology (overrides = {}, io = {}) {
       await sleep(50)
     }
     mode = null
-    if (namespaces.length || links.length) log(`topology: removed ${[...namespaces.map((n) => `netns ${n}`), ...links.map((l) => l.ifname)].join(', ')}`)
+    if (namespaces.length || links.length) {
+      log(`topology: removed ${[...namespaces.map((n) => `netns ${n}`), ...links.map((l) => l.ifname)].join(', ')}`)
+    }
     return { namespaces, links: links.map((l) => l.ifname), killed }
   }
 
@@ -296,7 +302,8 @@ function createTopology (overrides = {}, io = {}) {
     result.bridge.exists = Boolean(bridge)
     result.bridge.up = Boolean(bridge?.flags?.includes('UP'))
     const bridgeAddrs = bridge ? (await ip.addresses(opts.bridge))[0]?.addr_info || [] : []
-    result.bridge.configured = result.bridge.up && bridgeAddrs.some((a) => a.local === opts.bridgeAddress && a.prefixlen === opts.prefixLength)
+    result.bridge.configured =
+      result.bridge.up && bridgeAddrs.some((a) => a.local === opts.bridgeAddress && a.prefixlen === opts.prefixLength)
     const namespaces = await ip.netnsList()
     const ours = new Set([opts.bridge])
     for (const name of opts.hostNames) {
@@ -306,7 +313,10 @@ function createTopology (overrides = {}, io = {}) {
       s.exists = namespaces.includes(h.netns)
       if (!s.exists) continue
       const addrs = (await ip.addresses(opts.innerIfname, { netns: h.netns }).catch(() => []))[0]
-      s.configured = Boolean(addrs?.flags?.includes('UP') && addrs.addr_info?.some((a) => a.local === h.address && a.prefixlen === opts.prefixLength)) &&
+      s.configured = Boolean(
+        addrs?.flags?.includes('UP') &&
+        addrs.addr_info?.some((a) => a.local === h.address && a.prefixlen === opts.prefixLength)
+      ) &&
         links.some((l) => l.ifname === h.veth && l.master === opts.bridge)
       s.pids = await ip.pids(h.netns).catch(() => [])
     }

@@ -21,7 +21,9 @@ function createIp ({ ipPath = 'ip', timeoutMs = IP_TIMEOUT_MS } = {}) {
       execFile(ipPath, argv, { timeout: timeoutMs, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
         if (!err) return resolve(stdout)
         const detail = String(stderr).trim() || err.message
-        const wrapped = /** @type {Error & { code?: any, stderr?: string }} */ (new Error(`${ipPath} ${argv.join(' ')}: ${detail}`, { cause: err }))
+        const wrapped = /** @type {Error & { code?: any, stderr?: string }} */ (
+          new Error(`${ipPath} ${argv.join(' ')}: ${detail}`, { cause: err })
+        )
         wrapped.code = err.code // 'ENOENT' when `ip` is missing
         wrapped.stderr = String(stderr)
         reject(wrapped)

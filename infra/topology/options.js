@@ -44,7 +44,8 @@ const INNER_IFNAME = 'eth0'
  * @param {NodeJS.ProcessEnv} [env]
  * @returns {Readonly<{ prefix: string, subnet: string, network: string, prefixLength: number,
  *   bridge: string, bridgeAddress: string, innerIfname: string, hostNames: readonly string[],
- *   hosts: Readonly<Record<string, Readonly<{ name: string, netns: string, veth: string, address: string, loopback: string, pin: string|null }>>> }>}
+ *   hosts: Readonly<Record<string, Readonly<{ name: string, netns: string, veth: string, address: string, loopback: string,
+ *     pin: string|null }>>> }>}
  *   hostNames: every host of this topology, the seed's three first
  */
 function resolveOptions (overrides = {}, env = process.env) {
@@ -107,7 +108,10 @@ function resolveOptions (overrides = {}, env = process.env) {
 function parseExtraHosts ({ raw, source }) {
   const names = (Array.isArray(raw) ? raw : String(raw).split(',')).map((s) => String(s).trim()).filter(Boolean)
   for (const name of names) {
-    if (!OPTIONAL_HOSTS.includes(name)) throw new TypeError(`topology options: ${source}: unknown optional host ${JSON.stringify(name)} (optional hosts: ${OPTIONAL_HOSTS.join(', ')})`)
+    if (!OPTIONAL_HOSTS.includes(name)) {
+      throw new TypeError(`topology options: ${source}: unknown optional host ` +
+        `${JSON.stringify(name)} (optional hosts: ${OPTIONAL_HOSTS.join(', ')})`)
+    }
   }
   return OPTIONAL_HOSTS.filter((name) => names.includes(name))
 }
@@ -134,7 +138,10 @@ function parseSubnet ({ raw, source }) {
     throw new TypeError(`topology options: ${source}=${JSON.stringify(raw)} is not an IPv4 subnet like 198.18.0.0/24 (prefix length 8..29)`)
   }
   const mask = maskOf(prefixLength)
-  if ((ip & mask) >>> 0 !== ip) throw new RangeError(`topology options: ${source}=${raw} has host bits set; did you mean ${intToIp((ip & mask) >>> 0)}/${prefixLength}?`)
+  if ((ip & mask) >>> 0 !== ip) {
+    throw new RangeError(`topology options: ${source}=${raw} has host bits ` +
+      `set; did you mean ${intToIp((ip & mask) >>> 0)}/${prefixLength}?`)
+  }
   return { network: ip, prefixLength }
 }
 
@@ -142,8 +149,12 @@ function parseHostAddress ({ raw, source }, network, prefixLength) {
   const ip = ipToInt(String(raw).trim())
   if (ip === null) throw new TypeError(`topology options: ${source}=${JSON.stringify(raw)} is not an IPv4 address`)
   const size = 2 ** (32 - prefixLength)
-  if (ip < network || ip >= network + size) throw new RangeError(`topology options: ${source}=${raw} is outside the subnet ${intToIp(network)}/${prefixLength}`)
-  if (ip === network || ip === network + size - 1) throw new RangeError(`topology options: ${source}=${raw} is the network or broadcast address`)
+  if (ip < network || ip >= network + size) {
+    throw new RangeError(`topology options: ${source}=${raw} is outside the subnet ${intToIp(network)}/${prefixLength}`)
+  }
+  if (ip === network || ip === network + size - 1) {
+    throw new RangeError(`topology options: ${source}=${raw} is the network or broadcast address`)
+  }
   return intToIp(ip)
 }
 
@@ -151,7 +162,9 @@ function parseHostAddress ({ raw, source }, network, prefixLength) {
 function parseCpuList ({ raw, source }) {
   if (raw === null || raw === undefined || raw === '') return null
   const s = String(raw).trim()
-  if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(s)) throw new TypeError(`topology options: ${source}=${JSON.stringify(raw)} is not a cpu list like "0", "0-1" or "0,2"`)
+  if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(s)) {
+    throw new TypeError(`topology options: ${source}=${JSON.stringify(raw)} is not a cpu list like "0", "0-1" or "0,2"`)
+  }
   const cpus = os.availableParallelism()
   for (const part of s.split(',')) {
     const [lo, hi = lo] = part.split('-').map(Number)

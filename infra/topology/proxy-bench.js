@@ -41,7 +41,9 @@ async function startEcho () {
 
 /** Starts the proxy CLI and waits for its "listening" line. */
 async function startProxy (targetPort, extraArgs) {
-  const child = spawn(process.execPath, [PROXY_CLI, '--target', `127.0.0.1:${targetPort}`, ...extraArgs], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [PROXY_CLI, '--target', `127.0.0.1:${targetPort}`, ...extraArgs], {
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
   const line = await new Promise((resolve, reject) => {
     let out = ''
     child.stdout.on('data', (chunk) => {
@@ -81,7 +83,15 @@ function summarize (values) {
   const sorted = [...values].sort((a, b) => a - b)
   const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
   const round = (x) => Math.round(x * 1000) / 1000
-  return { n: sorted.length, min: round(sorted[0]), p50: round(at(0.5)), p90: round(at(0.9)), p99: round(at(0.99)), max: round(sorted[sorted.length - 1]), mean: round(values.reduce((a, b) => a + b, 0) / values.length) }
+  return {
+    n: sorted.length,
+    min: round(sorted[0]),
+    p50: round(at(0.5)),
+    p90: round(at(0.9)),
+    p99: round(at(0.99)),
+    max: round(sorted[sorted.length - 1]),
+    mean: round(values.reduce((a, b) => a + b, 0) / values.length)
+  }
 }
 
 function cpuSeconds (pid) {
@@ -107,7 +117,12 @@ async function measureLoad (proxy, connections, seconds) {
   const elapsed = (performance.now() - t0) / 1000
   const cpu = cpuSeconds(proxy.pid) - cpu0
   for (const s of sockets) s.destroy()
-  return { connections, tripsPerSecond: Math.round(trips / elapsed), proxyCpuPercent: Math.round(100 * cpu / elapsed), rtt: summarize(rtts) }
+  return {
+    connections,
+    tripsPerSecond: Math.round(trips / elapsed),
+    proxyCpuPercent: Math.round((100 * cpu) / elapsed),
+    rtt: summarize(rtts)
+  }
 }
 
 /** 1 MiB of random bytes up through the proxy, echoed back down: same bytes, same order? */
@@ -170,7 +185,11 @@ async function main () {
     results.rtt[name].addedP50 = Math.round((results.rtt[name].p50 - results.rtt.direct.p50) * 1000) / 1000
   }
 
-  for (const [name, args] of [['proxy 0 ms', ['--delay-ms', '0']], [`proxy ${delayMs} ms precise`, ['--delay-ms', String(delayMs)]], [`proxy ${delayMs} ms timer-only`, ['--delay-ms', String(delayMs), '--timer-only']]]) {
+  for (const [name, args] of [
+    ['proxy 0 ms', ['--delay-ms', '0']],
+    [`proxy ${delayMs} ms precise`, ['--delay-ms', String(delayMs)]],
+    [`proxy ${delayMs} ms timer-only`, ['--delay-ms', String(delayMs), '--timer-only']]
+  ]) {
     log(`${name}: 50 connections for ${values['load-seconds']} s`)
     const proxy = await startProxy(echoPort, args)
     try {
@@ -190,8 +209,12 @@ async function main () {
   echo.close()
   await sleep(10)
 
-  const rows = Object.entries(results.rtt).map(([name, r]) => `| ${name} | ${r.n} | ${r.p50} | ${r.p90} | ${r.p99} | ${r.addedP50 ?? '—'} |`)
-  const loadRows = Object.entries(results.load).map(([name, r]) => `| ${name} | ${r.connections} | ${r.tripsPerSecond} | ${r.rtt.p50} | ${r.rtt.p99} | ${r.proxyCpuPercent} % |`)
+  const rows = Object.entries(results.rtt).map(
+    ([name, r]) => `| ${name} | ${r.n} | ${r.p50} | ${r.p90} | ${r.p99} | ${r.addedP50 ?? '—'} |`
+  )
+  const loadRows = Object.entries(results.load).map(
+    ([name, r]) => `| ${name} | ${r.connections} | ${r.tripsPerSecond} | ${r.rtt.p50} | ${r.rtt.p99} | ${r.proxyCpuPercent} % |`
+  )
   console.log([
     `Delay proxy on loopback (node ${results.node}, ${results.cpus} CPUs), 64-byte round trips on one connection:`,
     '',

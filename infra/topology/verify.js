@@ -22,21 +22,30 @@ async function verifyHosts ({ opts, exec, nodePath, timeoutMs, log }) {
   try {
     const ports = {}
     for (const name of names) {
-      const child = exec(name, nodePath, [PROBE_SCRIPT, 'serve', opts.hosts[name].address, String(timeoutMs)], { stdio: ['pipe', 'pipe', 'pipe'] })
+      const child = exec(name, nodePath, [PROBE_SCRIPT, 'serve', opts.hosts[name].address, String(timeoutMs)], {
+        stdio: ['pipe', 'pipe', 'pipe']
+      })
       listeners.push(child)
       ports[name] = child
     }
     for (const name of names) ports[name] = (await firstJsonLine(ports[name], deadline, `listener in ${opts.hosts[name].netns}`)).port
     const perHost = await Promise.all(names.map(async (from) => {
       const targets = names.filter((to) => to !== from).map((to) => `${to}=${opts.hosts[to].address}:${ports[to]}`)
-      const child = exec(from, nodePath, [PROBE_SCRIPT, 'connect', String(Math.max(deadline - Date.now(), 1)), ...targets], { stdio: ['ignore', 'pipe', 'pipe'] })
+      const child = exec(from, nodePath, [PROBE_SCRIPT, 'connect', String(Math.max(deadline - Date.now(), 1)), ...targets], {
+        stdio: ['ignore', 'pipe', 'pipe']
+      })
       const results = await firstJsonLine(child, deadline, `client in ${opts.hosts[from].netns}`)
       return results.map((r) => ({ from, ...r }))
     }))
     const results = perHost.flat()
     const failures = results.filter((r) => !r.ok || r.seen !== opts.hosts[r.from].address)
     if (failures.length) {
-      const lines = failures.map((r) => `${r.from} -> ${r.name} (${r.address}:${r.port}): ${r.ok ? `server saw ${r.seen}, expected ${opts.hosts[r.from].address}` : r.error}`)
+      const lines = failures.map(
+        (r) =>
+          `${r.from} -> ${r.name} (${r.address}:${r.port}): ${r.ok
+            ? `server saw ${r.seen}, expected ${opts.hosts[r.from].address}`
+            : r.error}`
+      )
       throw new Error(`topology: connectivity check failed:\n  ${lines.join('\n  ')}`)
     }
     log(`topology: verified ${results.length} TCP round trips between ${names.join(', ')}`)
@@ -58,7 +67,9 @@ async function verifyHosts ({ opts, exec, nodePath, timeoutMs, log }) {
  */
 function probeNetemOn (dev, tcPath) {
   const tc = (args) => new Promise((resolve) => {
-    execFile(tcPath, args, { timeout: 5000 }, (err, stdout, stderr) => resolve(err ? (err.code === 'ENOENT' ? `${tcPath} not found` : String(stderr).trim() || err.message) : null))
+    execFile(tcPath, args, { timeout: 5000 }, (err, stdout, stderr) =>
+      resolve(err ? (err.code === 'ENOENT' ? `${tcPath} not found` : String(stderr).trim() || err.message) : null)
+    )
   })
   return tc(['qdisc', 'add', 'dev', dev, 'root', 'netem', 'delay', '1ms']).then(async (error) => {
     if (error) return { available: false, reason: `tc qdisc add ... netem: ${error}` }
@@ -100,7 +111,9 @@ function firstJsonLine (child, deadline, what) {
     child.on('error', (e) => done(reject, new Error(`topology: ${what} could not start: ${e.message}`)))
     // 'close', not 'exit': a child can exit before its last stdout chunk is read here.
     child.on('close', (code, signal) => {
-      if (!out.includes('\n')) done(reject, new Error(`topology: ${what} exited (${signal || code}) before answering; stderr: ${err.trim()}`))
+      if (!out.includes('\n')) {
+        done(reject, new Error(`topology: ${what} exited (${signal || code}) before answering; stderr: ${err.trim()}`))
+      }
     })
   })
 }

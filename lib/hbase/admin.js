@@ -68,7 +68,11 @@ function createAdmin (core, run) {
         lastError = err
       }
     }
-    throw new HBaseError('HBASE_META_UNAVAILABLE', `no bootstrap server knows the active master: ${lastError ? lastError.message : 'none elected'}`, { retryable: true, cause: lastError })
+    throw new HBaseError(
+      'HBASE_META_UNAVAILABLE',
+      `no bootstrap server knows the active master: ${lastError ? lastError.message : 'none elected'}`,
+      { retryable: true, cause: lastError }
+    )
   }
 
   /**
@@ -106,12 +110,19 @@ function createAdmin (core, run) {
         if (res.exception) {
           const ex = res.exception.genericException || {}
           const simple = String(ex.className || '').split('.').pop()
-          const code = simple === 'TableExistsException' ? 'HBASE_TABLE_EXISTS' : simple === 'TableNotFoundException' ? 'HBASE_TABLE_NOT_FOUND' : 'HBASE_PROCEDURE_FAILED'
+          const code =
+            simple === 'TableExistsException'
+              ? 'HBASE_TABLE_EXISTS'
+              : simple === 'TableNotFoundException'
+                ? 'HBASE_TABLE_NOT_FOUND'
+                : 'HBASE_PROCEDURE_FAILED'
           throw new HBaseError(code, `${what} failed: ${simple}: ${ex.message || ''}`, { remoteClass: ex.className })
         }
         return
       }
-      if (res.state !== PROCEDURE_RUNNING) throw new HBaseError('HBASE_PROCEDURE_FAILED', `${what}: master does not know procedure ${procId}`)
+      if (res.state !== PROCEDURE_RUNNING) {
+        throw new HBaseError('HBASE_PROCEDURE_FAILED', `${what}: master does not know procedure ${procId}`)
+      }
       if (Date.now() >= deadline) throw new HBaseError('HBASE_TIMEOUT', `${what} still running at its deadline`, { retryable: true })
       await policy.sleep(Math.min(500, 20 * (n + 1)))
     }
@@ -138,7 +149,9 @@ function createAdmin (core, run) {
      * @returns {Promise<void>}
      */
     createTable: (table, spec) => run(async () => {
-      if (!spec || !Array.isArray(spec.families) || spec.families.length === 0) throw badArgument('createTable needs at least one column family')
+      if (!spec || !Array.isArray(spec.families) || spec.families.length === 0) {
+        throw badArgument('createTable needs at least one column family')
+      }
       const { families, splits = [], maxVersions, timeout = ADMIN_TIMEOUT } = spec
       const deadline = Date.now() + timeout
       const attributes = maxVersions ? [{ first: Buffer.from('VERSIONS'), second: Buffer.from(String(maxVersions)) }] : []

@@ -216,7 +216,10 @@ class Batch {
     const cause = this.lastError.get(i)
     return this.core.policy.aborted
       ? clientClosed(cause)
-      : new HBaseError('HBASE_TIMEOUT', `action did not succeed within its deadline; last error: ${cause && cause.message}`, { retryable: true, cause })
+      : new HBaseError('HBASE_TIMEOUT', `action did not succeed within its deadline; last error: ${cause && cause.message}`, {
+        retryable: true,
+        cause
+      })
   }
 }
 

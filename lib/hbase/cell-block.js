@@ -303,11 +303,25 @@ function attachCells (methodName, response, cells) {
   } else {
     fill(response.result)
   }
-  if (next !== cells.length) throw protocolError(`${methodName} response left ${cells.length - next} of ${cells.length} cell-block cells unclaimed`)
+  if (next !== cells.length) {
+    throw protocolError(`${methodName} response left ${cells.length - next} of ${cells.length} cell-block cells unclaimed`)
+  }
 }
 
 function protocolError (message) {
   return new HBaseError('HBASE_PROTOCOL', message)
 }
 
-module.exports = { KEY_VALUE_CODEC, TYPE, encodeCellBlock, decodeCellBlock, cellSize, cellSizeOf, writeCell, writeCellOf, copyBytes, moveCellsToBlock, attachCells }
+module.exports = {
+  KEY_VALUE_CODEC,
+  TYPE,
+  encodeCellBlock,
+  decodeCellBlock,
+  cellSize,
+  cellSizeOf,
+  writeCell,
+  writeCellOf,
+  copyBytes,
+  moveCellsToBlock,
+  attachCells
+}

@@ -158,7 +158,9 @@ function familyColumns (cells) {
     const columns = cells[family]
     if (!columns || typeof columns !== 'object') throw badArgument(`cells.${family} must be an object of qualifier → value`)
     const qualifierValue = []
-    for (const qualifier in columns) qualifierValue.push({ qualifier: nameBytes(qualifier, 'qualifier'), value: toBytes(columns[qualifier], 'value') })
+    for (const qualifier in columns) {
+      qualifierValue.push({ qualifier: nameBytes(qualifier, 'qualifier'), value: toBytes(columns[qualifier], 'value') })
+    }
     if (qualifierValue.length) columnValue.push({ family: nameBytes(family, 'family'), qualifierValue })
   }
   return columnValue

@@ -221,7 +221,8 @@ class HBaseClient {
   /**
    * Counts rows (first key of each row only, so values never travel).
    * @param {string} table
-   * @param {{ startRow?: import('./cells').Bytesish, stopRow?: import('./cells').Bytesish, caching?: number, timeout?: number, filter?: import('./filters').Filter }} [opts]
+   * @param {{ startRow?: import('./cells').Bytesish, stopRow?: import('./cells').Bytesish, caching?: number, timeout?: number,
+   *   filter?: import('./filters').Filter }} [opts]
    *   filter: count only the rows it keeps
    * @returns {Promise<number>}
    */

@@ -37,17 +37,36 @@ class Connection extends EventEmitter {
 
     this.socket = net.connect({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 10000 })
     this.socket.setTimeout(connectTimeout, () => {
-      this._fail(new HBaseError('HBASE_CONNECTION', `connect to ${this.address} timed out after ${connectTimeout} ms`, { retryable: true, relocate: true, server: this.address }))
+      this._fail(
+        new HBaseError('HBASE_CONNECTION', `connect to ${this.address} timed out after ${connectTimeout} ms`, {
+          retryable: true,
+          relocate: true,
+          server: this.address
+        })
+      )
     })
     this.socket.once('connect', () => this.socket.setTimeout(0))
     // Writes before 'connect' are queued by the socket, so calls can be sent immediately.
     this.socket.write(connectionPreamble(service, user, cellBlocks))
     this.socket.on('data', (chunk) => this._onData(chunk))
     this.socket.on('error', (/** @type {NodeJS.ErrnoException} */ err) => {
-      this._fail(new HBaseError('HBASE_CONNECTION', `connection to ${this.address} failed: ${err.code || err.message}`, { retryable: true, relocate: true, cause: err, server: this.address }))
+      this._fail(
+        new HBaseError('HBASE_CONNECTION', `connection to ${this.address} failed: ${err.code || err.message}`, {
+          retryable: true,
+          relocate: true,
+          cause: err,
+          server: this.address
+        })
+      )
     })
     this.socket.on('close', () => {
-      this._fail(new HBaseError('HBASE_CONNECTION', `connection to ${this.address} closed`, { retryable: true, relocate: true, server: this.address }))
+      this._fail(
+        new HBaseError('HBASE_CONNECTION', `connection to ${this.address} closed`, {
+          retryable: true,
+          relocate: true,
+          server: this.address
+        })
+      )
     })
   }
 
@@ -60,7 +79,13 @@ class Connection extends EventEmitter {
    */
   call (method, request, timeoutMs) {
     if (this.closed || this._ending) {
-      return Promise.reject(new HBaseError('HBASE_CONNECTION', `connection to ${this.address} is closed`, { retryable: true, relocate: true, server: this.address }))
+      return Promise.reject(
+        new HBaseError('HBASE_CONNECTION', `connection to ${this.address} is closed`, {
+          retryable: true,
+          relocate: true,
+          server: this.address
+        })
+      )
     }
     const callId = this._nextCallId
     this._nextCallId = callId >= MAX_CALL_ID ? 1 : callId + 1
@@ -91,7 +116,10 @@ class Connection extends EventEmitter {
    */
   close (reason) {
     if (this.closed) return
-    this._fail(reason || new HBaseError('HBASE_CONNECTION', `connection to ${this.address} closed by client`, { retryable: true, server: this.address }))
+    this._fail(
+      reason ||
+        new HBaseError('HBASE_CONNECTION', `connection to ${this.address} closed by client`, { retryable: true, server: this.address })
+    )
   }
 
   /**
@@ -139,7 +167,13 @@ class Connection extends EventEmitter {
         // relocate: a server that stopped answering (a long GC pause, a frozen host) is declared
         // dead by the master after its ZooKeeper session expires and its regions move, while its
         // sockets stay open: only asking meta again finds them.
-        call.reject(new HBaseError('HBASE_CALL_TIMEOUT', `${call.method.name} to ${this.address} got no answer in time`, { retryable: true, relocate: true, server: this.address }))
+        call.reject(
+          new HBaseError('HBASE_CALL_TIMEOUT', `${call.method.name} to ${this.address} got no answer in time`, {
+            retryable: true,
+            relocate: true,
+            server: this.address
+          })
+        )
       }
     }
     this._closeIfDrained()
@@ -188,7 +222,13 @@ class Connection extends EventEmitter {
     try {
       ({ header, reader } = decodeResponseHeader(payload))
     } catch (err) {
-      this._fail(new HBaseError('HBASE_PROTOCOL', `undecodable response header from ${this.address}: ${err.message}`, { retryable: true, cause: err, server: this.address }))
+      this._fail(
+        new HBaseError('HBASE_PROTOCOL', `undecodable response header from ${this.address}: ${err.message}`, {
+          retryable: true,
+          cause: err,
+          server: this.address
+        })
+      )
       return
     }
     const call = this._pending.get(header.callId)
@@ -197,13 +237,24 @@ class Connection extends EventEmitter {
     if (this._ending) process.nextTick(() => this._closeIfDrained())
     if (header.exception) {
       const ex = header.exception
-      call.reject(remoteError(ex.exceptionClassName, ex.stackTrace, { doNotRetry: ex.doNotRetry, serverOverloaded: ex.serverOverloaded, server: this.address }))
+      call.reject(
+        remoteError(ex.exceptionClassName, ex.stackTrace, {
+          doNotRetry: ex.doNotRetry,
+          serverOverloaded: ex.serverOverloaded,
+          server: this.address
+        })
+      )
       return
     }
     try {
       call.resolve(decodeResponseBody(call.method, header, reader, payload))
     } catch (err) {
-      call.reject(new HBaseError('HBASE_PROTOCOL', `undecodable ${call.method.name} response from ${this.address}: ${err.message}`, { cause: err, server: this.address }))
+      call.reject(
+        new HBaseError('HBASE_PROTOCOL', `undecodable ${call.method.name} response from ${this.address}: ${err.message}`, {
+          cause: err,
+          server: this.address
+        })
+      )
     }
   }
 }

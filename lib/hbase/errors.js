@@ -9,7 +9,8 @@ class HBaseError extends Error {
   /**
    * @param {string} code stable code, one of CODES
    * @param {string} message
-   * @param {{ retryable?: boolean, relocate?: boolean, remoteClass?: string, cause?: Error, server?: string, serverOverloaded?: boolean }} [details]
+   * @param {{ retryable?: boolean, relocate?: boolean, remoteClass?: string, cause?: Error, server?: string,
+   *   serverOverloaded?: boolean }} [details]
    */
   constructor (code, message, details = {}) {
     super(message, details.cause ? { cause: details.cause } : undefined)
@@ -23,7 +24,7 @@ class HBaseError extends Error {
   }
 }
 
-/** Stable error codes, with what each means (README documents the same table). */
+/** Stable error codes, with what each means (lib/hbase/README.md documents the same table). */
 const CODES = Object.freeze({
   HBASE_BAD_ARGUMENT: 'a call was made with invalid arguments',
   HBASE_CLIENT_CLOSED: 'the client was closed',

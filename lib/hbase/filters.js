@@ -69,7 +69,9 @@ function comparator (type, message) {
  * @returns {number}
  */
 function compareOp (op) {
-  if (typeof op !== 'string' || !Object.hasOwn(COMPARE_OPS, op)) throw badArgument(`compare op must be one of ${Object.keys(COMPARE_OPS).join(', ')}`)
+  if (typeof op !== 'string' || !Object.hasOwn(COMPARE_OPS, op)) {
+    throw badArgument(`compare op must be one of ${Object.keys(COMPARE_OPS).join(', ')}`)
+  }
   return COMPARE_OPS[/** @type {CompareOp} */ (op)]
 }
 
@@ -79,7 +81,9 @@ function compareOp (op) {
  */
 function checkComparator (value) {
   const c = /** @type {any} */ (value)
-  if (!c || typeof c.name !== 'string' || !Buffer.isBuffer(c.serializedComparator)) throw badArgument('comparator must be one built by lib/hbase/filters')
+  if (!c || typeof c.name !== 'string' || !Buffer.isBuffer(c.serializedComparator)) {
+    throw badArgument('comparator must be one built by lib/hbase/filters')
+  }
 }
 
 /**
@@ -88,7 +92,9 @@ function checkComparator (value) {
  */
 function checkFilter (value) {
   const f = /** @type {any} */ (value)
-  if (!f || typeof f.name !== 'string' || !Buffer.isBuffer(f.serializedFilter)) throw badArgument('filter must be one built by lib/hbase/filters')
+  if (!f || typeof f.name !== 'string' || !Buffer.isBuffer(f.serializedFilter)) {
+    throw badArgument('filter must be one built by lib/hbase/filters')
+  }
 }
 
 /**

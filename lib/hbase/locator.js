@@ -75,7 +75,11 @@ class RegionLocator {
         lastError = err
       }
     }
-    throw new HBaseError('HBASE_META_UNAVAILABLE', `no bootstrap server (${this._bootstrap.join(', ')}) could locate hbase:meta: ${lastError && lastError.message}`, { retryable: true, cause: lastError })
+    throw new HBaseError(
+      'HBASE_META_UNAVAILABLE',
+      `no bootstrap server (${this._bootstrap.join(', ')}) could locate hbase:meta: ${lastError && lastError.message}`,
+      { retryable: true, cause: lastError }
+    )
   }
 
   /**
@@ -150,10 +154,14 @@ class RegionLocator {
       if (region.table !== table) break
       if (region.split || region.offline) continue // split parents stay in meta until cleaned
       if (!regionContains(region, row)) {
-        throw new HBaseError('HBASE_REGION_UNAVAILABLE', `no region of ${table} holds this row yet (meta is being updated)`, { retryable: true })
+        throw new HBaseError('HBASE_REGION_UNAVAILABLE', `no region of ${table} holds this row yet (meta is being updated)`, {
+          retryable: true
+        })
       }
       if (!region.server) {
-        throw new HBaseError('HBASE_REGION_UNAVAILABLE', `region ${region.name.toString()} is not assigned to a server yet`, { retryable: true })
+        throw new HBaseError('HBASE_REGION_UNAVAILABLE', `region ${region.name.toString()} is not assigned to a server yet`, {
+          retryable: true
+        })
       }
       this._insert(region)
       return region
@@ -169,7 +177,11 @@ class RegionLocator {
    */
   async listRegions (table, deadline) {
     const tableBytes = Buffer.from(table)
-    const scan = { startRow: Buffer.concat([tableBytes, Buffer.from(',,')]), stopRow: Buffer.concat([tableBytes, Buffer.from(' ,,')]), caching: 10000 }
+    const scan = {
+      startRow: Buffer.concat([tableBytes, Buffer.from(',,')]),
+      stopRow: Buffer.concat([tableBytes, Buffer.from(' ,,')]),
+      caching: 10000
+    }
     const regions = await this._scanMeta(scan, deadline)
     return regions.filter((r) => r && r.table === table && !r.split && !r.offline)
   }
@@ -183,7 +195,12 @@ class RegionLocator {
    */
   async _scanMeta (scan, deadline) {
     const meta = await this.meta(deadline)
-    const request = { region: meta.spec, scan: { ...scan, column: [{ family: INFO, qualifier: [] }] }, numberOfRows: scan.caching, closeScanner: true }
+    const request = {
+      region: meta.spec,
+      scan: { ...scan, column: [{ family: INFO, qualifier: [] }] },
+      numberOfRows: scan.caching,
+      closeScanner: true
+    }
     try {
       const res = await this._invoke(meta.server, 'ClientService', 'Scan', request, this._timeout(deadline))
       return (res.results || []).map(parseMetaRow)
@@ -256,7 +273,8 @@ class RegionLocator {
  */
 function byDeadline (promise, deadline) {
   const left = deadline - Date.now()
-  const late = () => new HBaseError('HBASE_CALL_TIMEOUT', 'a shared hbase:meta lookup did not finish within this call\'s deadline', { retryable: true })
+  const late = () =>
+    new HBaseError('HBASE_CALL_TIMEOUT', "a shared hbase:meta lookup did not finish within this call's deadline", { retryable: true })
   if (left <= 0) return Promise.reject(late())
   let timer
   const expired = new Promise((resolve, reject) => { timer = setTimeout(() => reject(late()), left) })

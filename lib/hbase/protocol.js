@@ -67,7 +67,16 @@ for (const [service, methods] of Object.entries(SERVICES)) {
 }
 
 /** The HBase client version this client speaks the protocol of (2.x), as a ConnectionHeader says it. */
-const CLIENT_VERSION = Object.freeze({ version: '2.0.0', url: 'beacon lib/hbase', revision: '', user: '', date: '', srcChecksum: '', versionMajor: 2, versionMinor: 0 })
+const CLIENT_VERSION = Object.freeze({
+  version: '2.0.0',
+  url: 'beacon lib/hbase',
+  revision: '',
+  user: '',
+  date: '',
+  srcChecksum: '',
+  versionMajor: 2,
+  versionMinor: 0
+})
 
 const PREAMBLE = Buffer.from([0x48, 0x42, 0x61, 0x73, 0x00, 0x50]) // "HBas", version 0, SIMPLE auth
 

@@ -116,7 +116,11 @@ class RetryPolicy {
         if (!(err instanceof HBaseError) || !err.retryable) throw err
         const wait = this.waitBefore(n, err, deadline)
         if (wait === null) {
-          throw new HBaseError('HBASE_TIMEOUT', `${what} did not succeed within its deadline after ${n + 1} attempt(s); last error: ${err.message}`, { retryable: true, cause: err })
+          throw new HBaseError(
+            'HBASE_TIMEOUT',
+            `${what} did not succeed within its deadline after ${n + 1} attempt(s); last error: ${err.message}`,
+            { retryable: true, cause: err }
+          )
         }
         await this.sleep(wait)
       }

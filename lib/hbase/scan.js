@@ -71,7 +71,13 @@ async function * scanRows (core, table, opts = {}) {
         scanner = { region, id: res.scannerId }
       } else {
         try {
-          res = await pool.call(scanner.region.server, 'ClientService', 'Scan', { scannerId: scanner.id, numberOfRows: rows, ...flags }, options.rpcTimeout)
+          res = await pool.call(
+            scanner.region.server,
+            'ClientService',
+            'Scan',
+            { scannerId: scanner.id, numberOfRows: rows, ...flags },
+            options.rpcTimeout
+          )
         } catch (err) {
           if (!err.retryable) throw err
           // Reopen after the last row we returned; the old scanner is gone or unusable.
@@ -101,7 +107,15 @@ async function * scanRows (core, table, opts = {}) {
     }
   } finally {
     if (scanner && !pool.closed) {
-      pool.call(scanner.region.server, 'ClientService', 'Scan', { scannerId: scanner.id, numberOfRows: 0, closeScanner: true }, options.rpcTimeout).catch(() => {})
+      pool
+        .call(
+          scanner.region.server,
+          'ClientService',
+          'Scan',
+          { scannerId: scanner.id, numberOfRows: 0, closeScanner: true },
+          options.rpcTimeout
+        )
+        .catch(() => {})
     }
   }
 }

@@ -48,7 +48,9 @@ function watchChangeFeed ({ store, invalidate, intervalMs, logger }) {
       watermark = newest
       failing = false
     } catch (err) {
-      if (!failing && logger) logger.warn({ code: err.code, message: err.message }, 'cannot read the config change feed; cached configs expire by their TTL')
+      if (!failing && logger) {
+        logger.warn({ code: err.code, message: err.message }, 'cannot read the config change feed; cached configs expire by their TTL')
+      }
       failing = true
     }
   }

@@ -43,7 +43,10 @@ const MIN_READ_MS = 10
  * @returns {{ defaultEntry: import('./entry').ConfigEntry, breaker: ReturnType<typeof createCircuitBreaker>,
  *   lookup: (id: string) => Promise<import('./entry').ConfigEntry> }}
  */
-function createHBaseSource ({ store, defaultConfig, onInvalid, onBatch, maxInFlight = DEFAULT_MAX_IN_FLIGHT, lingerMs = 0, breaker = createCircuitBreaker(), now = performance.now.bind(performance) }) {
+function createHBaseSource ({
+  store, defaultConfig, onInvalid, onBatch, maxInFlight = DEFAULT_MAX_IN_FLIGHT, lingerMs = 0, breaker = createCircuitBreaker(),
+  now = performance.now.bind(performance)
+}) {
   const defaultEntry = configEntry(defaultConfig, contentVersion('d', defaultConfig), false)
   let queue = new Map() // id → [{ resolve, reject }]
   let queuedSince = 0 // when the oldest lookup in `queue` was made

@@ -159,7 +159,12 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
      * @returns {Promise<void>}
      */
     async writeSwitch (name, enabled) {
-      await client.put(table, SWITCH_ROW_PREFIX + name, { [family]: { [qualifier]: JSON.stringify({ enabled, at: Date.now() }) } }, { timeout: timeoutMs })
+      await client.put(
+        table,
+        SWITCH_ROW_PREFIX + name,
+        { [family]: { [qualifier]: JSON.stringify({ enabled, at: Date.now() }) } },
+        { timeout: timeoutMs }
+      )
     },
 
     /**

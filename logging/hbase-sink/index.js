@@ -77,7 +77,9 @@ function createHBaseSink (options) {
       barrier.settle(item.gen)
     },
     onDown (err) {
-      if (logger) logger.warn({ table: opts.table, code: err && err.code }, 'HBase access log: HBase is not answering; spilling to the journal')
+      if (logger) {
+        logger.warn({ table: opts.table, code: err && err.code }, 'HBase access log: HBase is not answering; spilling to the journal')
+      }
       replayer.schedule(replayer.backoff)
     },
     onUp () {
@@ -158,7 +160,17 @@ function createHBaseSink (options) {
       toJournal(key, value, segment)
       return
     }
-    batcher.push({ key, value, at: clock.now(), firstTry: null, attempts: 0, retryAt: 0, gen: barrier.admit(), spilled: false, wal: segment })
+    batcher.push({
+      key,
+      value,
+      at: clock.now(),
+      firstTry: null,
+      attempts: 0,
+      retryAt: 0,
+      gen: barrier.admit(),
+      spilled: false,
+      wal: segment
+    })
   }
 
   /**
@@ -261,7 +273,19 @@ function createHBaseSink (options) {
     }
   }
 
-  return { type: 'hbase', table: opts.table, maxQueue: opts.maxQueue, overload: opts.overload, durable: Boolean(walGuard), write, flush, close, stats, replay, ready: replayer.started }
+  return {
+    type: 'hbase',
+    table: opts.table,
+    maxQueue: opts.maxQueue,
+    overload: opts.overload,
+    durable: Boolean(walGuard),
+    write,
+    flush,
+    close,
+    stats,
+    replay,
+    ready: replayer.started
+  }
 }
 
 const TIMED_OUT = Symbol('timed out')

@@ -62,9 +62,16 @@ function resolveSinkOptions (options) {
   if (typeof o.claimLiveFiles !== 'boolean') bad('claimLiveFiles must be a boolean')
   if (o.durable && o.writerId.length > 60) bad('writerId must be at most 60 chars in durable mode')
   if (!Number.isInteger(o.buckets) || o.buckets < 1 || o.buckets > 256) bad('buckets must be 1..256')
-  for (const name of ['batchSize', 'flushIntervalMs', 'maxQueue', 'maxInFlight', 'closeTimeoutMs', 'probeSize', 'claimIntervalMs', 'journalFileBytes', 'journalMaxBuffered', 'journalRetryMs', 'maxReplayFileBytes']) integer(name, 1)
+  for (const name of [
+    'batchSize', 'flushIntervalMs', 'maxQueue', 'maxInFlight', 'closeTimeoutMs', 'probeSize', 'claimIntervalMs', 'journalFileBytes',
+    'journalMaxBuffered', 'journalRetryMs', 'maxReplayFileBytes'
+  ]) {
+    integer(name, 1)
+  }
   integer('replayReadBytes', 4096)
-  for (const name of ['retryMaxMs', 'writeTimeoutMs', 'retryBaseMs', 'retryMaxBackoffMs', 'replayBaseMs', 'replayMaxBackoffMs']) integer(name, 0)
+  for (const name of ['retryMaxMs', 'writeTimeoutMs', 'retryBaseMs', 'retryMaxBackoffMs', 'replayBaseMs', 'replayMaxBackoffMs']) {
+    integer(name, 0)
+  }
   if (o.rollupMarker !== null && typeof o.rollupMarker?.mark !== 'function') bad('rollupMarker must have mark()')
   if (!o.clock) o.clock = Date
   if (typeof o.clock.now !== 'function') bad('clock must have now()')

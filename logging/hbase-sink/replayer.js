@@ -306,7 +306,12 @@ class Replayer {
       file.lines = file.seen
     }
     this.damaged(file, -extra)
-    if (file.corrupt > 0 && opts.logger) opts.logger.warn({ file: file.from || file.path, lines: file.corrupt }, 'HBase access log: journal lines that are not whole records skipped')
+    if (file.corrupt > 0 && opts.logger) {
+      opts.logger.warn(
+        { file: file.from || file.path, lines: file.corrupt },
+        'HBase access log: journal lines that are not whole records skipped'
+      )
+    }
   }
 
   /**
@@ -340,7 +345,12 @@ class Replayer {
         if (opts.logger) opts.logger.error({ file: file.path, lines: file.lines }, 'HBase access log: journal file vanished before replay')
         await journal.remove(file)
       } else {
-        if (opts.logger) opts.logger.error({ err, file: file.from || file.path, lines: file.lines }, 'HBase access log: journal file unreadable; quarantined')
+        if (opts.logger) {
+          opts.logger.error(
+            { err, file: file.from || file.path, lines: file.lines },
+            'HBase access log: journal file unreadable; quarantined'
+          )
+        }
         await journal.quarantine(file, `unreadable: ${err.code || err.message}`)
       }
       ledger.error(err.code || err.message)
@@ -366,7 +376,9 @@ class Replayer {
     this.settleLines(file)
     file.damaged = true
     await this.closeReader(file)
-    if (opts.logger) opts.logger.error({ err, file: file.from || file.path, lines: file.lines }, 'HBase access log: journal file unreadable; quarantined')
+    if (opts.logger) {
+      opts.logger.error({ err, file: file.from || file.path, lines: file.lines }, 'HBase access log: journal file unreadable; quarantined')
+    }
     ledger.error(err.code || err.message)
     await this.journal.quarantine(file, `unreadable: ${err.code || err.message}`)
   }

@@ -72,7 +72,9 @@ async function countLog (source, query, { signal } = {}) {
   const result = { total: counted.total, scanned: counted.scanned }
   if (by !== undefined) {
     result.groups = [...counted.groups].map(([key, count]) => ({ key, count }))
-    result.groups.sort(by === 'minute' ? (a, b) => (a.key < b.key ? -1 : 1) : (a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    result.groups.sort(
+      by === 'minute' ? (a, b) => (a.key < b.key ? -1 : 1) : (a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+    )
     if (counted.truncated) result.truncated = true
   }
   return result

@@ -26,7 +26,10 @@ const { ndjsonLine, csvLine, csvHeader } = require('./format')
  * @param {string|null} [options.rollupTable] where the log's rollups are (count(), check()); null: none
  * @param {string[]} [options.endpoints] the endpoints (a count of one id from the rollups reads their groups)
  */
-function createLogQuery ({ client, table, buckets, maxIdLength, timeout, scanCaching = 500, countCaching = 2000, countConcurrency = 4, maxGroups = 100000, now = Date.now, rollupTable = null, endpoints = [] }) {
+function createLogQuery ({
+  client, table, buckets, maxIdLength, timeout, scanCaching = 500, countCaching = 2000, countConcurrency = 4, maxGroups = 100000,
+  now = Date.now, rollupTable = null, endpoints = []
+}) {
   if (!client || typeof client.scan !== 'function') throw new ERRORS.INVALID_OPTION('createLogQuery needs an HBase client')
   if (typeof table !== 'string' || table === '') throw new ERRORS.INVALID_OPTION('createLogQuery needs the access-log table')
   if (!Number.isInteger(buckets) || buckets < 1 || buckets > 256) throw new ERRORS.INVALID_OPTION('buckets must be 1..256')

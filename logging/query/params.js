@@ -76,7 +76,9 @@ function parseLogQuery (kind, raw, { now, maxIdLength }) {
   if (kind === 'scan') {
     const limit = single(raw, 'limit')
     if (limit !== undefined) {
-      if (!/^\d{1,10}$/.test(limit) || Number(limit) < 1 || Number(limit) > MAX_LIMIT) throw bad(`limit must be a whole number from 1 to ${MAX_LIMIT}`)
+      if (!/^\d{1,10}$/.test(limit) || Number(limit) < 1 || Number(limit) > MAX_LIMIT) {
+        throw bad(`limit must be a whole number from 1 to ${MAX_LIMIT}`)
+      }
       query.limit = Number(limit)
     }
     const format = single(raw, 'format')

@@ -48,7 +48,13 @@ async function countFromRollups (source, rollups, query, options = {}) {
     }
     groups.set(key, (groups.get(key) || 0) + n)
   }
-  const rollupSource = { client: source.client, rollupTable: rollups.rollupTable, logTable: source.table, buckets: source.buckets, timeout: source.timeout }
+  const rollupSource = {
+    client: source.client,
+    rollupTable: rollups.rollupTable,
+    logTable: source.table,
+    buckets: source.buckets,
+    timeout: source.timeout
+  }
   // From the raw rows: the part-minutes at the ends, and each run of whole minutes the rollups
   // do not cover.
   const { covered, marked } = await coveredMinutes(rollupSource, midFrom, midTo)
@@ -93,7 +99,9 @@ async function countFromRollups (source, rollups, query, options = {}) {
   const result = { total, scanned, rollupMinutes, scannedMinutes }
   if (by !== undefined) {
     result.groups = [...groups].map(([key, count]) => ({ key, count }))
-    result.groups.sort(by === 'minute' ? (a, b) => (a.key < b.key ? -1 : 1) : (a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    result.groups.sort(
+      by === 'minute' ? (a, b) => (a.key < b.key ? -1 : 1) : (a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+    )
     if (truncated) result.truncated = true
   }
   return result

@@ -69,7 +69,7 @@ function minuteOfLogRow (rowKey) {
  * @returns {string} the group's qualifier, JSON `[endpoint, id, class]`
  */
 function rollupGroupOf (entry) {
-  const cls = typeof entry.status === 'number' ? `${Math.floor(entry.status / 100)}xx` : (typeof entry.event === 'string' ? 'event' : 'other')
+  const cls = typeof entry.status === 'number' ? `${Math.floor(entry.status / 100)}xx` : typeof entry.event === 'string' ? 'event' : 'other'
   return JSON.stringify([String(entry.endpoint ?? ''), entry.id == null ? '' : String(entry.id), cls])
 }
 
@@ -110,4 +110,16 @@ function groupsOfId (endpoints, id) {
   return endpoints.flatMap((endpoint) => CLASSES.map((cls) => JSON.stringify([endpoint, id, cls])))
 }
 
-module.exports = { ROLLUP_FAMILY, MINUTE_MS, CLASSES, minuteOf, rollupKey, minuteOfRollupKey, minuteOfLogRow, rollupGroupOf, parseGroup, totalsOf, groupsOfId }
+module.exports = {
+  ROLLUP_FAMILY,
+  MINUTE_MS,
+  CLASSES,
+  minuteOf,
+  rollupKey,
+  minuteOfRollupKey,
+  minuteOfLogRow,
+  rollupGroupOf,
+  parseGroup,
+  totalsOf,
+  groupsOfId
+}

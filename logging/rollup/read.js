@@ -21,7 +21,13 @@ const { countMinute } = require('./minute-scan')
  */
 async function markedMinutes ({ client, rollupTable, logTable, timeout }, from, to) {
   const marked = new Set()
-  for await (const row of client.scan(rollupTable, { startRow: rollupKey('m', logTable, from), stopRow: rollupKey('m', logTable, to), families: [ROLLUP_FAMILY], keysOnly: true, timeout })) {
+  for await (const row of client.scan(rollupTable, {
+    startRow: rollupKey('m', logTable, from),
+    stopRow: rollupKey('m', logTable, to),
+    families: [ROLLUP_FAMILY],
+    keysOnly: true,
+    timeout
+  })) {
     marked.add(minuteOfRollupKey(row.row.toString('utf8')))
   }
   return marked
@@ -40,7 +46,13 @@ async function coveredMinutes (source, from, to) {
   const marked = await markedMinutes(source, from, to)
   const covered = new Set(marked)
   const { client, rollupTable, logTable, timeout } = source
-  for await (const row of client.scan(rollupTable, { startRow: rollupKey('t', logTable, from), stopRow: rollupKey('t', logTable, to), families: [ROLLUP_FAMILY], keysOnly: true, timeout })) {
+  for await (const row of client.scan(rollupTable, {
+    startRow: rollupKey('t', logTable, from),
+    stopRow: rollupKey('t', logTable, to),
+    families: [ROLLUP_FAMILY],
+    keysOnly: true,
+    timeout
+  })) {
     covered.add(minuteOfRollupKey(row.row.toString('utf8')))
   }
   return { covered, marked }
@@ -58,7 +70,12 @@ async function coveredMinutes (source, from, to) {
  */
 async function * rolledMinutes ({ client, rollupTable, logTable, timeout }, from, to, kind = 'c', columns) {
   const select = columns ? { columns } : { families: [ROLLUP_FAMILY] }
-  for await (const row of client.scan(rollupTable, { startRow: rollupKey(kind, logTable, from), stopRow: rollupKey(kind, logTable, to), ...select, timeout })) {
+  for await (const row of client.scan(rollupTable, {
+    startRow: rollupKey(kind, logTable, from),
+    stopRow: rollupKey(kind, logTable, to),
+    ...select,
+    timeout
+  })) {
     const groups = new Map()
     for (const cell of row.cells) groups.set(cell.qualifier, Number(cell.value.toString('utf8')))
     yield { minute: minuteOfRollupKey(row.row.toString('utf8')), groups }
@@ -87,9 +104,19 @@ async function * exactMinutes (source, from, to, { totals = false, groups = null
     if (!groups) return all
     return new Map(groups.filter((g) => all.has(g)).map((g) => [g, all.get(g)]))
   }
-  const scanned = async (minute) => ({ minute, groups: shape((await countMinute(source.client, { ...source, minute })).groups), from: /** @type {const} */ ('scan') })
+  const scanned = async (minute) => ({
+    minute,
+    groups: shape((await countMinute(source.client, { ...source, minute })).groups),
+    from: /** @type {const} */ ('scan')
+  })
   const pending = [...marked].sort((a, b) => a - b)
-  const rolled = rolledMinutes(source, from, to, totals ? 't' : 'c', groups && !totals ? groups.map((g) => `${ROLLUP_FAMILY}:${g}`) : undefined)
+  const rolled = rolledMinutes(
+    source,
+    from,
+    to,
+    totals ? 't' : 'c',
+    groups && !totals ? groups.map((g) => `${ROLLUP_FAMILY}:${g}`) : undefined
+  )
   for await (const minute of rolled) {
     while (pending.length && pending[0] < minute.minute) yield await scanned(pending.shift())
     if (pending[0] === minute.minute) yield await scanned(pending.shift())
@@ -103,7 +130,8 @@ async function * exactMinutes (source, from, to, { totals = false, groups = null
  * @param {RollupSource} source
  * @param {number} from epoch ms (rounded down to its minute)
  * @param {number} to epoch ms (rounded up)
- * @returns {Promise<{ minutes: number, rows: number, marked: number[], differences: Array<{ minute: string, group: string, raw: number, rollup: number }> }>}
+ * @returns {Promise<{ minutes: number, rows: number, marked: number[],
+ *   differences: Array<{ minute: string, group: string, raw: number, rollup: number }> }>}
  *   marked: minutes not counted yet (their differences are expected until the roller gets there)
  */
 async function checkRollups (source, from, to) {

@@ -22,8 +22,18 @@ const { countMinute } = require('./minute-scan')
  * @param {number} [deps.timeoutMs] per HBase call
  * @param {any} [deps.logger]
  */
-function createRoller ({ client, logTable, rollupTable, buckets, clock = Date, settleMs = 5000, intervalMs = 5000, maxMinutesPerRun = 30, timeoutMs = 10000, logger }) {
-  const stats = { runs: 0, minutesRolled: 0, rowsCounted: 0, errors: 0, lastError: /** @type {string|null} */ (null), pendingMinutes: 0, lagSeconds: 0 }
+function createRoller ({
+  client, logTable, rollupTable, buckets, clock = Date, settleMs = 5000, intervalMs = 5000, maxMinutesPerRun = 30, timeoutMs = 10000, logger
+}) {
+  const stats = {
+    runs: 0,
+    minutesRolled: 0,
+    rowsCounted: 0,
+    errors: 0,
+    lastError: /** @type {string|null} */ (null),
+    pendingMinutes: 0,
+    lagSeconds: 0
+  }
   let timer = null
   /** @type {Promise<number>|null} */
   let running = null
@@ -32,7 +42,12 @@ function createRoller ({ client, logTable, rollupTable, buckets, clock = Date, s
   /** Scans the marks of this log table: the marked minutes, oldest first. */
   async function markedMinutes (limit) {
     const marked = []
-    const scan = client.scan(rollupTable, { startRow: rollupKey('m', logTable, 0), stopRow: rollupKey('m', logTable, 9999999999999), families: [ROLLUP_FAMILY], timeout: timeoutMs })
+    const scan = client.scan(rollupTable, {
+      startRow: rollupKey('m', logTable, 0),
+      stopRow: rollupKey('m', logTable, 9999999999999),
+      families: [ROLLUP_FAMILY],
+      timeout: timeoutMs
+    })
     for await (const row of scan) {
       marked.push({ key: row.row.toString('utf8'), cells: row.cells })
       if (marked.length >= limit) break
@@ -49,13 +64,17 @@ function createRoller ({ client, logTable, rollupTable, buckets, clock = Date, s
     const version = Math.max(...marked.cells.map((c) => c.timestamp))
     const { groups, rows } = await countMinute(client, { logTable, buckets, minute, timeout: timeoutMs })
     if (groups.size > 0) {
-      const cells = (counts) => [...counts].map(([group, n]) => ({ family: ROLLUP_FAMILY, qualifier: group, value: String(n), timestamp: version }))
+      const cells = (counts) =>
+        [...counts].map(([group, n]) => ({ family: ROLLUP_FAMILY, qualifier: group, value: String(n), timestamp: version }))
       await client.multiPut(rollupTable, [
         { row: rollupKey('c', logTable, minute), cells: cells(groups) },
         { row: rollupKey('t', logTable, minute), cells: cells(totalsOf(groups)) }
       ], { timeout: timeoutMs }).then(throwFirst)
     }
-    await client.delete(rollupTable, marked.key, { columns: marked.cells.map((c) => `${ROLLUP_FAMILY}:${c.qualifier}`), timeout: timeoutMs })
+    await client.delete(rollupTable, marked.key, {
+      columns: marked.cells.map((c) => `${ROLLUP_FAMILY}:${c.qualifier}`),
+      timeout: timeoutMs
+    })
     stats.minutesRolled++
     stats.rowsCounted += rows
   }
@@ -90,7 +109,9 @@ function createRoller ({ client, logTable, rollupTable, buckets, clock = Date, s
     }, (err) => {
       stats.errors++
       // Said once per streak of failures (HBase down, no rollup table), not every interval.
-      if (!stats.lastError && logger) logger.warn({ err, logTable, rollupTable }, 'access-log rollups: run failed; tried again every interval')
+      if (!stats.lastError && logger) {
+        logger.warn({ err, logTable, rollupTable }, 'access-log rollups: run failed; tried again every interval')
+      }
       stats.lastError = err.code || err.message
       return 0
     }).finally(() => { running = null })

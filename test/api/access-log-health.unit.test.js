@@ -25,7 +25,14 @@ const HBASE_FAILING = {
   writeFailing: 'ENOSPC',
   state: 'down'
 }
-const FILE_FAILING = { accepted: 500, written: 300, pending: 150, shed: 50, shedBy: { disk_full: 50, write_error: 0, write_backlog: 0 }, writeFailing: 'ENOSPC' }
+const FILE_FAILING = {
+  accepted: 500,
+  written: 300,
+  pending: 150,
+  shed: 50,
+  shedBy: { disk_full: 50, write_error: 0, write_backlog: 0 },
+  writeFailing: 'ENOSPC'
+}
 
 function readiness (sinks) {
   return createReadiness({

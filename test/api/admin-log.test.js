@@ -33,7 +33,16 @@ beforeAll(async () => {
   const puts = []
   for (let i = 0; i < 600; i++) {
     const ts = FROM + i * 1000
-    const entry = accessEntry({ ts, endpoint: 'sample5', id: String(i % 12), status: i % 10 === 0 ? 404 : 200, ms: 1.5, ip: '10.0.0.1', ua: i % 50 === 0 ? '=cmd|calc, "x"' : 'ua', ref: null })
+    const entry = accessEntry({
+      ts,
+      endpoint: 'sample5',
+      id: String(i % 12),
+      status: i % 10 === 0 ? 404 : 200,
+      ms: 1.5,
+      ip: '10.0.0.1',
+      ua: i % 50 === 0 ? '=cmd|calc, "x"' : 'ua',
+      ref: null
+    })
     const key = accessLogRowKey(i % 16, ts, `t-${i}`)
     puts.push({ row: key, cells: { l: { e: serializeEntry(entry) } } })
     rows.push({ ts, key, entry })
@@ -41,7 +50,10 @@ beforeAll(async () => {
   const ua = 'u'.repeat(512)
   for (let i = 0; i < BIG_ROWS; i++) {
     const ts = BIG_FROM + i * 100
-    puts.push({ row: accessLogRowKey(i % 16, ts, `big-${i}`), cells: { l: { e: serializeEntry(accessEntry({ ts, endpoint: 'sample5', id: 'big', status: 200, ms: 1, ua, ref: ua })) } } })
+    puts.push({
+      row: accessLogRowKey(i % 16, ts, `big-${i}`),
+      cells: { l: { e: serializeEntry(accessEntry({ ts, endpoint: 'sample5', id: 'big', status: 200, ms: 1, ua, ref: ua })) } }
+    })
   }
   expect((await app.client.multiPut(app.accessLogTable, puts, { timeout: 30000 })).filter(Boolean)).toEqual([])
 })
@@ -74,10 +86,16 @@ describe('scan', () => {
   })
 
   test('filters, limit, and the next page after the last key', async () => {
-    const ndjson = async (query) => (await (await get(`/admin/log/scan?${range()}&${query}`)).text()).split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    const ndjson = async (query) =>
+      (await (await get(`/admin/log/scan?${range()}&${query}`)).text())
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
     const id3 = await ndjson('id=3')
     expect(id3.map((e) => e.key)).toEqual(rows.filter((r) => r.entry.id === '3').map((r) => r.key))
-    expect((await ndjson('status=404&id=0')).map((e) => e.key)).toEqual(rows.filter((r) => r.entry.id === '0' && r.entry.status === 404).map((r) => r.key))
+    expect((await ndjson('status=404&id=0')).map((e) => e.key)).toEqual(
+      rows.filter((r) => r.entry.id === '0' && r.entry.status === 404).map((r) => r.key)
+    )
     expect(await ndjson('endpoint=sample4')).toEqual([])
     const page1 = await ndjson('id=3&limit=20')
     const page2 = await ndjson(`id=3&limit=20&after=${page1[19].key}`)
@@ -100,7 +118,9 @@ describe('scan', () => {
   test('an empty range answers 200 with no rows (CSV: the header alone)', async () => {
     const empty = range(FROM - 60000, FROM)
     expect(await (await get(`/admin/log/scan?${empty}`)).text()).toBe('')
-    expect(await (await get(`/admin/log/scan?${empty}&format=csv`)).text()).toBe('ts,time,endpoint,id,status,event,variant,ms,ip,ua,ref,key\r\n')
+    expect(await (await get(`/admin/log/scan?${empty}&format=csv`)).text()).toBe(
+      'ts,time,endpoint,id,status,event,variant,ms,ip,ua,ref,key\r\n'
+    )
   })
 
   test('a client that goes away mid-scan closes every bucket\'s scanner; the server stays well', async () => {
@@ -129,7 +149,15 @@ describe('count', () => {
     const body = await res.json()
     // These rows were written behind the sink's back, unmarked: the rollups cover none of the
     // range's 10 minutes, so every one is counted from its raw rows (not taken as empty).
-    expect(body).toEqual({ total: 50, from: new Date(FROM).toISOString(), to: new Date(TO).toISOString(), filters: { id: '3' }, scanned: 50, source: { rollupMinutes: 0, scannedMinutes: 10 }, ms: expect.any(Number) })
+    expect(body).toEqual({
+      total: 50,
+      from: new Date(FROM).toISOString(),
+      to: new Date(TO).toISOString(),
+      filters: { id: '3' },
+      scanned: 50,
+      source: { rollupMinutes: 0, scannedMinutes: 10 },
+      ms: expect.any(Number)
+    })
     expect((await (await get(`/admin/log/count?${range()}`)).json()).total).toBe(600)
   })
 
@@ -181,12 +209,19 @@ describe('bad input: a 400 from the error table, naming the parameter, echoing n
 })
 
 test('HBase unable to serve the query: 503 LOG_UNAVAILABLE with the HBase code, not a 500', async () => {
-  const other = await startBeacon({ env: { BEACON_ADMIN_TOKEN: TOKEN }, overrides: { logSinks: { hbase: { table: 't_no_such_access_log' } } } })
+  const other = await startBeacon({
+    env: { BEACON_ADMIN_TOKEN: TOKEN },
+    overrides: { logSinks: { hbase: { table: 't_no_such_access_log' } } }
+  })
   try {
     for (const path of ['/admin/log/count', '/admin/log/scan']) {
       const res = await fetch(`${other.adminUrl}${path}?from=-1h`, { headers: auth })
       expect(res.status).toBe(503)
-      expect((await res.json()).error).toEqual({ status: 503, code: 'LOG_UNAVAILABLE', message: `${ERRORS.LOG_UNAVAILABLE.message}: HBASE_TABLE_NOT_FOUND` })
+      expect((await res.json()).error).toEqual({
+        status: 503,
+        code: 'LOG_UNAVAILABLE',
+        message: `${ERRORS.LOG_UNAVAILABLE.message}: HBASE_TABLE_NOT_FOUND`
+      })
     }
   } finally {
     await other.close()

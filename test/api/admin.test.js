@@ -17,7 +17,10 @@ const hbaseOverrides = { configTable: CONFIG_TABLE, controlPollMs: 100 }
 function adminRequest (path, { method = 'GET', token = TOKEN, body } = {}) {
   return fetch(`${app.adminUrl}${path}`, {
     method,
-    headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+    headers: {
+      ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      ...(body !== undefined ? { 'Content-Type': 'application/json' } : {})
+    },
     body
   }).then(async (res) => ({ status: res.status, headers: res.headers, text: await res.text() }))
 }
@@ -26,7 +29,10 @@ beforeAll(async () => {
   const admin = testClient()
   await admin.admin.createTable(CONFIG_TABLE, { families: ['c'] })
   await admin.close()
-  app = await startBeacon({ env: { BEACON_ADMIN_TOKEN: TOKEN }, overrides: { hbase: hbaseOverrides, logSinks: { hbase: { rollups: true } } } })
+  app = await startBeacon({
+    env: { BEACON_ADMIN_TOKEN: TOKEN },
+    overrides: { hbase: hbaseOverrides, logSinks: { hbase: { rollups: true } } }
+  })
 })
 
 afterAll(async () => {
@@ -135,12 +141,16 @@ test('a config change made on one host reaches the cache of another within the p
     expect((await request(url)).body).toContain('"default":true') // cached there for ttlMs (30 s)
     expect((await adminRequest(`/admin/config/${id}`, { method: 'PUT', body: '{"features":{"far":true}}' })).status).toBe(200)
     const changedAt = Date.now()
-    while (!(await request(url)).body.includes('"far":true') && Date.now() - changedAt < 5000) await new Promise((resolve) => setTimeout(resolve, 20))
+    while (!(await request(url)).body.includes('"far":true') && Date.now() - changedAt < 5000) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
     expect((await request(url)).body).toContain('"default":false,"config":{"features":{"far":true}}')
     expect(Date.now() - changedAt).toBeLessThan(2000)
     expect((await adminRequest(`/admin/config/${id}`, { method: 'DELETE' })).status).toBe(204)
     const deletedAt = Date.now()
-    while (!(await request(url)).body.includes('"default":true') && Date.now() - deletedAt < 5000) await new Promise((resolve) => setTimeout(resolve, 20))
+    while (!(await request(url)).body.includes('"default":true') && Date.now() - deletedAt < 5000) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
     expect((await request(url)).body).toContain('"default":true')
   } finally {
     await otherHost.close()

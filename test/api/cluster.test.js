@@ -27,7 +27,12 @@ beforeAll(async () => {
   admin = testClient()
   await admin.admin.createTable(CONFIG_TABLE, { families: ['c'] })
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-cluster-'))
-  server = await startServerProcess({ port: PORT, adminPort: ADMIN_PORT, stateDir, env: { BEACON_ADMIN_TOKEN: TOKEN, BEACON_CONFIG_TABLE: CONFIG_TABLE } })
+  server = await startServerProcess({
+    port: PORT,
+    adminPort: ADMIN_PORT,
+    stateDir,
+    env: { BEACON_ADMIN_TOKEN: TOKEN, BEACON_CONFIG_TABLE: CONFIG_TABLE }
+  })
 })
 
 afterAll(async () => {
@@ -40,7 +45,9 @@ afterAll(async () => {
 test('every /metrics scrape counts the requests of all workers', async () => {
   const n = 120
   // A new connection per request: the primary spreads connections over both workers.
-  for (let i = 0; i < n; i++) expect((await request(`http://127.0.0.1:${PORT}/api/sample3.js?id=${(i % 20) + 1}&callback=cb`)).status).toBe(200)
+  for (let i = 0; i < n; i++) {
+    expect((await request(`http://127.0.0.1:${PORT}/api/sample3.js?id=${(i % 20) + 1}&callback=cb`)).status).toBe(200)
+  }
   for (let scrape = 0; scrape < 4; scrape++) {
     const text = (await request(`http://127.0.0.1:${ADMIN_PORT}/metrics`)).body
     expect(text).toMatch(new RegExp(`^beacon_http_requests_total\\{endpoint="sample3",status="200"\\} ${n}$`, 'm'))

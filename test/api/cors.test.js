@@ -33,7 +33,8 @@ async function metric (line) {
 
 const corsCount = (outcome) => metric(`beacon_cors_requests_total{endpoint="sample5",outcome="${outcome}"}`)
 const requestCount = (status) => metric(`beacon_http_requests_total{endpoint="sample5",status="${status}"}`)
-const corsHeaders = (headers) => Object.fromEntries(Object.entries(headers).filter(([k]) => k.startsWith('access-control-') || k === 'vary'))
+const corsHeaders = (headers) =>
+  Object.fromEntries(Object.entries(headers).filter(([k]) => k.startsWith('access-control-') || k === 'vary'))
 
 async function accessLogRows () {
   await app.sinks.get('hbase').flush()
@@ -50,7 +51,9 @@ test('an allowed origin: its CORS headers, and otherwise the same answer as with
   expect(corsHeaders(res.headers)).toEqual({ 'access-control-allow-origin': SHOP, vary: 'Origin' })
   expect(res.headers['access-control-allow-credentials']).toBeUndefined()
   expect(res.body).toBe(plain.body)
-  for (const h of ['content-type', 'cache-control', 'etag', 'content-length', 'x-content-type-options']) expect({ h, v: res.headers[h] }).toEqual({ h, v: plain.headers[h] })
+  for (const h of ['content-type', 'cache-control', 'etag', 'content-length', 'x-content-type-options']) {
+    expect({ h, v: res.headers[h] }).toEqual({ h, v: plain.headers[h] })
+  }
   // Without Origin, the endpoint still says its answers vary by it.
   expect(corsHeaders(plain.headers)).toEqual({ vary: 'Origin' })
 
@@ -82,7 +85,11 @@ test('another origin: the same answer without CORS headers, counted', async () =
 
 test('a preflight: 204 with methods, headers and max-age for a listed origin, 403 otherwise; never access-logged', async () => {
   const rows = await accessLogRows()
-  const ask = (origin) => request(`${app.url}/api/sample5.js?id=7`, { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'if-none-match' } })
+  const ask = (origin) =>
+    request(`${app.url}/api/sample5.js?id=7`, {
+      method: 'OPTIONS',
+      headers: { Origin: origin, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'if-none-match' }
+    })
   const before = { preflight: await corsCount('preflight'), denied: await corsCount('preflight_denied') }
   const ok = await ask('http://127.0.0.1:8080')
   expect(ok.status).toBe(204)
@@ -112,7 +119,10 @@ test('"*": any origin gets "*" and no Vary', async () => {
   const res = await request(`${app.url}/api/sample3.js?id=7`, { headers: { Origin: EVIL } })
   expect(res.status).toBe(200)
   expect(corsHeaders(res.headers)).toEqual({ 'access-control-allow-origin': '*' })
-  const pre = await request(`${app.url}/api/sample3.js?id=7`, { method: 'OPTIONS', headers: { Origin: EVIL, 'Access-Control-Request-Method': 'GET' } })
+  const pre = await request(`${app.url}/api/sample3.js?id=7`, {
+    method: 'OPTIONS',
+    headers: { Origin: EVIL, 'Access-Control-Request-Method': 'GET' }
+  })
   expect(pre.status).toBe(204)
   expect(pre.headers['access-control-allow-origin']).toBe('*')
 })
@@ -121,7 +131,10 @@ test('an endpoint without cors is unchanged: no CORS header, OPTIONS is 405', as
   const res = await request(`${app.url}/api/sample2.js?id=7`, { headers: { Origin: SHOP } })
   expect(res.status).toBe(200)
   expect(corsHeaders(res.headers)).toEqual({})
-  const pre = await request(`${app.url}/api/sample2.js?id=7`, { method: 'OPTIONS', headers: { Origin: SHOP, 'Access-Control-Request-Method': 'GET' } })
+  const pre = await request(`${app.url}/api/sample2.js?id=7`, {
+    method: 'OPTIONS',
+    headers: { Origin: SHOP, 'Access-Control-Request-Method': 'GET' }
+  })
   expect(pre.status).toBe(405)
   expect(pre.headers.allow).toBe('GET, HEAD')
   expect(corsHeaders(pre.headers)).toEqual({})

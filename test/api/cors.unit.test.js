@@ -18,7 +18,17 @@ describe('a list of origins', () => {
   })
 
   test('another origin gets no CORS header, only Vary (a cache must not mix them up)', () => {
-    for (const origin of ['https://evil.example', 'https://shop.example.evil.example', 'http://shop.example', 'https://SHOP.example', SHOP + '/', SHOP + ':443', 'null', '', SHOP + ', https://evil.example']) {
+    for (const origin of [
+      'https://evil.example',
+      'https://shop.example.evil.example',
+      'http://shop.example',
+      'https://SHOP.example',
+      SHOP + '/',
+      SHOP + ':443',
+      'null',
+      '',
+      SHOP + ', https://evil.example'
+    ]) {
       const headers = {}
       expect({ origin, outcome: cors.decorate(headers, origin) }).toEqual({ origin, outcome: 'denied' })
       expect(headers).toEqual({ Vary: 'Origin' })

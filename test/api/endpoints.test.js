@@ -99,12 +99,17 @@ test('HEAD answers headers only', async () => {
 test('sample4 writes one file log line per request, parsed back', async () => {
   const n = 50
   for (let i = 0; i < n; i++) {
-    const res = await request(`${app.url}/api/sample4.js?id=${i + 1}&callback=${CB}`, { headers: { 'User-Agent': 'jest-ua', Referer: 'http://page.test/x' } })
+    const res = await request(`${app.url}/api/sample4.js?id=${i + 1}&callback=${CB}`, {
+      headers: { 'User-Agent': 'jest-ua', Referer: 'http://page.test/x' }
+    })
     expect(res.status).toBe(200)
   }
   await app.sinks.get('file').flush()
   const logDir = path.dirname(app.settings.logSinks.file.path)
-  const lines = fs.readdirSync(logDir).flatMap((f) => fs.readFileSync(path.join(logDir, f), 'utf8').split('\n').filter(Boolean)).map((l) => JSON.parse(l))
+  const lines = fs
+    .readdirSync(logDir)
+    .flatMap((f) => fs.readFileSync(path.join(logDir, f), 'utf8').split('\n').filter(Boolean))
+    .map((l) => JSON.parse(l))
   const mine = lines.filter((l) => l.endpoint === 'sample4' && l.ua === 'jest-ua')
   expect(mine).toHaveLength(n)
   expect(countLines(logDir)).toBe(lines.length)
@@ -116,7 +121,9 @@ test('sample4 writes one file log line per request, parsed back', async () => {
 test('sample5 writes one HBase row per request, counted and read back', async () => {
   const before = await app.client.count(app.accessLogTable)
   const n = 120
-  const results = await Promise.all(Array.from({ length: n }, (_, i) => request(`${app.url}/api/sample5.js?id=${(i % 30) + 1}&callback=${CB}`)))
+  const results = await Promise.all(
+    Array.from({ length: n }, (_, i) => request(`${app.url}/api/sample5.js?id=${(i % 30) + 1}&callback=${CB}`))
+  )
   expect(results.every((r) => r.status === 200)).toBe(true)
   await app.sinks.get('hbase').flush()
   expect(await app.client.count(app.accessLogTable)).toBe(before + n)

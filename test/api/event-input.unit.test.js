@@ -11,7 +11,10 @@ const body = (value) => Buffer.from(typeof value === 'string' ? value : JSON.str
 
 describe('POST bodies', () => {
   test('one event or a batch; variant optional or null', () => {
-    expect(parseEventBody(body({ id: '42', event: 'exposure', variant: 'B' }), RULES)).toEqual({ events: [{ id: '42', event: 'exposure', variant: 'B' }], error: null })
+    expect(parseEventBody(body({ id: '42', event: 'exposure', variant: 'B' }), RULES)).toEqual({
+      events: [{ id: '42', event: 'exposure', variant: 'B' }],
+      error: null
+    })
     expect(parseEventBody(body([{ id: 'a_b-1', event: 'click' }, { id: '7', event: 'exposure', variant: null }]), RULES).events).toEqual([
       { id: 'a_b-1', event: 'click', variant: null },
       { id: '7', event: 'exposure', variant: null }
@@ -65,7 +68,10 @@ describe('POST bodies', () => {
 
 describe('the GIF query', () => {
   test('one event; other params ignored; escapes decoded', () => {
-    expect(parseEventQuery('id=42&event=exposure&variant=B&_=1700000000000', RULES)).toEqual({ events: [{ id: '42', event: 'exposure', variant: 'B' }], error: null })
+    expect(parseEventQuery('id=42&event=exposure&variant=B&_=1700000000000', RULES)).toEqual({
+      events: [{ id: '42', event: 'exposure', variant: 'B' }],
+      error: null
+    })
     expect(parseEventQuery('%69d=4%32&event=click', RULES).events).toEqual([{ id: '42', event: 'click', variant: null }])
   })
 
@@ -84,6 +90,15 @@ describe('the GIF query', () => {
 })
 
 test('media types: text/plain (sendBeacon of a string) and application/json, UTF-8 only', () => {
-  for (const ok of ['text/plain;charset=UTF-8', 'text/plain', 'application/json', 'Application/JSON; charset="utf-8"', 'text/plain; charset=utf8']) expect({ ok, is: isEventMediaType(ok) }).toEqual({ ok, is: true })
-  for (const bad of [undefined, '', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'text/html', 'application/json; charset=latin1', 'text/plainx', 'application/json5']) expect({ bad, is: isEventMediaType(bad) }).toEqual({ bad, is: false })
+  for (const ok of [
+    'text/plain;charset=UTF-8', 'text/plain', 'application/json', 'Application/JSON; charset="utf-8"', 'text/plain; charset=utf8'
+  ]) {
+    expect({ ok, is: isEventMediaType(ok) }).toEqual({ ok, is: true })
+  }
+  for (const bad of [
+    undefined, '', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'text/html', 'application/json; charset=latin1',
+    'text/plainx', 'application/json5'
+  ]) {
+    expect({ bad, is: isEventMediaType(bad) }).toEqual({ bad, is: false })
+  }
 })

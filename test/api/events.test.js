@@ -47,7 +47,11 @@ function send (urlPath, { method = 'POST', headers = {}, body, chunks } = {}) {
   })
 }
 
-const beacon = (body, headers = {}) => send('/api/sample5/events', { headers: { 'Content-Type': 'text/plain;charset=UTF-8', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) })
+const beacon = (body, headers = {}) =>
+  send('/api/sample5/events', {
+    headers: { 'Content-Type': 'text/plain;charset=UTF-8', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body)
+  })
 
 async function eventRows () {
   await app.sinks.get('hbase').flush()
@@ -62,7 +66,11 @@ async function eventRows () {
 async function fileEvents () {
   await app.sinks.get('file').flush()
   const dir = path.dirname(app.settings.logSinks.file.path)
-  return fs.readdirSync(dir).flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean)).map((l) => JSON.parse(l)).filter((e) => e.event)
+  return fs
+    .readdirSync(dir)
+    .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean))
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.event)
 }
 
 async function metric (line) {
@@ -72,7 +80,13 @@ async function metric (line) {
 
 test('a sendBeacon batch: 204 at once, one row and one file line per event, counted', async () => {
   const accepted = app.sinks.get('hbase').stats().accepted
-  const res = await beacon([{ id: '42', event: 'exposure', variant: 'B' }, { id: 'x_1-y', event: 'click' }], { Origin: SHOP, 'User-Agent': 'jest-ua', Referer: `${SHOP}/cart` })
+  const res = await beacon(
+    [
+      { id: '42', event: 'exposure', variant: 'B' },
+      { id: 'x_1-y', event: 'click' }
+    ],
+    { Origin: SHOP, 'User-Agent': 'jest-ua', Referer: `${SHOP}/cart` }
+  )
   expect(res.status).toBe(204)
   expect(res.body.length).toBe(0)
   expect(res.headers['access-control-allow-origin']).toBe(SHOP)
@@ -81,11 +95,31 @@ test('a sendBeacon batch: 204 at once, one row and one file line per event, coun
 
   const rows = await eventRows()
   expect(rows.map((r) => r.entry).sort((a, b) => a.id.localeCompare(b.id))).toEqual([
-    { ts: expect.any(Number), endpoint: 'sample5', id: '42', event: 'exposure', variant: 'B', ip: '127.0.0.1', ua: 'jest-ua', ref: `${SHOP}/cart` },
-    { ts: expect.any(Number), endpoint: 'sample5', id: 'x_1-y', event: 'click', variant: null, ip: '127.0.0.1', ua: 'jest-ua', ref: `${SHOP}/cart` }
+    {
+      ts: expect.any(Number),
+      endpoint: 'sample5',
+      id: '42',
+      event: 'exposure',
+      variant: 'B',
+      ip: '127.0.0.1',
+      ua: 'jest-ua',
+      ref: `${SHOP}/cart`
+    },
+    {
+      ts: expect.any(Number),
+      endpoint: 'sample5',
+      id: 'x_1-y',
+      event: 'click',
+      variant: null,
+      ip: '127.0.0.1',
+      ua: 'jest-ua',
+      ref: `${SHOP}/cart`
+    }
   ])
   // The access-log row layout: salt bucket, 13-digit time, writer-unique suffix.
-  for (const { key, entry } of rows) expect(key).toMatch(new RegExp(`^[0-9a-f]{2}${String(entry.ts).padStart(13, '0')}t${process.pid}-\\d+$`))
+  for (const { key, entry } of rows) {
+    expect(key).toMatch(new RegExp(`^[0-9a-f]{2}${String(entry.ts).padStart(13, '0')}t${process.pid}-\\d+$`))
+  }
   expect((await fileEvents()).map((e) => e.id).sort()).toEqual(['42', 'x_1-y'])
   expect(await metric('beacon_events_total{endpoint="sample5",event="exposure"}')).toBe(1)
   expect(await metric('beacon_events_total{endpoint="sample5",event="click"}')).toBe(1)
@@ -94,7 +128,10 @@ test('a sendBeacon batch: 204 at once, one row and one file line per event, coun
 
 test('application/json and a single object; no Origin (a server, curl) is accepted', async () => {
   const before = (await eventRows()).length
-  const res = await send('/api/sample5/events', { headers: { 'Content-Type': 'application/json' }, body: '{"id":"7","event":"exposure","variant":"A"}' })
+  const res = await send('/api/sample5/events', {
+    headers: { 'Content-Type': 'application/json' },
+    body: '{"id":"7","event":"exposure","variant":"A"}'
+  })
   expect(res.status).toBe(204)
   expect(res.headers['access-control-allow-origin']).toBeUndefined()
   expect((await eventRows()).length).toBe(before + 1)
@@ -116,9 +153,17 @@ test('the GIF form: a 1x1 GIF, one event; not served when gif is false', async (
 })
 
 test('a preflight for a JSON fetch(): POST and Content-Type allowed', async () => {
-  const res = await send('/api/sample5/events', { method: 'OPTIONS', headers: { Origin: SHOP, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type' } })
+  const res = await send('/api/sample5/events', {
+    method: 'OPTIONS',
+    headers: { Origin: SHOP, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type' }
+  })
   expect(res.status).toBe(204)
-  expect(res.headers).toMatchObject({ 'access-control-allow-origin': SHOP, 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'Content-Type', 'access-control-max-age': '600' })
+  expect(res.headers).toMatchObject({
+    'access-control-allow-origin': SHOP,
+    'access-control-allow-methods': 'POST',
+    'access-control-allow-headers': 'Content-Type',
+    'access-control-max-age': '600'
+  })
 })
 
 test.each([
@@ -127,17 +172,50 @@ test.each([
   ['a wrong type', () => beacon({ id: 7, event: 'exposure' }), 400, 'BAD_EVENT'],
   ['an extra key', () => beacon({ id: '7', event: 'exposure', secret: 'reflect-me' }), 400, 'BAD_EVENT'],
   ['one bad event of a batch', () => beacon([{ id: '7', event: 'exposure' }, { id: '../8', event: 'exposure' }]), 400, 'BAD_EVENT'],
-  ['a batch over maxEvents', () => send('/api/sample3/events', { headers: { 'Content-Type': 'text/plain' }, body: JSON.stringify(Array(3).fill({ id: '1', event: 'exposure' })) }), 400, 'BAD_EVENT'],
+  [
+    'a batch over maxEvents',
+    () =>
+      send('/api/sample3/events', {
+        headers: { 'Content-Type': 'text/plain' },
+        body: JSON.stringify(Array(3).fill({ id: '1', event: 'exposure' }))
+      }),
+    400,
+    'BAD_EVENT'
+  ],
   ['a form post', () => beacon('id=7', { 'Content-Type': 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE'],
   ['no Content-Type', () => send('/api/sample5/events', { body: '{"id":"7","event":"exposure"}' }), 415, 'UNSUPPORTED_MEDIA_TYPE'],
-  ['a Content-Length over maxBodyBytes', () => send('/api/sample3/events', { headers: { 'Content-Type': 'text/plain' }, body: 'x'.repeat(257) }), 413, 'BODY_TOO_LARGE'],
-  ['a chunked body over maxBodyBytes', () => send('/api/sample3/events', { headers: { 'Content-Type': 'text/plain' }, chunks: Array(40).fill('reflect-me') }), 413, 'BODY_TOO_LARGE'],
+  [
+    'a Content-Length over maxBodyBytes',
+    () => send('/api/sample3/events', { headers: { 'Content-Type': 'text/plain' }, body: 'x'.repeat(257) }),
+    413,
+    'BODY_TOO_LARGE'
+  ],
+  [
+    'a chunked body over maxBodyBytes',
+    () => send('/api/sample3/events', { headers: { 'Content-Type': 'text/plain' }, chunks: Array(40).fill('reflect-me') }),
+    413,
+    'BODY_TOO_LARGE'
+  ],
   ['another origin', () => beacon({ id: '7', event: 'exposure' }, { Origin: 'https://evil.example' }), 403, 'ORIGIN_NOT_ALLOWED'],
-  ['a preflight from another origin', () => send('/api/sample5/events', { method: 'OPTIONS', headers: { Origin: 'https://evil.example', 'Access-Control-Request-Method': 'POST' } }), 403, 'ORIGIN_NOT_ALLOWED'],
+  [
+    'a preflight from another origin',
+    () =>
+      send('/api/sample5/events', {
+        method: 'OPTIONS',
+        headers: { Origin: 'https://evil.example', 'Access-Control-Request-Method': 'POST' }
+      }),
+    403,
+    'ORIGIN_NOT_ALLOWED'
+  ],
   ['GET on the POST path', () => send('/api/sample5/events?id=7&event=exposure', { method: 'GET' }), 405, 'METHOD_NOT_ALLOWED'],
   ['POST on the GIF path', () => send('/api/sample5/events.gif?id=7&event=exposure', { body: 'x' }), 405, 'METHOD_NOT_ALLOWED'],
   ['a bad GIF query', () => send('/api/sample5/events.gif?id=%3Cscript%3E&event=exposure', { method: 'GET' }), 400, 'BAD_EVENT'],
-  ['an endpoint without events', () => send('/api/sample2/events', { headers: { 'Content-Type': 'text/plain' }, body: '{"id":"7","event":"exposure"}' }), 404, 'NOT_FOUND']
+  [
+    'an endpoint without events',
+    () => send('/api/sample2/events', { headers: { 'Content-Type': 'text/plain' }, body: '{"id":"7","event":"exposure"}' }),
+    404,
+    'NOT_FOUND'
+  ]
 ])('%s: a 4xx from the error table, nothing written, nothing reflected', async (name, act, status, code) => {
   const accepted = app.sinks.get('hbase').stats().accepted
   const res = await act()
@@ -149,7 +227,15 @@ test.each([
   if (status === 405) expect(res.headers.allow).toMatch(name.startsWith('GET') ? /^POST, OPTIONS$/ : /^GET$/)
   if (status === 413) expect(res.headers.connection).toBe('close')
   expect(app.sinks.get('hbase').stats().accepted).toBe(accepted)
-  if (code !== 'NOT_FOUND') expect(await metric(`beacon_event_requests_total{endpoint="${name.includes('maxBodyBytes') || name.includes('maxEvents') ? 'sample3' : 'sample5'}",outcome="${code}"}`)).toBeGreaterThan(0)
+  if (code !== 'NOT_FOUND') {
+    expect(
+      await metric(
+        `beacon_event_requests_total{endpoint="${name.includes('maxBodyBytes') || name.includes('maxEvents')
+          ? 'sample3'
+          : 'sample5'}",outcome="${code}"}`
+      )
+    ).toBeGreaterThan(0)
+  }
 })
 
 test('a disabled endpoint refuses its events (404 ENDPOINT_DISABLED)', async () => {
@@ -164,12 +250,19 @@ test('a disabled endpoint refuses its events (404 ENDPOINT_DISABLED)', async () 
 })
 
 test('durable mode: each event goes through the write-ahead log, like a request', async () => {
-  const durable = await startBeacon({ env: { BEACON_ACCESS_LOG_DURABLE: '1' }, overrides: { endpoints: { sample3: { events: { names: ['exposure'], sinks: ['hbase'] } } } } })
+  const durable = await startBeacon({
+    env: { BEACON_ACCESS_LOG_DURABLE: '1' },
+    overrides: { endpoints: { sample3: { events: { names: ['exposure'], sinks: ['hbase'] } } } }
+  })
   try {
     const sink = durable.sinks.get('hbase')
     const before = sink.stats().walAppended
     const res = await new Promise((resolve, reject) => {
-      const req = http.request(`${durable.url}/api/sample3/events`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, agent: false }, (r) => {
+      const req = http.request(`${durable.url}/api/sample3/events`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'text/plain' },
+        agent: false
+      }, (r) => {
         // Read the sink's count the moment the answer arrives.
         resolve({ status: r.statusCode, walAppended: sink.stats().walAppended })
         r.resume()

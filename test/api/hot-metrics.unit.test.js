@@ -11,7 +11,13 @@ function both (update) {
   const reference = new client.Registry()
   const hot = new client.Registry()
   const refCounter = new client.Counter({ name: 'x_requests_total', help: 'h', labelNames: ['endpoint', 'status'], registers: [reference] })
-  const refHistogram = new client.Histogram({ name: 'x_seconds', help: 'h', labelNames: ['endpoint'], buckets: BUCKETS, registers: [reference] })
+  const refHistogram = new client.Histogram({
+    name: 'x_seconds',
+    help: 'h',
+    labelNames: ['endpoint'],
+    buckets: BUCKETS,
+    registers: [reference]
+  })
   const hotC = hotCounter({ name: 'x_requests_total', help: 'h', register: hot })
   const hotH = hotHistogram({ name: 'x_seconds', help: 'h', buckets: BUCKETS, register: hot })
   update({

@@ -34,7 +34,10 @@ const mixedChar = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(...RESERVED_WORDS) }
 )
 const segment = fc.stringMatching(/^[A-Za-z_$][A-Za-z0-9_$]{0,6}$/)
-const identifierPath = fc.array(fc.oneof({ weight: 5, arbitrary: segment }, { weight: 1, arbitrary: fc.constantFrom(...RESERVED_WORDS) }), { minLength: 1, maxLength: 4 })
+const identifierPath = fc.array(fc.oneof({ weight: 5, arbitrary: segment }, { weight: 1, arbitrary: fc.constantFrom(...RESERVED_WORDS) }), {
+  minLength: 1,
+  maxLength: 4
+})
   .map((segments) => segments.join('.'))
 const anyString = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 40 }),

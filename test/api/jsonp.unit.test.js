@@ -113,7 +113,9 @@ describe('renderError', () => {
     const body = renderError(new ERRORS.CONFIG_UNAVAILABLE(), { callback: 'EXAMPLE.process', scriptContext: true })
     expect(body).toBe("/**/ typeof EXAMPLE.process === 'function' && EXAMPLE.process(" +
       '{"error":{"status":503,"code":"CONFIG_UNAVAILABLE","message":"the configuration store is unavailable; retry shortly"}});')
-    expect(run(body).calls).toEqual([{ error: { status: 503, code: 'CONFIG_UNAVAILABLE', message: 'the configuration store is unavailable; retry shortly' } }])
+    expect(run(body).calls).toEqual([
+      { error: { status: 503, code: 'CONFIG_UNAVAILABLE', message: 'the configuration store is unavailable; retry shortly' } }
+    ])
   })
 
   test('CONFIG_UNAVAILABLE without a usable callback logs instead', () => {
@@ -164,7 +166,9 @@ describe('renderError', () => {
     expect(renderError(Object.assign(new Error('x'), { code: 'ECONNRESET' }))).toBe(internal)
     expect(renderError(null)).toBe(internal)
     expect(renderError(null, { callback: 'EXAMPLE.process', scriptContext: true })).toMatch(/console\.error\("beacon: INTERNAL: /)
-    expect(renderError(undefined, { scriptContext: true })).toBe('/**/ typeof console === \'object\' && console.error("beacon: INTERNAL: internal error");')
+    expect(renderError(undefined, { scriptContext: true })).toBe(
+      '/**/ typeof console === \'object\' && console.error("beacon: INTERNAL: internal error");'
+    )
   })
 
   test('every coded error renders as valid JSON and valid script', () => {
@@ -186,6 +190,8 @@ test('callbackAllowlist: exact names and prefixes ending in *; no list allows ev
   expect(callbackAllowlist(undefined)).toBeNull()
   const allows = callbackAllowlist(['EXAMPLE.process', 'jQuery*', 'cb'])
   for (const ok of ['EXAMPLE.process', 'jQuery3710_1700000000000', 'jQuery', 'cb']) expect(allows(ok)).toBe(true)
-  for (const no of ['EXAMPLE.processX', 'EXAMPLE', 'window.opener.document.forms.0.submit', 'cb2', 'jquery1', 'alert']) expect(allows(no)).toBe(false)
+  for (const no of ['EXAMPLE.processX', 'EXAMPLE', 'window.opener.document.forms.0.submit', 'cb2', 'jquery1', 'alert']) {
+    expect(allows(no)).toBe(false)
+  }
   expect(callbackAllowlist([])('cb')).toBe(false)
 })

@@ -12,7 +12,11 @@ const CB = 'cb'
 
 test('a sample6 declared only in config (hbase + lru + file + hbase logs) serves and logs to both sinks', async () => {
   const app = await startBeacon({
-    overrides: { endpoints: { sample6: { source: 'hbase', cache: 'lru', accessLog: ['file', 'hbase'], defaultConfig: { features: { x: false } } } } }
+    overrides: {
+      endpoints: {
+        sample6: { source: 'hbase', cache: 'lru', accessLog: ['file', 'hbase'], defaultConfig: { features: { x: false } } }
+      }
+    }
   })
   try {
     const n = 40
@@ -37,7 +41,9 @@ test('1,000 concurrent misses on one id become a single HBase read (single-fligh
   try {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 100 })
     app.rpcs.length = 0
-    const results = await Promise.all(Array.from({ length: 1000 }, () => request(`${app.url}/api/sample3.js?id=4242&callback=${CB}`, { agent })))
+    const results = await Promise.all(
+      Array.from({ length: 1000 }, () => request(`${app.url}/api/sample3.js?id=4242&callback=${CB}`, { agent }))
+    )
     agent.destroy()
     expect(results.every((r) => r.status === 200)).toBe(true)
     const reads = app.rpcs.filter((r) => r.method === 'Get' || r.method === 'Multi')
@@ -56,7 +62,9 @@ test('sample2 reads HBase on every request, but concurrent reads share multi-get
     const agent = new http.Agent({ keepAlive: true, maxSockets: 50 })
     app.rpcs.length = 0
     const n = 500
-    const results = await Promise.all(Array.from({ length: n }, (_, i) => request(`${app.url}/api/sample2.js?id=${(i % 400) + 1}&callback=${CB}`, { agent })))
+    const results = await Promise.all(
+      Array.from({ length: n }, (_, i) => request(`${app.url}/api/sample2.js?id=${(i % 400) + 1}&callback=${CB}`, { agent }))
+    )
     agent.destroy()
     expect(results.every((r) => r.status === 200)).toBe(true)
     const reads = app.rpcs.filter((r) => r.method === 'Get' || r.method === 'Multi')
@@ -81,7 +89,9 @@ test('graceful shutdown under in-flight requests: every request answered, every 
     let seen = 0
     const someArrived = new Promise((resolve) => app.beacon.publicServer.on('request', () => { if (++seen === 50) resolve() }))
     // distinct uncached ids so requests are genuinely in flight (waiting on HBase) at close time
-    const inflight = Array.from({ length: n }, (_, i) => request(`${app.url}/api/${i % 2 ? 'sample5' : 'sample4'}.js?id=${5000 + i}&callback=${CB}`, { agent }))
+    const inflight = Array.from({ length: n }, (_, i) =>
+      request(`${app.url}/api/${i % 2 ? 'sample5' : 'sample4'}.js?id=${5000 + i}&callback=${CB}`, { agent })
+    )
     await someArrived
     const closing = app.beacon.close()
     const results = await Promise.allSettled(inflight)

@@ -35,7 +35,15 @@ const count = (svg, cls) => (svg.match(new RegExp(`class="${cls}"`, 'g')) || [])
 
 describe('svg charts', () => {
   test('bar chart: one bar per finite value, heights proportional to the values, labels escaped', () => {
-    const svg = barChart({ title: 'a < b & c', yLabel: 'req/s', series: ['run', 'seed'], groups: [{ label: 's1', values: [100, 50] }, { label: 's<2>', values: [25, null] }] })
+    const svg = barChart({
+      title: 'a < b & c',
+      yLabel: 'req/s',
+      series: ['run', 'seed'],
+      groups: [
+        { label: 's1', values: [100, 50] },
+        { label: 's<2>', values: [25, null] }
+      ]
+    })
     assertWellFormed(svg)
     expect(count(svg, 'bar')).toBe(3)
     expect(svg).toContain('a &lt; b &amp; c')
@@ -45,7 +53,23 @@ describe('svg charts', () => {
   })
 
   test('line chart: one point per finite value (non-positive dropped on a log axis), one line per series with 2+ points', () => {
-    const svg = lineChart({ title: 't', xLabel: 'x', yLabel: 'y', logY: true, series: [{ name: 'p50', points: [[1000, 0.5], [2000, 1], [5000, 0]] }, { name: 'p99', points: [[1000, 3]] }] })
+    const svg = lineChart({
+      title: 't',
+      xLabel: 'x',
+      yLabel: 'y',
+      logY: true,
+      series: [
+        {
+          name: 'p50',
+          points: [
+            [1000, 0.5],
+            [2000, 1],
+            [5000, 0]
+          ]
+        },
+        { name: 'p99', points: [[1000, 3]] }
+      ]
+    })
     assertWellFormed(svg)
     expect(count(svg, 'point')).toBe(3)
     expect(count(svg, 'line')).toBe(1)
@@ -63,7 +87,11 @@ describe('svg charts', () => {
   test('buildCharts: throughput vs the seed per endpoint (+ baseline), percentiles per endpoint, sweep p50/p99 per endpoint', () => {
     const e = (rps) => ({ rps, p50: 1, p90: 2, p99: 3, p999: 4 })
     const steps = [{ offeredRate: 1000, p50: 0.3, p99: 1 }, { offeredRate: 2000, p50: 0.5, p99: 20 }]
-    const charts = buildCharts({ endpoints: { sample1: e(14000), sample5: e(9000) }, baseline: e(16000), scenarios: { sweep: { limits: { kneeP99Ms: 10, stopP99Ms: 100 }, endpoints: { sample1: { steps }, sample5: { steps } } } } })
+    const charts = buildCharts({
+      endpoints: { sample1: e(14000), sample5: e(9000) },
+      baseline: e(16000),
+      scenarios: { sweep: { limits: { kneeP99Ms: 10, stopP99Ms: 100 }, endpoints: { sample1: { steps }, sample5: { steps } } } }
+    })
     expect(Object.keys(charts).sort()).toEqual(['latency', 'sweep', 'throughput'])
     for (const svg of Object.values(charts)) assertWellFormed(svg)
     // sample1 and sample5 have a run and a seed bar, the baseline only a run bar.

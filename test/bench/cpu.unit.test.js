@@ -1,12 +1,32 @@
 'use strict'
 
-const { BASELINE, stats, perRequest, cpuRun, summarizeCases, summarizeIdle, spread, glanceTable, cpuTables, leadSection } = require('../../bench/lib/cpu-report')
+const {
+  BASELINE,
+  stats,
+  perRequest,
+  cpuRun,
+  summarizeCases,
+  summarizeIdle,
+  spread,
+  glanceTable,
+  cpuTables,
+  leadSection
+} = require('../../bench/lib/cpu-report')
 const { processCpuUs, createSampler, readThreads } = require('../../bench/lib/proc-sampler')
 const { markdownReport, SEED } = require('../../bench/lib/report')
 
 /** A load job's summary as scenarios.js run() returns it, with CPU per role in µs. */
 function job ({ rps = 1000, requests = 5000, app, hbase = 20000, gen = 100000, p99 = 2 }) {
-  return { rps, requests, p50: 1, p99, errors: 0, non2xx: 0, generatorCpuUs: gen, server: { app: { cpuUs: app, cpuSource: 'threads' }, hbase: { cpuUs: hbase, cpuSource: 'ticks' } } }
+  return {
+    rps,
+    requests,
+    p50: 1,
+    p99,
+    errors: 0,
+    non2xx: 0,
+    generatorCpuUs: gen,
+    server: { app: { cpuUs: app, cpuSource: 'threads' }, hbase: { cpuUs: hbase, cpuSource: 'ticks' } }
+  }
 }
 
 describe('cpu scenario math', () => {
@@ -26,8 +46,21 @@ describe('cpu scenario math', () => {
 
   test('cpuRun: one run\'s CPU per request for the server, HBase and the generator', () => {
     const r = cpuRun(job({ app: 300000, hbase: 25000, gen: 110000, requests: 5000 }), 2)
-    expect(r).toMatchObject({ round: 2, appCpuUs: 300000, appCpuSource: 'threads', appUsPerReq: 60, hbaseUsPerReq: 5, generatorUsPerReq: 22, requests: 5000 })
-    expect(cpuRun({ rps: 0, requests: 0 }, 0)).toMatchObject({ appUsPerReq: null, hbaseUsPerReq: null, generatorUsPerReq: null, appCpuSource: null })
+    expect(r).toMatchObject({
+      round: 2,
+      appCpuUs: 300000,
+      appCpuSource: 'threads',
+      appUsPerReq: 60,
+      hbaseUsPerReq: 5,
+      generatorUsPerReq: 22,
+      requests: 5000
+    })
+    expect(cpuRun({ rps: 0, requests: 0 }, 0)).toMatchObject({
+      appUsPerReq: null,
+      hbaseUsPerReq: null,
+      generatorUsPerReq: null,
+      appCpuSource: null
+    })
   })
 
   // Three rounds; round 1 is slow for everyone (another user of the cores): paired ratios cancel it.
@@ -72,7 +105,11 @@ describe('cpu scenario math', () => {
   })
 
   test('above idle: the idle CPU per second of the same round, spread over the run\'s requests per second', () => {
-    const idleRuns = [{ round: 0, appUsPerS: 10000, baselineUsPerS: 0, hbaseUsPerS: 5000 }, { round: 1, appUsPerS: 20000, baselineUsPerS: 1000, hbaseUsPerS: 5000 }, { round: 2, appUsPerS: null, baselineUsPerS: 0, hbaseUsPerS: 5000 }]
+    const idleRuns = [
+      { round: 0, appUsPerS: 10000, baselineUsPerS: 0, hbaseUsPerS: 5000 },
+      { round: 1, appUsPerS: 20000, baselineUsPerS: 1000, hbaseUsPerS: 5000 },
+      { round: 2, appUsPerS: null, baselineUsPerS: 0, hbaseUsPerS: 5000 }
+    ]
     const withIdle = summarizeCases(cases, idleRuns)
     const s3 = withIdle['sample3 ids 1..10000 @ 1,000 req/s']
     // 66 - 10000/1000 = 56, 132 - 20 = 112; round 2's server idle is unknown.
@@ -84,7 +121,11 @@ describe('cpu scenario math', () => {
     // At saturation the same idle weighs less per request: 66 - 10000/15000 and 132 - 20000/10000.
     expect(withIdle['sample3 ids 1..10000 closed loop'].appAboveIdle).toEqual({ median: 97.67, min: 65.33, max: 130, n: 2 })
     expect(summarizeCases(cases)['sample3 ids 1..10000 @ 1,000 req/s'].appAboveIdle).toBeNull()
-    expect(summarizeIdle(idleRuns)).toMatchObject({ appUsPerS: { median: 15000, min: 10000, max: 20000, n: 2 }, baselineUsPerS: { median: 0, n: 3 }, hbaseUsPerS: { median: 5000, n: 3 } })
+    expect(summarizeIdle(idleRuns)).toMatchObject({
+      appUsPerS: { median: 15000, min: 10000, max: 20000, n: 2 },
+      baselineUsPerS: { median: 0, n: 3 },
+      hbaseUsPerS: { median: 5000, n: 3 }
+    })
     const md = cpuTables({ parameters: { rate: 1000 }, idle: summarizeIdle(idleRuns), cases: withIdle }).join('\n')
     expect(md).toContain('Idle, CPU µs per second: the server cluster 15000 (10000–20000) (15 µs per request at 1,000 req/s), bare node:http 0 (0–1000), HBase 5000 (5000–5000) (5 µs per request at 1,000 req/s).')
     expect(md).toContain('| sample3 ids 1..10000 @ 1,000 req/s | 1000 (1000–1000) | 68.2 (66–132) | 84 (56–112) | 1.1 (1.1–1.1) | 2.2 (2.131–2.2) | 8.2 (8–9) | 3.2 (3–4) | 4 (4–4.2) |')
@@ -113,24 +154,54 @@ describe('the report opens with the seed beside beacon and the CPU per request',
     date: '2026-11-22T00:00:00.000Z',
     machine,
     parameters: { label: 't', connections: 100, runs: 1, durationSeconds: 5, warmupSeconds: 2, idRange: 10000, missRatio: 0, workers: 2 },
-    endpoints: withSeed ? { sample1: { rps: 12000, ratio: 1, server: { app: { cpuMsPer1k: 50 } } }, sample3: { rps: 11000, ratio: 0.917, server: { app: { cpuMsPer1k: 55 } } } } : {},
+    endpoints: withSeed
+      ? {
+          sample1: { rps: 12000, ratio: 1, server: { app: { cpuMsPer1k: 50 } } },
+          sample3: { rps: 11000, ratio: 0.917, server: { app: { cpuMsPer1k: 55 } } }
+        }
+      : {},
     baseline: withSeed ? { rps: 15000 } : null,
     scenarios: { cpu: cpuScenario, vus: { title: 'Virtual users', rows: {} } }
   })
 
   test('glance table: seed req/s and ratio, ours, app CPU with spread and ratio (at saturation, then at the fixed rate), HBase; the baseline last', () => {
     cpuScenario.cases = summarizeCases({
-      'bare node:http @ 1,000 req/s': { target: BASELINE, ids: 'range', shape: 'rate', runs: [cpuRun(job({ app: 150000 }), 0), cpuRun(job({ app: 160000 }), 1)] },
-      'sample1 ids 1..10000 @ 1,000 req/s': { target: 'sample1', ids: 'range', shape: 'rate', runs: [cpuRun(job({ app: 300000 }), 0), cpuRun(job({ app: 320000 }), 1)] },
-      'sample3 ids 1..10000 @ 1,000 req/s': { target: 'sample3', ids: 'range', shape: 'rate', runs: [cpuRun(job({ app: 330000, hbase: 40000 }), 0), cpuRun(job({ app: 320000, hbase: 30000 }), 1)] }
+      'bare node:http @ 1,000 req/s': {
+        target: BASELINE,
+        ids: 'range',
+        shape: 'rate',
+        runs: [cpuRun(job({ app: 150000 }), 0), cpuRun(job({ app: 160000 }), 1)]
+      },
+      'sample1 ids 1..10000 @ 1,000 req/s': {
+        target: 'sample1',
+        ids: 'range',
+        shape: 'rate',
+        runs: [cpuRun(job({ app: 300000 }), 0), cpuRun(job({ app: 320000 }), 1)]
+      },
+      'sample3 ids 1..10000 @ 1,000 req/s': {
+        target: 'sample3',
+        ids: 'range',
+        shape: 'rate',
+        runs: [
+          cpuRun(job({ app: 330000, hbase: 40000 }), 0),
+          cpuRun(job({ app: 320000, hbase: 30000 }), 1)
+        ]
+      }
     })
     const lines = glanceTable(report(true))
     expect(lines[0]).toMatch(/^## What each layer costs/)
     const row = (name) => lines.find((l) => l.startsWith(`| ${name} |`))
     // Only the fixed rate ran here: the saturation columns stay empty.
-    expect(row('sample1')).toBe(`| sample1 | ${Math.round(SEED.sample1.rps).toLocaleString('en-US')} | 1 | 12,000 | 1 |  |  |  | 62 (60–64) | 1 (1–1) | 0 (0–0) |`)
-    expect(row('sample3')).toBe(`| sample3 | ${Math.round(SEED.sample3.rps).toLocaleString('en-US')} | 0.915 | 11,000 | 0.917 |  |  |  | 65 (64–66) | 1.05 (1–1.1) | 3 (2–4) |`)
-    expect(row('bare node:http (same body)')).toBe('| bare node:http (same body) | | | 15,000 | 1.25 |  |  |  | 31 (30–32) | 0.5 (0.5–0.5) | 0 (0–0) |')
+    expect(row('sample1')).toBe(
+      `| sample1 | ${Math.round(SEED.sample1.rps).toLocaleString('en-US')} | 1 | 12,000 | 1 |  |  |  | 62 (60–64) | 1 (1–1) | 0 (0–0) |`
+    )
+    expect(row('sample3')).toBe(
+      `| sample3 | ${Math.round(SEED.sample3.rps).toLocaleString('en-US')} | ` +
+        '0.915 | 11,000 | 0.917 |  |  |  | 65 (64–66) | 1.05 (1–1.1) | 3 (2–4) |'
+    )
+    expect(row('bare node:http (same body)')).toBe(
+      '| bare node:http (same body) | | | 15,000 | 1.25 |  |  |  | 31 (30–32) | 0.5 (0.5–0.5) | 0 (0–0) |'
+    )
     expect(lines.join('\n')).toMatch(/sample1 costs 2 \(2–2\)× the CPU of bare node:http/)
     // Endpoints measured nowhere get no row.
     expect(row('sample4')).toBeUndefined()
@@ -139,9 +210,16 @@ describe('the report opens with the seed beside beacon and the CPU per request',
   test('without the seed runs, beacon req/s come from the cpu scenario at saturation; without the cpu scenario, CPU from the seed runs', () => {
     cpuScenario.cases = summarizeCases({
       'sample1 ids 1..10000 @ 1,000 req/s': { target: 'sample1', ids: 'range', shape: 'rate', runs: [cpuRun(job({ app: 300000 }), 0)] },
-      'sample1 ids 1..10000 closed loop': { target: 'sample1', ids: 'range', shape: 'saturation', runs: [cpuRun(job({ app: 300000, rps: 8000 }), 0)] }
+      'sample1 ids 1..10000 closed loop': {
+        target: 'sample1',
+        ids: 'range',
+        shape: 'saturation',
+        runs: [cpuRun(job({ app: 300000, rps: 8000 }), 0)]
+      }
     })
-    expect(glanceTable(report(false)).find((l) => l.startsWith('| sample1 |'))).toMatch(/^\| sample1 \| [\d,]+ \| 1 \| 8,000 \| 1 \| 60 \| 1 \| +\| 60 \| 1 \| 0 \|$/)
+    expect(glanceTable(report(false)).find((l) => l.startsWith('| sample1 |'))).toMatch(
+      /^\| sample1 \| [\d,]+ \| 1 \| 8,000 \| 1 \| 60 \| 1 \| +\| 60 \| 1 \| 0 \|$/
+    )
     const noCpu = { ...report(true), scenarios: {} }
     const lines = glanceTable(noCpu)
     expect(lines.find((l) => l.startsWith('| sample3 |'))).toMatch(/\| 55 \| 1.1 \| +\| +\| +\| +\|$/)
@@ -153,7 +231,9 @@ describe('the report opens with the seed beside beacon and the CPU per request',
     const r = report(true)
     const md = markdownReport(r, { lead: leadSection(r), skip: ['cpu'] })
     const headings = md.split('\n').filter((l) => l.startsWith('## '))
-    expect(headings.slice(0, 3)).toEqual(['## What each layer costs: the seed beside beacon', '## CPU per request', '## Seed protocol (closed loop)'])
+    expect(headings.slice(0, 3)).toEqual([
+      '## What each layer costs: the seed beside beacon', '## CPU per request', '## Seed protocol (closed loop)'
+    ])
     expect(headings.filter((h) => h === '## CPU per request')).toHaveLength(1)
     expect(md).toContain('### At 1,000 req/s (open loop)')
     expect(md).toContain('### At saturation (closed loop)')

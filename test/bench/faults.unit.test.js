@@ -14,8 +14,15 @@ const memory = {
   rows: 1260,
   expectedRows: 1260,
   drainedMs: 41234,
-  summary: [{ worker: 1, healthyPeak: 120, outagePeak: 150, recoveringPeak: 160, after: 140 }, { worker: 2, healthyPeak: 110, outagePeak: 140, recoveringPeak: 170, after: 150 }],
-  curve: [{ s: 0, phase: 'healthy', rss: [100, 101] }, { s: 15, phase: 'outage', rss: [130, 120] }, { s: 615, phase: 'recovering', rss: [160, 170] }]
+  summary: [
+    { worker: 1, healthyPeak: 120, outagePeak: 150, recoveringPeak: 160, after: 140 },
+    { worker: 2, healthyPeak: 110, outagePeak: 140, recoveringPeak: 170, after: 150 }
+  ],
+  curve: [
+    { s: 0, phase: 'healthy', rss: [100, 101] },
+    { s: 15, phase: 'outage', rss: [130, 120] },
+    { s: 615, phase: 'recovering', rss: [160, 170] }
+  ]
 }
 
 test('the memory run: a row per worker with its cap, the counts and the drain time', () => {
@@ -27,8 +34,30 @@ test('the memory run: a row per worker with its cap, the counts and the drain ti
 })
 
 test('the slow run: each phase against the healthy p99', () => {
-  const phase = (name, rttMs, cachedP99) => ({ phase: name, rttMs, cached: 10, cachedNon200: 0, cachedP50: 1, cachedP99, sample2: 5, sample2_503: 0, sample2MaxMs: 3, maxQueueDepth: 1, spilled: 0, maxHeapMb: 50, retainedHeapMb: 40, maxRssMb: 150 })
-  const md = slowMarkdown({ phaseMs: 60000, sample2Rate: 20, deadlineMs: 1500, maxInFlight2: 31, drainMs: 2500, phases: [phase('healthy', 0, 2.5), phase('2s', 2000, 3.25)] }).join('\n')
+  const phase = (name, rttMs, cachedP99) => ({
+    phase: name,
+    rttMs,
+    cached: 10,
+    cachedNon200: 0,
+    cachedP50: 1,
+    cachedP99,
+    sample2: 5,
+    sample2_503: 0,
+    sample2MaxMs: 3,
+    maxQueueDepth: 1,
+    spilled: 0,
+    maxHeapMb: 50,
+    retainedHeapMb: 40,
+    maxRssMb: 150
+  })
+  const md = slowMarkdown({
+    phaseMs: 60000,
+    sample2Rate: 20,
+    deadlineMs: 1500,
+    maxInFlight2: 31,
+    drainMs: 2500,
+    phases: [phase('healthy', 0, 2.5), phase('2s', 2000, 3.25)]
+  }).join('\n')
   expect(md).toContain('60 s per phase')
   expect(md).toMatch(/\| 2s \| 2000 \| 10 \| 0 \| 1 \| 3\.25 \| 0\.75 \|/)
 })

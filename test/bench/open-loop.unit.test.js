@@ -30,7 +30,14 @@ describe('open-loop generator', () => {
 
     test('spreads arrivals evenly: the number sent is rate × duration, per tag summaries add up', async () => {
       let i = 0
-      const r = await runOpenLoop({ host: '127.0.0.1', port: fixture.port, rate: 500, durationMs: 1000, connections: 3, next: () => ({ path: '/x', tag: i++ % 4 === 0 ? 'a' : 'b' }) })
+      const r = await runOpenLoop({
+        host: '127.0.0.1',
+        port: fixture.port,
+        rate: 500,
+        durationMs: 1000,
+        connections: 3,
+        next: () => ({ path: '/x', tag: i++ % 4 === 0 ? 'a' : 'b' })
+      })
       expect(r.sent).toBe(500)
       expect(r.requests).toBe(500)
       expect(r.tags.a.count).toBe(125)
@@ -44,7 +51,15 @@ describe('open-loop generator', () => {
       const closed = await runOpenLoop({ host: '127.0.0.1', port: fixture.port, rate: 0, durationMs: 500, connections: 2, next: next() })
       expect(closed.requests).toBeGreaterThan(100)
       expect(closed.errors).toBe(0)
-      const perRequest = await runOpenLoop({ host: '127.0.0.1', port: fixture.port, rate: 0, durationMs: 500, connections: 2, keepAlive: false, next: next() })
+      const perRequest = await runOpenLoop({
+        host: '127.0.0.1',
+        port: fixture.port,
+        rate: 0,
+        durationMs: 500,
+        connections: 2,
+        keepAlive: false,
+        next: next()
+      })
       expect(perRequest.requests).toBeGreaterThan(20)
       expect(perRequest.errors).toBe(0)
     })
@@ -111,7 +126,15 @@ describe('open-loop generator', () => {
       const silent = net.createServer(() => {})
       await new Promise((resolve) => silent.listen(0, '127.0.0.1', resolve))
       try {
-        const r = await runOpenLoop({ host: '127.0.0.1', port: silent.address().port, rate: 20, durationMs: 200, connections: 2, timeoutMs: 200, next: next() })
+        const r = await runOpenLoop({
+          host: '127.0.0.1',
+          port: silent.address().port,
+          rate: 20,
+          durationMs: 200,
+          connections: 2,
+          timeoutMs: 200,
+          next: next()
+        })
         expect(r.requests).toBe(0)
         expect(r.errors).toBeGreaterThan(0)
         expect(r.errorCodes.TIMEOUT).toBeGreaterThan(0)

@@ -40,9 +40,24 @@ describe('bench options', () => {
   test('cpu: in full and quick runs, right after seed; 5 rounds of 6 s at 1,000 req/s (2 of 2 s quick, without sample5_durable)', () => {
     expect(SCENARIOS.slice(0, 2)).toEqual(['seed', 'cpu'])
     expect(QUICK_SCENARIOS).toContain('cpu')
-    expect(parseOptions([])).toMatchObject({ cpuRate: 1000, cpuRuns: 5, cpuSeconds: 6, cpuEndpoints: ['sample1', 'sample2', 'sample3', 'sample4', 'sample5', 'sample5_norollup', 'sample5_durable'] })
-    expect(parseOptions(['--quick'])).toMatchObject({ cpuRate: 1000, cpuRuns: 2, cpuSeconds: 2, cpuEndpoints: ['sample1', 'sample2', 'sample3', 'sample4', 'sample5'] })
-    expect(parseOptions(['--scenario', 'cpu', '--cpu-rate', '1500', '--cpu-runs', '3', '--cpu-endpoints', 'sample3'])).toMatchObject({ scenarios: ['cpu'], cpuRate: 1500, cpuRuns: 3, cpuEndpoints: ['sample3'] })
+    expect(parseOptions([])).toMatchObject({
+      cpuRate: 1000,
+      cpuRuns: 5,
+      cpuSeconds: 6,
+      cpuEndpoints: ['sample1', 'sample2', 'sample3', 'sample4', 'sample5', 'sample5_norollup', 'sample5_durable']
+    })
+    expect(parseOptions(['--quick'])).toMatchObject({
+      cpuRate: 1000,
+      cpuRuns: 2,
+      cpuSeconds: 2,
+      cpuEndpoints: ['sample1', 'sample2', 'sample3', 'sample4', 'sample5']
+    })
+    expect(parseOptions(['--scenario', 'cpu', '--cpu-rate', '1500', '--cpu-runs', '3', '--cpu-endpoints', 'sample3'])).toMatchObject({
+      scenarios: ['cpu'],
+      cpuRate: 1500,
+      cpuRuns: 3,
+      cpuEndpoints: ['sample3']
+    })
     expect(parseOptions(['--endpoints', 'sample4']).cpuEndpoints).toEqual(['sample4'])
     expect(() => parseOptions(['--cpu-runs', '0'])).toThrow(/--cpu-runs/)
   })
@@ -52,14 +67,21 @@ describe('bench options', () => {
     expect(QUICK_SCENARIOS).not.toContain('chaos')
     expect(parseOptions([])).toMatchObject({ chaosSeconds: 180, chaosSeed: 11, chaosRate: 200, chaosConnections: 32 })
     expect(parseOptions(['--quick', '--scenario', 'chaos']).scenarios).toEqual(['chaos'])
-    expect(parseOptions(['--scenario', 'chaos', '--chaos-seconds', '240', '--chaos-seed', '7'])).toMatchObject({ chaosSeconds: 240, chaosSeed: 7 })
+    expect(parseOptions(['--scenario', 'chaos', '--chaos-seconds', '240', '--chaos-seed', '7'])).toMatchObject({
+      chaosSeconds: 240,
+      chaosSeed: 7
+    })
     expect(() => parseOptions(['--chaos-seed', '1.5'])).toThrow(/--chaos-seed/)
   })
 
   test('faults: the long fault runs in full runs and on request, never in --quick\'s all; a 10-minute outage, 1 minute per slow phase', () => {
     expect(QUICK_SCENARIOS).not.toContain('faults')
     expect(parseOptions([])).toMatchObject({ faultTests: ['memory', 'slow'], faultOutageSeconds: 600, faultPhaseSeconds: 60 })
-    expect(parseOptions(['--scenario', 'faults', '--fault-tests', 'slow', '--fault-phase-seconds', '5'])).toMatchObject({ scenarios: ['faults'], faultTests: ['slow'], faultPhaseSeconds: 5 })
+    expect(parseOptions(['--scenario', 'faults', '--fault-tests', 'slow', '--fault-phase-seconds', '5'])).toMatchObject({
+      scenarios: ['faults'],
+      faultTests: ['slow'],
+      faultPhaseSeconds: 5
+    })
     expect(() => parseOptions(['--fault-tests', 'memory,disk'])).toThrow(/unknown fault test "disk"/)
     expect(() => parseOptions(['--fault-outage-seconds', '0'])).toThrow(/--fault-outage-seconds/)
   })

@@ -25,7 +25,10 @@ describe('request paths', () => {
   test('mixed: tagged hits in the warm range, misses each asked once in order, absent ids', () => {
     let i = 0
     const seq = [0.1, 0.5, 0.85, 0.95, 0.3, 0.85]
-    const next = createPathPicker({ endpoint: 'bench_mixed', kind: 'mixed', mix: { hit: 0.8, miss: 0.1, absent: 0.1 }, hitRange: 50, missFrom: 51, missTo: 100 }, () => seq[i++ % seq.length])
+    const next = createPathPicker(
+      { endpoint: 'bench_mixed', kind: 'mixed', mix: { hit: 0.8, miss: 0.1, absent: 0.1 }, hitRange: 50, missFrom: 51, missTo: 100 },
+      () => seq[i++ % seq.length]
+    )
     const got = Array.from({ length: 4 }, () => next())
     expect(got.map((p) => p.tag)).toEqual(['hit', 'miss', 'absent', 'miss'])
     expect(idOf(got[0])).toBe('26')

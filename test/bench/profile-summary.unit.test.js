@@ -27,7 +27,13 @@ test('samples in the window are summed by category, first match up the stack; id
   expect(s.samplesInWindow).toBe(7)
   expect(s.busyUs).toBe(500)
   expect(s.usPerRequest).toBe(250)
-  expect(s.categories).toEqual({ ...Object.fromEntries(Object.keys(CATEGORIES).map((n) => [n, 0])), 'socket write': 100, cache: 50, 'beacon request': 50, gc: 50 })
+  expect(s.categories).toEqual({
+    ...Object.fromEntries(Object.keys(CATEGORIES).map((n) => [n, 0])),
+    'socket write': 100,
+    cache: 50,
+    'beacon request': 50,
+    gc: 50
+  })
   expect(s.topSelf[0]).toEqual(['writev :1', 100])
   expect(s.topSelf.map(([fn]) => fn)).toContain('get lru-cache/dist/index.js:1')
 })

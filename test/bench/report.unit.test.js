@@ -1,9 +1,31 @@
 'use strict'
 
-const { SEED, secondBest, summarizeRun, withRatios, markdownReport, stdev, costPer1k, withServerView, scenarioTable } = require('../../bench/lib/report')
+const {
+  SEED,
+  secondBest,
+  summarizeRun,
+  withRatios,
+  markdownReport,
+  stdev,
+  costPer1k,
+  withServerView,
+  scenarioTable
+} = require('../../bench/lib/report')
 const { stopReason, findKnee, runSweep } = require('../../bench/lib/sweep')
 
-const run = (rps, extra = {}) => ({ rps, latencyMean: 1, latencyStdev: 0.5, p50: 1, p90: 2, p99: 3, p999: 4, non2xx: 0, errors: 0, requests: rps * 10, ...extra })
+const run = (rps, extra = {}) => ({
+  rps,
+  latencyMean: 1,
+  latencyStdev: 0.5,
+  p50: 1,
+  p90: 2,
+  p99: 3,
+  p999: 4,
+  non2xx: 0,
+  errors: 0,
+  requests: rps * 10,
+  ...extra
+})
 const step = (offeredRate, p99, extra = {}) => ({ offeredRate, rps: offeredRate, p50: p99 / 4, p99, errors: 0, unsent: 0, ...extra })
 
 describe('seed math', () => {
@@ -30,7 +52,16 @@ describe('seed math', () => {
   })
 
   test('summarizeRun takes throughput over the elapsed time and counts timeouts as errors', () => {
-    const s = summarizeRun({ start: 0, finish: 2000, duration: 2, '2xx': 900, non2xx: 100, errors: 3, timeouts: 2, latency: { mean: 1.23456, stddev: 0.5, p50: 1, p90: 2, p99: 3, p99_9: 4 } })
+    const s = summarizeRun({
+      start: 0,
+      finish: 2000,
+      duration: 2,
+      '2xx': 900,
+      non2xx: 100,
+      errors: 3,
+      timeouts: 2,
+      latency: { mean: 1.23456, stddev: 0.5, p50: 1, p90: 2, p99: 3, p99_9: 4 }
+    })
     expect(s).toMatchObject({ rps: 500, requests: 1000, ok: 900, non2xx: 100, errors: 5, latencyMean: 1.235, p999: 4 })
   })
 })
@@ -101,7 +132,13 @@ describe('markdown', () => {
         endpoints: { sample1: { knee: 5000, stoppedAt: 10000, stopReason: 'p99 400 ms > 100 ms', steps: [] } },
         rows: { 'sample1 @ 1,000 req/s': { generator: 'open-loop', offeredRate: 1000, ...step(1000, 2), late: 0 } }
       },
-      vus: { title: 'Virtual users', rows: { 'sample3 100 VUs': { generator: 'open-loop', offeredRate: 100, ...step(100, 1), late: 0 }, 'sample3 1000 VUs': { generator: 'open-loop', offeredRate: 1000, ...step(1000, 1), late: 0 } } }
+      vus: {
+        title: 'Virtual users',
+        rows: {
+          'sample3 100 VUs': { generator: 'open-loop', offeredRate: 100, ...step(100, 1), late: 0 },
+          'sample3 1000 VUs': { generator: 'open-loop', offeredRate: 1000, ...step(1000, 1), late: 0 }
+        }
+      }
     },
     charts: { throughput: 't-throughput.svg' }
   }

@@ -18,19 +18,24 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
   const out = path.join(dir, 'quick.json')
   const args = ['bench/run.js', '--quick', '--topology', 'loopback', '--endpoints', 'sample1,sample4,sample5',
     '--duration', '2', '--warmup', '1', '--hbase-warmup', '1', '--id-range', '500', '--sweep-rates', '300', '--sweep-step', '1',
-    '--vus', '20', '--vu-duration', '1', '--scenario-endpoints', 'sample5', '--cross-zone-endpoints', 'sample1', '--conn-endpoints', 'sample1',
+    '--vus', '20', '--vu-duration', '1', '--scenario-endpoints', 'sample5', '--cross-zone-endpoints', 'sample1',
+    '--conn-endpoints', 'sample1',
     '--conn-counts', '2', '--no-keepalive-counts', '2', '--conn-duration', '1', '--mixed-rate', '200', '--mixed-duration', '1',
     '--lb-endpoints', 'sample1', '--lb-duration', '1', '--lb-rate', '200', '--lb-connections', '8', '--lb-id-range', '50',
     '--cpu-runs', '2', '--cpu-duration', '1', '--cpu-rate', '300', '--cpu-endpoints', 'sample5',
     '--logcount-rows', '20000', '--logcount-minutes', '3',
     '--port', String(PORT), '--out', out]
   const stdout = await new Promise((resolve, reject) => {
-    execFile(process.execPath, args, { cwd: ROOT, timeout: 210000, maxBuffer: 16 * 2 ** 20 }, (err, so, se) => (err ? reject(new Error(`${err.message}\n${se}`)) : resolve(so)))
+    execFile(process.execPath, args, { cwd: ROOT, timeout: 210000, maxBuffer: 16 * 2 ** 20 }, (err, so, se) =>
+      err ? reject(new Error(`${err.message}\n${se}`)) : resolve(so)
+    )
   })
   const report = JSON.parse(fs.readFileSync(out, 'utf8'))
   for (const name of ['sample1', 'sample4', 'sample5']) {
     const e = report.endpoints[name]
-    for (const key of ['rps', 'latencyMean', 'latencyStdev', 'p50', 'p99', 'non2xx', 'errors', 'ratio']) expect(typeof e[key]).toBe('number')
+    for (const key of ['rps', 'latencyMean', 'latencyStdev', 'p50', 'p99', 'non2xx', 'errors', 'ratio']) {
+      expect(typeof e[key]).toBe('number')
+    }
     expect(e.rps).toBeGreaterThan(0)
     expect(e.errors).toBe(0)
     expect(e.non2xx).toBe(0)
@@ -64,7 +69,10 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
   // App hosts behind HAProxy: 1 host direct, via HAProxy, 2 hosts via HAProxy; HAProxy's CPU
   // sampled on its own; the 2-host rows sum both server clusters (about twice the memory).
   const lbRows = rows('lb')
-  const cases = ['1 host direct', '1 host via HAProxy', '2 hosts via HAProxy'].flatMap((c) => [`sample1 ${c}, closed loop`, `sample1 ${c}, @ 200 req/s`])
+  const cases = ['1 host direct', '1 host via HAProxy', '2 hosts via HAProxy'].flatMap((c) => [
+    `sample1 ${c}, closed loop`,
+    `sample1 ${c}, @ 200 req/s`
+  ])
   expect(Object.keys(lbRows)).toEqual(cases)
   for (const key of cases) {
     expect(lbRows[key].rps).toBeGreaterThan(0)
@@ -72,8 +80,12 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
     if (key.includes('via HAProxy')) expect(lbRows[key].server.lb.cpuMs).not.toBeNull()
     else expect(lbRows[key].server.lb).toBeUndefined()
   }
-  expect(lbRows['sample1 2 hosts via HAProxy, closed loop'].server.app.peakRssMiB).toBeGreaterThan(1.5 * lbRows['sample1 1 host via HAProxy, closed loop'].server.app.peakRssMiB)
-  expect(report.scenarios.lb.notes[0]).toMatch(/the point of this scenario is the CPU cost per request and the load balancer's overhead, not more throughput/)
+  expect(lbRows['sample1 2 hosts via HAProxy, closed loop'].server.app.peakRssMiB).toBeGreaterThan(
+    1.5 * lbRows['sample1 1 host via HAProxy, closed loop'].server.app.peakRssMiB
+  )
+  expect(report.scenarios.lb.notes[0]).toMatch(
+    /the point of this scenario is the CPU cost per request and the load balancer's overhead, not more throughput/
+  )
   for (const name of ['vus', 'cross-zone', 'connections', 'mixed', 'lb']) {
     for (const [key, r] of Object.entries(rows(name))) {
       expect(r.errors ?? 0).toBe(0)
@@ -95,7 +107,10 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
   // throws otherwise), each step timed, HBase's CPU read from /proc.
   const logcount = report.scenarios.logcount
   expect(logcount.parameters).toEqual({ rows: 20000, minutes: 3 })
-  expect(Object.keys(logcount.cases)).toEqual(['write (multiPut + marks)', 'count from the raw rows', 'roll up every minute', 'count from the rollups', 'count one id from the rollups', 'count by id from the rollups'])
+  expect(Object.keys(logcount.cases)).toEqual([
+    'write (multiPut + marks)', 'count from the raw rows', 'roll up every minute', 'count from the rollups',
+    'count one id from the rollups', 'count by id from the rollups'
+  ])
   for (const c of Object.values(logcount.cases)) {
     expect(c.ms).toBeGreaterThanOrEqual(0)
     expect(c.hbaseCpuMs).toBeGreaterThanOrEqual(0)
@@ -107,7 +122,12 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
   const cpu = report.scenarios.cpu
   expect(cpu.parameters).toMatchObject({ rate: 300, runs: 2, seconds: 1, idRange: 500, endpoints: ['sample1', 'sample5'] })
   const cpuCases = ['bare node:http @ 300 req/s', 'bare node:http closed loop',
-    ...['sample1', 'sample5'].flatMap((n) => [`${n} ids 1..500 @ 300 req/s`, `${n} ids 1..500 closed loop`, `${n} id=1 @ 300 req/s`, `${n} id=1 closed loop`])]
+    ...['sample1', 'sample5'].flatMap((n) => [
+      `${n} ids 1..500 @ 300 req/s`,
+      `${n} ids 1..500 closed loop`,
+      `${n} id=1 @ 300 req/s`,
+      `${n} id=1 closed loop`
+    ])]
   expect(Object.keys(cpu.cases)).toEqual(cpuCases)
   const positive = (v) => {
     expect(Number.isFinite(v)).toBe(true)
@@ -119,7 +139,11 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
     for (const r of c.runs) {
       expect(r).toMatchObject({ errors: 0, non2xx: 0 })
       expect(['threads', 'ticks', 'mixed']).toContain(r.appCpuSource)
-      for (const [cpuUs, perReq] of [['appCpuUs', 'appUsPerReq'], ['hbaseCpuUs', 'hbaseUsPerReq'], ['generatorCpuUs', 'generatorUsPerReq']]) {
+      for (const [cpuUs, perReq] of [
+        ['appCpuUs', 'appUsPerReq'],
+        ['hbaseCpuUs', 'hbaseUsPerReq'],
+        ['generatorCpuUs', 'generatorUsPerReq']
+      ]) {
         positive(r[cpuUs])
         expect(r[perReq]).toBeCloseTo(r[cpuUs] / r.requests, 1)
       }
@@ -140,7 +164,9 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
   for (const r of cpu.idle.runs) for (const k of ['appUsPerS', 'baselineUsPerS', 'hbaseUsPerS']) expect(r[k]).toBeGreaterThanOrEqual(0)
   // The report opens with the seed beside beacon (with CPU per request), then the cpu tables.
   const headings = md.split('\n').filter((l) => l.startsWith('## '))
-  expect(headings.slice(0, 3)).toEqual(['## What each layer costs: the seed beside beacon', '## CPU per request', '## Seed protocol (closed loop)'])
+  expect(headings.slice(0, 3)).toEqual([
+    '## What each layer costs: the seed beside beacon', '## CPU per request', '## Seed protocol (closed loop)'
+  ])
   // At saturation (app CPU, vs sample1, HBase above idle), then at the fixed rate (app CPU, vs
   // sample1, HBase above sample1): each a median with its spread over the 2 rounds.
   const cell = String.raw`-?[\d.]+ \(-?[\d.]+–-?[\d.]+\)`

@@ -51,15 +51,36 @@ describe('defaults', () => {
       shutdownTimeoutMs: 10000,
       logLevel: 'info',
       adminToken: null,
-      http: { keepAliveTimeoutMs: 5000, headersTimeoutMs: 10000, requestTimeoutMs: 10000, maxHeaderSize: 8192, maxUrlLength: 2048, maxConnections: 0 },
+      http: {
+        keepAliveTimeoutMs: 5000,
+        headersTimeoutMs: 10000,
+        requestTimeoutMs: 10000,
+        maxHeaderSize: 8192,
+        maxUrlLength: 2048,
+        maxConnections: 0
+      },
       limits: { maxIdLength: 64, maxCallbackLength: 128 },
-      hbase: { bootstrap: [], rpcTimeoutMs: 1000, operationTimeoutMs: 3000, configTable: 'beacon_config', configFamily: 'c', configQualifier: 'json' }
+      hbase: {
+        bootstrap: [],
+        rpcTimeoutMs: 1000,
+        operationTimeoutMs: 3000,
+        configTable: 'beacon_config',
+        configFamily: 'c',
+        configQualifier: 'json'
+      }
     })
   })
 
   test('the two access-log sinks, with paths resolved against stateDir', () => {
     expect(settings.logSinks).toEqual({
-      file: { type: 'file', path: path.join(settings.stateDir, 'logs', 'access.log'), rotateSize: '100m', rotateFrequency: 'daily', keepFiles: 14, maxPendingLines: 50000 },
+      file: {
+        type: 'file',
+        path: path.join(settings.stateDir, 'logs', 'access.log'),
+        rotateSize: '100m',
+        rotateFrequency: 'daily',
+        keepFiles: 14,
+        maxPendingLines: 50000
+      },
       hbase: {
         type: 'hbase',
         table: 'beacon_access_log',
@@ -79,7 +100,14 @@ describe('defaults', () => {
   })
 
   test('exactly the five seed endpoints', () => {
-    const hbase = (cache, accessLog, cacheControl) => ({ source: 'hbase', defaultConfig: { features: {} }, cache, accessLog, cacheControl, enabled: true })
+    const hbase = (cache, accessLog, cacheControl) => ({
+      source: 'hbase',
+      defaultConfig: { features: {} },
+      cache,
+      accessLog,
+      cacheControl,
+      enabled: true
+    })
     expect(settings.endpoints).toEqual({
       sample1: {
         source: 'fixed',
@@ -170,12 +198,23 @@ describe('settings file', () => {
     expect(settings.endpoints.sample1.cache).toEqual(LRU)
     expect(settings.endpoints.sample3.cache).toEqual(OFF)
     // a new source redeclares the endpoint: sample2's hbase-only settings do not carry over
-    expect(settings.endpoints.sample2).toEqual({ source: 'fixed', value: { a: 1 }, defaultConfig: {}, cache: OFF, accessLog: [], cacheControl: 'no-cache', enabled: true })
+    expect(settings.endpoints.sample2).toEqual({
+      source: 'fixed',
+      value: { a: 1 },
+      defaultConfig: {},
+      cache: OFF,
+      accessLog: [],
+      cacheControl: 'no-cache',
+      enabled: true
+    })
   })
 
   test('value replaces valueFile (and the reverse); value is data, replaced whole', () => {
     const elsewhere = writeJson({ from: 'file' })
-    const settings = loadSettings({ env: {}, overrides: { endpoints: { sample1: { value: { only: true } }, sampleF: { source: 'fixed', valueFile: elsewhere } } } })
+    const settings = loadSettings({
+      env: {},
+      overrides: { endpoints: { sample1: { value: { only: true } }, sampleF: { source: 'fixed', valueFile: elsewhere } } }
+    })
     expect(settings.endpoints.sample1.value).toEqual({ only: true })
     expect(settings.endpoints.sample1.valueFile).toBeUndefined()
     expect(settings.endpoints.sampleF.value).toEqual({ from: 'file' })
@@ -196,7 +235,14 @@ describe('settings file', () => {
     })
     expect(settings.stateDir).toBe(stateDir)
     expect(settings.logSinks.file.path).toBe(path.join(stateDir, 'elsewhere', 'a.log'))
-    expect(settings.logSinks.audit).toEqual({ type: 'file', path: path.join(tmp, 'abs', 'audit.log'), rotateSize: '100m', rotateFrequency: 'daily', keepFiles: 14, maxPendingLines: 50000 })
+    expect(settings.logSinks.audit).toEqual({
+      type: 'file',
+      path: path.join(tmp, 'abs', 'audit.log'),
+      rotateSize: '100m',
+      rotateFrequency: 'daily',
+      keepFiles: 14,
+      maxPendingLines: 50000
+    })
     expect(settings.logSinks.hbase.journalDir).toBe(path.join(stateDir, 'journal'))
     expect(settings.logSinks.archive.journalDir).toBe(path.join(stateDir, 'journal', 'archive'))
   })
@@ -251,7 +297,10 @@ describe('environment', () => {
   })
 
   test('BEACON_ACCESS_LOG_TABLE is skipped when the hbase sink was removed', () => {
-    const settings = loadSettings({ env: { BEACON_ACCESS_LOG_TABLE: 'x' }, overrides: { logSinks: { hbase: null }, endpoints: { sample5: null } } })
+    const settings = loadSettings({
+      env: { BEACON_ACCESS_LOG_TABLE: 'x' },
+      overrides: { logSinks: { hbase: null }, endpoints: { sample5: null } }
+    })
     expect(settings.logSinks.hbase).toBeUndefined()
   })
 })
@@ -259,31 +308,103 @@ describe('environment', () => {
 describe('invalid settings throw CONFIG_INVALID naming the key and its source', () => {
   const cases = [
     ['unknown top-level key', { file: { prot: 4000 } }, /prot is not a known key \(in .*settings-\d+\.json\)/],
-    ['unknown key in an endpoint', { overrides: { endpoints: { sample3: { ttl: 5 } } } }, /endpoints\.sample3\.ttl is not a known key \(in overrides\)/],
-    ['unknown key in a cache', { overrides: { endpoints: { sample3: { cache: { ttl: 5 } } } } }, /endpoints\.sample3\.cache\.ttl is not a known key/],
-    ['unknown key in a sink (file sink with table)', { overrides: { logSinks: { file: { table: 'x' } } } }, /logSinks\.file\.table is not a known key/],
+    [
+      'unknown key in an endpoint',
+      { overrides: { endpoints: { sample3: { ttl: 5 } } } },
+      /endpoints\.sample3\.ttl is not a known key \(in overrides\)/
+    ],
+    [
+      'unknown key in a cache',
+      { overrides: { endpoints: { sample3: { cache: { ttl: 5 } } } } },
+      /endpoints\.sample3\.cache\.ttl is not a known key/
+    ],
+    [
+      'unknown key in a sink (file sink with table)',
+      { overrides: { logSinks: { file: { table: 'x' } } } },
+      /logSinks\.file\.table is not a known key/
+    ],
     ['unknown sink type', { overrides: { logSinks: { k: { type: 'kafka' } } } }, /logSinks\.k\.type must be one of: "file", "hbase"/],
     ['sink without type', { overrides: { logSinks: { k: { path: 'x' } } } }, /logSinks\.k\.type is required/],
-    ['negative ttl', { file: { endpoints: { sample6: { source: 'hbase', cache: { type: 'lru', ttlMs: -1 } } } } }, /endpoints\.sample6\.cache\.ttlMs must be >= 0 \(in .*\.json\)/],
-    ['unknown cache type', { overrides: { endpoints: { sample3: { cache: 'redis' } } } }, /endpoints\.sample3\.cache must be "off", "lru" or an object/],
-    ['unknown sink name', { overrides: { endpoints: { sample6: { source: 'hbase', accessLog: ['file', 'kafka'] } } } }, /endpoints\.sample6\.accessLog names unknown sink "kafka" \(declared sinks: file, hbase\)/],
-    ['fixed without value', { overrides: { endpoints: { sample7: { source: 'fixed' } } } }, /endpoints\.sample7\.value is required for a fixed endpoint/],
-    ['value on an hbase endpoint', { overrides: { endpoints: { sample2: { value: {} } } } }, /endpoints\.sample2\.value applies only to fixed endpoints/],
-    ['value and valueFile together', { overrides: { endpoints: { s: { source: 'fixed', value: {}, valueFile: 'fixed/sample1.json' } } } }, /endpoints\.s: set value or valueFile, not both/],
-    ['missing valueFile', { overrides: { endpoints: { sample1: { valueFile: 'fixed/nope.json' } } } }, /cannot read endpoints\.sample1\.valueFile .*nope\.json: ENOENT/],
-    ['adminToken in the file', { file: { adminToken: 'abc' } }, /adminToken must not be set in the settings file .*: secrets come from the environment \(BEACON_ADMIN_TOKEN\)/],
+    [
+      'negative ttl',
+      { file: { endpoints: { sample6: { source: 'hbase', cache: { type: 'lru', ttlMs: -1 } } } } },
+      /endpoints\.sample6\.cache\.ttlMs must be >= 0 \(in .*\.json\)/
+    ],
+    [
+      'unknown cache type',
+      { overrides: { endpoints: { sample3: { cache: 'redis' } } } },
+      /endpoints\.sample3\.cache must be "off", "lru" or an object/
+    ],
+    [
+      'unknown sink name',
+      { overrides: { endpoints: { sample6: { source: 'hbase', accessLog: ['file', 'kafka'] } } } },
+      /endpoints\.sample6\.accessLog names unknown sink "kafka" \(declared sinks: file, hbase\)/
+    ],
+    [
+      'fixed without value',
+      { overrides: { endpoints: { sample7: { source: 'fixed' } } } },
+      /endpoints\.sample7\.value is required for a fixed endpoint/
+    ],
+    [
+      'value on an hbase endpoint',
+      { overrides: { endpoints: { sample2: { value: {} } } } },
+      /endpoints\.sample2\.value applies only to fixed endpoints/
+    ],
+    [
+      'value and valueFile together',
+      { overrides: { endpoints: { s: { source: 'fixed', value: {}, valueFile: 'fixed/sample1.json' } } } },
+      /endpoints\.s: set value or valueFile, not both/
+    ],
+    [
+      'missing valueFile',
+      { overrides: { endpoints: { sample1: { valueFile: 'fixed/nope.json' } } } },
+      /cannot read endpoints\.sample1\.valueFile .*nope\.json: ENOENT/
+    ],
+    [
+      'adminToken in the file',
+      { file: { adminToken: 'abc' } },
+      /adminToken must not be set in the settings file .*: secrets come from the environment \(BEACON_ADMIN_TOKEN\)/
+    ],
     ['bad PORT env', { env: { PORT: 'eighty' } }, /^invalid settings: port must be integer \(from env PORT\)$/],
     ['PORT out of range', { env: { PORT: '70000' } }, /port must be <= 65535 \(from env PORT\)/],
     ['negative BEACON_WORKERS', { env: { BEACON_WORKERS: '-1' } }, /workers must be >= 0 \(from env BEACON_WORKERS\)/],
-    ['bad bootstrap address', { env: { BEACON_HBASE_BOOTSTRAP: 'localhost' } }, /hbase\.bootstrap\[0\] must be a "host:port" address \(from env BEACON_HBASE_BOOTSTRAP\)/],
-    ['bad durable flag', { env: { BEACON_ACCESS_LOG_DURABLE: 'maybe' } }, /logSinks\.hbase\.durable must be true or false \(from env BEACON_ACCESS_LOG_DURABLE\)/],
-    ['bad log level', { env: { BEACON_LOG_LEVEL: 'verbose' } }, /logLevel must be one of: "fatal", .*"silent" \(from env BEACON_LOG_LEVEL\)/],
+    [
+      'bad bootstrap address',
+      { env: { BEACON_HBASE_BOOTSTRAP: 'localhost' } },
+      /hbase\.bootstrap\[0\] must be a "host:port" address \(from env BEACON_HBASE_BOOTSTRAP\)/
+    ],
+    [
+      'bad durable flag',
+      { env: { BEACON_ACCESS_LOG_DURABLE: 'maybe' } },
+      /logSinks\.hbase\.durable must be true or false \(from env BEACON_ACCESS_LOG_DURABLE\)/
+    ],
+    [
+      'bad log level',
+      { env: { BEACON_LOG_LEVEL: 'verbose' } },
+      /logLevel must be one of: "fatal", .*"silent" \(from env BEACON_LOG_LEVEL\)/
+    ],
     ['bad endpoint name', { overrides: { endpoints: { 'sam ple': { source: 'hbase' } } } }, /endpoints\.sam ple is not a valid name/],
-    ['header injection in cacheControl', { overrides: { endpoints: { sample2: { cacheControl: 'no-cache\r\nSet-Cookie: a=b' } } } }, /endpoints\.sample2\.cacheControl must be printable ASCII/],
-    ['bad rotateFrequency', { overrides: { logSinks: { file: { rotateFrequency: 'weekly' } } } }, /logSinks\.file\.rotateFrequency must be "hourly", "daily" or an interval in ms/],
-    ['headers timeout above request timeout', { overrides: { http: { headersTimeoutMs: 20000 } } }, /http\.headersTimeoutMs must be <= http\.requestTimeoutMs/],
+    [
+      'header injection in cacheControl',
+      { overrides: { endpoints: { sample2: { cacheControl: 'no-cache\r\nSet-Cookie: a=b' } } } },
+      /endpoints\.sample2\.cacheControl must be printable ASCII/
+    ],
+    [
+      'bad rotateFrequency',
+      { overrides: { logSinks: { file: { rotateFrequency: 'weekly' } } } },
+      /logSinks\.file\.rotateFrequency must be "hourly", "daily" or an interval in ms/
+    ],
+    [
+      'headers timeout above request timeout',
+      { overrides: { http: { headersTimeoutMs: 20000 } } },
+      /http\.headersTimeoutMs must be <= http\.requestTimeoutMs/
+    ],
     ['port equals adminPort', { env: { PORT: '5000', ADMIN_PORT: '5000' } }, /adminPort must differ from port/],
-    ['two sinks on one file', { overrides: { logSinks: { other: { type: 'file', path: 'logs/access.log' } } } }, /logSinks\.other\.path is also used by logSinks\.file/],
+    [
+      'two sinks on one file',
+      { overrides: { logSinks: { other: { type: 'file', path: 'logs/access.log' } } } },
+      /logSinks\.other\.path is also used by logSinks\.file/
+    ],
     ['__proto__ key', { file: '{"__proto__": {"polluted": true}}' }, /__proto__ is not an allowed key/],
     ['settings file that is not JSON', { file: '{ port: 1 }' }, /settings file .* is not valid JSON/],
     ['settings file that is not an object', { file: '[1]' }, /settings file .* must hold a JSON object/],

@@ -100,7 +100,8 @@ test('chaos under load: cached endpoints always 200, every sample5 2xx one acces
     stateDir: APP_STATE_DIR,
     log: (line) => lines.push(line)
   })
-  console.log(`chaos (seed ${SEED}):\n${chaosMarkdown(r).join('\n')}\n\ndriver and server log:\n${lines.filter((l) => l.startsWith('chaos')).join('\n')}`)
+  console.log(`chaos (seed ${SEED}):\n${chaosMarkdown(r).join('\n')}\n\ndriver ` +
+    `and server log:\n${lines.filter((l) => l.startsWith('chaos')).join('\n')}`)
 
   // It was chaos: the faults the issue names all ran (a graceful restart too when a slot found
   // every RegionServer up: the deck deals it, but a RegionServer killed earlier may still be

@@ -78,7 +78,12 @@ beforeAll(async () => {
   await spread(SPAN)
   await spread(RESHAPE)
   expect(await admin.multiPut(SPAN, SPAN_ROWS.map((row) => ({ row, cells: { f: { v: row } } })))).toEqual(SPAN_ROWS.map(() => null))
-  expect(await admin.multiPut(RESHAPE, RESHAPE_ROWS.map((row) => ({ row, cells: { f: { v: row } } })))).toEqual(RESHAPE_ROWS.map(() => null))
+  expect(
+    await admin.multiPut(
+      RESHAPE,
+      RESHAPE_ROWS.map((row) => ({ row, cells: { f: { v: row } } }))
+    )
+  ).toEqual(RESHAPE_ROWS.map(() => null))
 }, 180000)
 
 afterEach(stopRunningLoads)
@@ -106,7 +111,10 @@ async function javaView (what, ok) {
 
 /** The cluster whole again: every RegionServer live, an active master and its backups. */
 function whole () {
-  return javaView('the cluster whole again', (v) => v.live.length === SERVERS.length && Boolean(v.active) && v.backups.length === MASTERS.length - 1)
+  return javaView(
+    'the cluster whole again',
+    (v) => v.live.length === SERVERS.length && Boolean(v.active) && v.backups.length === MASTERS.length - 1
+  )
 }
 
 /**
@@ -184,7 +192,9 @@ test('a region moved to another server under load: the client follows by itself,
   const movedAt = Date.now()
   await admin.admin.moveRegion(region.name, { to })
   const moveMs = Date.now() - movedAt
-  await waitFor('the load reading the moved region again', () => load.records.some((r) => r.t0 > movedAt + moveMs && ofRegion(r.row) && r.ok))
+  await waitFor('the load reading the moved region again', () =>
+    load.records.some((r) => r.t0 > movedAt + moveMs && ofRegion(r.row) && r.ok)
+  )
   await load.stop()
 
   const t = timeline(load.records, movedAt, ofRegion, DEADLINE_MS)
@@ -211,13 +221,16 @@ test('a split and a merge under load: the client follows to the new regions, eve
   const splitAt = Date.now()
   await admin.admin.mergeRegions(before.filter((r) => ['d', 'f'].includes(r.startKey.toString())).map((r) => r.name))
   const mergedAt = Date.now()
-  await waitFor('a multi-get and a multi-put after the merge', () => ['multiGet', 'multiPut'].every((op) => load.records.some((r) => r.op === op && r.t0 > mergedAt)))
+  await waitFor('a multi-get and a multi-put after the merge', () =>
+    ['multiGet', 'multiPut'].every((op) => load.records.some((r) => r.op === op && r.t0 > mergedAt))
+  )
   await load.stop()
 
   const after = await admin.regions(RESHAPE)
   expect(after.map((r) => r.startKey.toString())).toEqual(['', 'b', 'c', 'd'])
   const t = timeline(load.records, startedAt, reshaped, DEADLINE_MS)
-  report.push(`split (${splitAt - startedAt} ms) then merge (${mergedAt - splitAt} ms): ${describeTimeline('split + merge', t)}; ${load.written.length} rows written meanwhile`)
+  report.push(`split (${splitAt - startedAt} ms) then merge (${mergedAt - splitAt} ms): ` +
+    `${describeTimeline('split + merge', t)}; ${load.written.length} rows written meanwhile`)
   // While a parent is closed and its new regions are not open yet, calls on its rows may run out
   // of deadline; they fail typed, in time, and nothing else fails.
   expect(Object.keys(t.codes).every((code) => code.startsWith('HBASE_TIMEOUT<-HBASE_'))).toBe(true)
@@ -282,9 +295,11 @@ async function killRegionServer (what, victim, { freeze = false, meanwhile = asy
     // Rows on live servers while the victim's regions failed: a single get is not held up; a
     // multi-get that also carries rows of those regions answers only when they settle.
     const outageEnd = killedAt + (t.lastFailureMs ?? 0)
-    const live = (op) => p50(load.records.filter((r) => r.op === op && r.t0 >= goneAt && r.t1 <= outageEnd && !affected(r.row)).map((r) => r.t1 - r.t0))
+    const live = (op) =>
+      p50(load.records.filter((r) => r.op === op && r.t0 >= goneAt && r.t1 <= outageEnd && !affected(r.row)).map((r) => r.t1 - r.t0))
     report.push(`${what}: regions reassigned in meta by ${((reassignedAt - killedAt) / 1000).toFixed(1)} s; ${describeTimeline(what, t)};` +
-      ` ${toVictim.length} RPCs sent to the ${freeze ? 'frozen' : 'dead'} server (${JSON.stringify(victimEndings)}), the slowest ended after ${slowest.toFixed(0)} ms;` +
+      ` ${toVictim.length} RPCs sent to the ${freeze ? 'frozen' : 'dead'} server ` +
+      `(${JSON.stringify(victimEndings)}), the slowest ended after ${slowest.toFixed(0)} ms;` +
       ` rows on live servers meanwhile: get p50 ${live('get')} ms, multi-get p50 ${live('multiGet')} ms`)
     // Calls on its regions failed typed (the operation's deadline, with the last error as cause)
     // and within their deadline; nothing else failed.
@@ -340,7 +355,8 @@ test('the server holding hbase:meta SIGKILLed: the same, and a client started me
     }
   }
   await killRegionServer('meta server SIGKILL', victim, { meanwhile })
-  report.push(`meta server SIGKILL: a client started after the kill read every row at ${(cold.ms / 1000).toFixed(1)} s; its failures before: ${JSON.stringify(cold.failures)}`)
+  report.push('meta server SIGKILL: a client started after the kill read every row at ' +
+    `${(cold.ms / 1000).toFixed(1)} s; its failures before: ${JSON.stringify(cold.failures)}`)
   expect(Object.keys(cold.failures).length).toBeGreaterThan(0) // it did start while meta was away
 }, 180000)
 
@@ -383,8 +399,10 @@ test('the active master SIGKILLed with a backup running: reads and writes never 
     const data = timeline(load.records, killedAt, () => true, DEADLINE_MS)
     const adminT = timeline(adminCalls, killedAt, () => true, CLIENT.operationTimeout + 400)
     report.push(`master SIGKILL: ${describeTimeline('data path', data)}; ${describeTimeline('admin (tableExists)', adminT)};` +
-      ` a client started after the kill read every row at ${((freshRead.at - killedAt) / 1000).toFixed(1)} s, before any master was active` +
-      ` (${((adminUpAt - killedAt) / 1000).toFixed(1)} s); the admin client that knew the old master: tableExists + moveRegion in ${staleAdminMs} ms`)
+      ' a client started after the kill read every row at ' +
+      `${((freshRead.at - killedAt) / 1000).toFixed(1)} s, before any master was active` +
+      ` (${((adminUpAt - killedAt) / 1000).toFixed(1)} s); the admin client ` +
+      `that knew the old master: tableExists + moveRegion in ${staleAdminMs} ms`)
     expect(data.failures).toBe(0)
     expect(data.overDeadline).toBe(0)
     expect(freshRead.rows.every((r) => r && !(r instanceof Error))).toBe(true)

@@ -81,7 +81,14 @@ test("HBase's Java client sees 3 live RegionServers, an active and a backup mast
   expect(view.live.filter((s) => s.meta)).toHaveLength(1)
 
   const memory = (await hbase.status(options)).processes.map((p) => `${p.name} ${rssMb(p.pid).toFixed(0)} MB`)
-  console.log(`cluster: up in ${upMs} ms; RSS ${memory.join(', ')}; access-log regions per server ${view.live.map((s) => `${s.server} ${s.tables[options.accessLogTable]}`).join(', ')}`)
+  console.log(
+    `cluster: up in ${upMs} ms; RSS ${memory.join(', ')}; access-log regions per server ${view.live
+      .map(
+        (s) =>
+          `${s.server} ${s.tables[options.accessLogTable]}`
+      )
+      .join(', ')}`
+  )
 })
 
 test('hbase:status prints one line per JVM: role, pid, port, regions held', async () => {
@@ -112,7 +119,8 @@ test('a RegionServer killed by index is noticed in seconds, its regions move, an
       view.live.reduce((n, s) => n + (s.tables[options.accessLogTable] || 0), 0) === options.accessLogRegions)
   }, 60000)
   const recoveredMs = Date.now() - killedAt
-  console.log(`cluster: rs-2 (held ${victim.regions} regions${victim.meta ? ', incl. hbase:meta' : ''}) SIGKILLed; dead and every region on the 2 others ${recoveredMs} ms later (session timeout ${options.zkSessionTimeoutMs} ms)`)
+  console.log(`cluster: rs-2 (held ${victim.regions} regions${victim.meta ? ', incl. hbase:meta' : ''}) SIGKILLed; ` +
+    `dead and every region on the 2 others ${recoveredMs} ms later (session timeout ${options.zkSessionTimeoutMs} ms)`)
   // Seconds, not HBase's default 90 s session timeout: the bound is the session timeout plus the
   // crash procedure and one inspection JVM.
   expect(recoveredMs).toBeLessThan(options.zkSessionTimeoutMs + 25000)

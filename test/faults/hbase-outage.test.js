@@ -69,7 +69,13 @@ function startLoad () {
       const started = Date.now()
       try {
         const res = await request(`${app.url}/api/${endpoint}.js?id=${id}&callback=cb`, { agent })
-        results[endpoint].push({ at: started, ms: Date.now() - started, status: res.status, retryAfter: res.headers['retry-after'], body: res.body })
+        results[endpoint].push({
+          at: started,
+          ms: Date.now() - started,
+          status: res.status,
+          retryAfter: res.headers['retry-after'],
+          body: res.body
+        })
       } catch (err) {
         results[endpoint].push({ at: started, ms: Date.now() - started, status: 0, error: err.message })
       }
@@ -148,7 +154,11 @@ test('SIGKILL of HBase under load: cached endpoints serve, sample2 fails fast wi
   try {
     const rows = await counter.count(app.accessLogTable)
     recordAudit({ answered: ok5, rows, idle })
-    console.log(`outage: sample2 ${sample2.length} answers (${failed.length} x 503 during ${upAt - killedAt} ms down), sample3 ${sample3.length} x 200, sample5 ${sample5.length} x 200; entries produced ${ok5}, rows in HBase ${rows}; spilled ${stats.spilled}, replayed ${stats.replayed}; sample2 recovered ${recoveredMs} ms after HBase was up`)
+    console.log(
+      `outage: sample2 ${sample2.length} answers (${failed.length} x 503 during ${upAt - killedAt} ms down), sample3 ${sample3.length} x ` +
+        `200, sample5 ${sample5.length} x 200; entries produced ${ok5}, rows in HBase ${rows}; spilled ${stats.spilled}, replayed ` +
+        `${stats.replayed}; sample2 recovered ${recoveredMs} ms after HBase was up`
+    )
     expect(stats.spilled).toBeGreaterThan(0)
     expect(stats.replayed).toBe(stats.spilled)
     expect(rows).toBe(ok5)
@@ -216,7 +226,11 @@ test('HBase stuck (SIGSTOP for 5 s): latency stays bounded, sample2 fails fast b
     const rows = await counter.count(app.accessLogTable) - rowsBefore
     const ok5 = sample5.filter((r) => r.status === 200).length
     recordAudit({ answered: ok5, rows, idle })
-    console.log(`stall: sample2 ${stalled(sample2).length} answers during the ${STALL_MS / 1000} s stall, ${failed.length} x 503 (${fast} under 100 ms); sample3/5 all 200 (${stalled(sample3).length}/${stalled(sample5).length}); log entries held in memory at most ${maxHeld}; sample5 200s ${ok5}, rows ${rows}`)
+    console.log(
+      `stall: sample2 ${stalled(sample2).length} answers during the ${STALL_MS / 1000} s stall, ${failed.length} ` +
+        `x 503 (${fast} under 100 ms); sample3/5 all 200 (${stalled(sample3).length}/${stalled(sample5).length}); ` +
+        `log entries held in memory at most ${maxHeld}; sample5 200s ${ok5}, rows ${rows}`
+    )
     expect(rows).toBe(ok5)
   } finally {
     await counter.close()
@@ -319,7 +333,12 @@ test('log pipeline saturated while HBase is stuck: spill and shed policies apply
     expect(shedCount).toBe(shedStats.shed)
     const spillRows = await expectRows('spill', ok('spill'))
     const shedRows = await expectRows('shed', ok('shed') - shedStats.shed)
-    console.log(`overload: stuck ${STUCK_MS} ms, maxQueue ${MAX_QUEUE}. spill: ${ok('spill')} x 200, ${spillStats.spilled} spilled, ${spillRows} rows, readyz 503 ${saturated('spill').length}/${readyz.spill.length} polls; shed: ${ok('shed')} x 200, ${shedStats.shed} shed (counted in /metrics), ${shedRows} rows, readyz 503 ${saturated('shed').length}/${readyz.shed.length} polls; held in memory at most ${maxHeld.spill}/${maxHeld.shed}`)
+    console.log(
+      `overload: stuck ${STUCK_MS} ms, maxQueue ${MAX_QUEUE}. spill: ${ok('spill')} x 200, ${spillStats.spilled} spilled, ${spillRows} ` +
+        `rows, readyz 503 ${saturated('spill').length}/${readyz.spill.length} polls; shed: ${ok('shed')} x 200, ${shedStats.shed} shed ` +
+        `(counted in /metrics), ${shedRows} rows, readyz 503 ${saturated('shed').length}/${readyz.shed.length} polls; held in memory at ` +
+        `most ${maxHeld.spill}/${maxHeld.shed}`
+    )
   } finally {
     if (state.stopped) process.kill(state.stopped, 'SIGCONT')
     clearInterval(watch)

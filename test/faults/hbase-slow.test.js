@@ -54,7 +54,13 @@ const SAMPLE2_RATE = 20 // open loop: requests per second whatever the server do
 // [name, one-way delay in ms (a round trip pays it twice), phase length]. CI runs short phases;
 // BEACON_SLOW_PHASE_MS=60000 runs each slow phase for a minute (`npm run bench -- --scenario faults`).
 const PHASE_MS = Number(process.env.BEACON_SLOW_PHASE_MS) || 8000
-const PHASES = [['healthy', 0, PHASE_MS], ['20ms', 10, PHASE_MS], ['200ms', 100, PHASE_MS], ['2s', 1000, Math.round(PHASE_MS * 1.5)], ['healed', 0, 6000]]
+const PHASES = [
+  ['healthy', 0, PHASE_MS],
+  ['20ms', 10, PHASE_MS],
+  ['200ms', 100, PHASE_MS],
+  ['2s', 1000, Math.round(PHASE_MS * 1.5)],
+  ['healed', 0, 6000]
+]
 
 let proxies = []
 let app
@@ -96,7 +102,9 @@ function percentile (values, p) {
 test('a slow HBase: cached endpoints stay fast, sample2 fails within its deadline, the log spills by policy and drains', async () => {
   const sink = app.sinks.get('hbase')
   for (let id = 1; id <= IDS; id++) {
-    for (const endpoint of ['sample3', 'sample5']) expect((await request(`${app.url}/api/${endpoint}.js?id=${id}&callback=cb`)).status).toBe(200)
+    for (const endpoint of ['sample3', 'sample5']) {
+      expect((await request(`${app.url}/api/${endpoint}.js?id=${id}&callback=cb`)).status).toBe(200)
+    }
   }
   await until('warm-up entries written', () => sink.stats().pending === 0, 30000)
 
@@ -118,7 +126,10 @@ test('a slow HBase: cached endpoints stay fast, sample2 fails within its deadlin
       const endpoint = i % 2 ? 'sample5' : 'sample3'
       const at = phase
       const started = performance.now()
-      const res = await request(`${app.url}/api/${endpoint}.js?id=${1 + (n++ % IDS)}&callback=cb`, { agent }).catch((err) => ({ status: 0, error: err.message }))
+      const res = await request(`${app.url}/api/${endpoint}.js?id=${1 + (n++ % IDS)}&callback=cb`, { agent }).catch((err) => ({
+        status: 0,
+        error: err.message
+      }))
       record(at, endpoint, res.status, performance.now() - started)
     }
   })
@@ -176,7 +187,8 @@ test('a slow HBase: cached endpoints stay fast, sample2 fails within its deadlin
 
   const report = []
   const of = (name, endpoint) => answers.get(`${name}/${endpoint}`) || { ms: [], status: [] }
-  const both = (name) => ['sample3', 'sample5'].map((e) => of(name, e)).reduce((a, b) => ({ ms: a.ms.concat(b.ms), status: a.status.concat(b.status) }))
+  const both = (name) =>
+    ['sample3', 'sample5'].map((e) => of(name, e)).reduce((a, b) => ({ ms: a.ms.concat(b.ms), status: a.status.concat(b.status) }))
   const healthyP50 = percentile(both('healthy').ms, 50)
   for (const [i, [name, delayMs]] of PHASES.entries()) {
     const cached = both(name)

@@ -107,7 +107,9 @@ function startOn (stateDir, { durable = false } = {}) {
 
 async function warm (app) {
   for (let id = 1; id <= IDS; id++) {
-    for (const endpoint of ['sample4', 'sample5']) expect((await request(`${app.url}/api/${endpoint}.js?id=${id}&callback=cb`)).status).toBe(200)
+    for (const endpoint of ['sample4', 'sample5']) {
+      expect((await request(`${app.url}/api/${endpoint}.js?id=${id}&callback=cb`)).status).toBe(200)
+    }
   }
 }
 
@@ -121,7 +123,10 @@ function startLoad (url, loops = 8) {
     async step (i, agent) {
       const endpoint = i % 2 ? 'sample5' : 'sample4'
       const at = Date.now()
-      const res = await request(`${url}/api/${endpoint}.js?id=${1 + (n++ % IDS)}&callback=cb`, { agent }).catch((err) => ({ status: 0, error: err.message }))
+      const res = await request(`${url}/api/${endpoint}.js?id=${1 + (n++ % IDS)}&callback=cb`, { agent }).catch((err) => ({
+        status: 0,
+        error: err.message
+      }))
       answers[endpoint].push({ status: res.status, ms: Date.now() - at })
     }
   })
@@ -225,7 +230,11 @@ needsRoot('HBase SIGKILLed and the state dir\'s disk full under sample4/sample5 
     await hbase.kill(options)
 
     // The journal and the file log fill the disk, then the bounds are reached and entries shed.
-    await until('both sinks see the disk full', () => hs.stats().writeFailing === 'ENOSPC' && fsink.stats().writeFailing === 'ENOSPC', 60000)
+    await until(
+      'both sinks see the disk full',
+      () => hs.stats().writeFailing === 'ENOSPC' && fsink.stats().writeFailing === 'ENOSPC',
+      60000
+    )
     const fullAt = Date.now()
     await until('both sinks shedding for the full disk', () => hs.stats().shedBy.disk_full > 0 && fsink.stats().shedBy.disk_full > 0, 60000)
     const during = await readyz(app)
@@ -278,14 +287,25 @@ needsRoot('HBase SIGKILLed and the state dir\'s disk full under sample4/sample5 
     recordAudit({ note: `${h.shed} shed for the full disk`, answered: ok5, rows, idle })
     const lines = countLines(path.join(stateDir, 'logs'))
     const q = await scrape(app)
-    const metricSum = ['written', 'shed', 'corrupt'].reduce((n, s) => n + q(`beacon_access_log_entries_total{sink="hbase",state="${s}"}`), 0) +
-      q('beacon_access_log_pending{sink="hbase"}') + q('beacon_access_log_journal_buffered{sink="hbase"}') + q('beacon_access_log_journal_pending{sink="hbase"}')
-    console.log(`host disk full + HBase killed: disk full ${fullAt - killedAt} ms after the kill; at the peak: hbase ${JSON.stringify(pick(atFull.hbase))}, file ${JSON.stringify(pick(atFull.file))}\n` +
-      `  final hbase: accepted ${h.accepted} = written ${h.written} + journal ${h.journalPending} + memory ${h.pending + h.journalBuffered} + shed ${h.shed} ${JSON.stringify(h.shedBy)}; rows ${rows} for ${ok5} answered sample5\n` +
-      `  final file: accepted ${f.accepted} = written ${f.written} + memory ${f.pending} + shed ${f.shed} ${JSON.stringify(f.shedBy)}; lines ${lines} for ${ok4} answered sample4\n` +
-      `  recovery (ms from the HBase restart): HBase serving ${upAt - restartAt} (restart call returned), HBase sink journal empty ${watch.w.hbaseDrainedAt - restartAt}, file sink writing again ${watch.w.fileDrainedAt - restartAt}, filler removed ${spaceAt - restartAt}, /readyz 200 ${readyAt - restartAt}\n` +
-      `  max held in memory: hbase ${watch.w.maxHeld} (bound ${BOUNDS.maxQueue + BOUNDS.journalMaxBuffered}), file ${watch.w.maxFilePending} (bound ${BOUNDS.maxPendingLines}); ${watch.w.samples} samples\n` +
-      `  answers: sample4 ${sample4.length} (p99 ${p99(sample4)} ms, max ${Math.max(...sample4.map((a) => a.ms))} ms), sample5 ${sample5.length} (p99 ${p99(sample5)} ms, max ${Math.max(...sample5.map((a) => a.ms))} ms); event loop delay max ${(loop.max / 1e6).toFixed(1)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms`)
+    const entriesOf = (state) => q(`beacon_access_log_entries_total{sink="hbase",state="${state}"}`)
+    const metricSum = ['written', 'shed', 'corrupt'].reduce((n, s) => n + entriesOf(s), 0) +
+      q('beacon_access_log_pending{sink="hbase"}') +
+      q('beacon_access_log_journal_buffered{sink="hbase"}') +
+      q('beacon_access_log_journal_pending{sink="hbase"}')
+    console.log(`host disk full + HBase killed: disk full ${fullAt - killedAt} ms after the kill; at the ` +
+      `peak: hbase ${JSON.stringify(pick(atFull.hbase))}, file ${JSON.stringify(pick(atFull.file))}\n` +
+      `  final hbase: accepted ${h.accepted} = written ${h.written} + journal ${h.journalPending} + memory ` +
+      `${h.pending + h.journalBuffered} + shed ${h.shed} ${JSON.stringify(h.shedBy)}; rows ${rows} for ${ok5} answered sample5\n` +
+      `  final file: accepted ${f.accepted} = written ${f.written} + memory ${f.pending} + ` +
+      `shed ${f.shed} ${JSON.stringify(f.shedBy)}; lines ${lines} for ${ok4} answered sample4\n` +
+      `  recovery (ms from the HBase restart): HBase serving ${upAt - restartAt} (restart call returned), HBase sink journal empty ` +
+        `${watch.w.hbaseDrainedAt - restartAt}, file sink writing again ${watch.w.fileDrainedAt - restartAt}, filler removed ` +
+        `${spaceAt - restartAt}, /readyz 200 ${readyAt - restartAt}\n` +
+      `  max held in memory: hbase ${watch.w.maxHeld} (bound ${BOUNDS.maxQueue + BOUNDS.journalMaxBuffered}), ` +
+      `file ${watch.w.maxFilePending} (bound ${BOUNDS.maxPendingLines}); ${watch.w.samples} samples\n` +
+      `  answers: sample4 ${sample4.length} (p99 ${p99(sample4)} ms, max ${Math.max(...sample4.map((a) => a.ms))} ms), sample5 ` +
+        `${sample5.length} (p99 ${p99(sample5)} ms, max ${Math.max(...sample5.map((a) => a.ms))} ms); event loop delay max ` +
+        `${(loop.max / 1e6).toFixed(1)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms`)
 
     // No crash, no 5xx, no dropped connection, answers fast, loop never stalled.
     for (const list of [sample4, sample5]) {
@@ -311,7 +331,9 @@ needsRoot('HBase SIGKILLed and the state dir\'s disk full under sample4/sample5 
     expect(q('beacon_access_log_entries_total{sink="hbase",state="accepted"}')).toBe(h.accepted)
     expect(metricSum).toBe(h.accepted)
     for (const [sink, s] of [['hbase', h], ['file', f]]) {
-      for (const [reason, count] of Object.entries(s.shedBy)) expect(q(`beacon_access_log_shed_total{sink="${sink}",reason="${reason}"}`)).toBe(count)
+      for (const [reason, count] of Object.entries(s.shedBy)) {
+        expect(q(`beacon_access_log_shed_total{sink="${sink}",reason="${reason}"}`)).toBe(count)
+      }
     }
     expect(q('beacon_access_log_write_failing{sink="file"}')).toBe(0)
   } finally {
@@ -374,9 +396,12 @@ needsRoot('HBase up, the file log\'s disk full (durable mode on): the file sink\
     const rows = await counter.count(app.accessLogTable)
     recordAudit({ answered: ok5, rows, idle })
     const lines = countLines(path.join(stateDir, 'logs'))
-    console.log(`file log disk full, HBase up, durable: file accepted ${f.accepted} = written ${f.written} + memory ${f.pending} + shed ${f.shed} ${JSON.stringify(f.shedBy)}; lines ${lines} for ${ok4} answered sample4; drained ${drainedMs} ms after space returned; max pending ${watch.w.maxFilePending}\n` +
+    console.log(`file log disk full, HBase up, durable: file accepted ${f.accepted} = written ${f.written} + memory ${f.pending} + shed ` +
+      `${f.shed} ${JSON.stringify(f.shedBy)}; lines ${lines} for ${ok4} answered sample4; drained ${drainedMs} ms after space returned; ` +
+      `max pending ${watch.w.maxFilePending}\n` +
       `  hbase: ${rows} rows for ${ok5} answered sample5, written ${h.written}, shed ${h.shed}; write-ahead-log appends the full disk refused: ${walFailures} (entries still written to HBase)\n` +
-      `  answers: sample4 p99 ${p99(sample4)} ms, max ${Math.max(...sample4.map((a) => a.ms))} ms; sample5 p99 ${p99(sample5)} ms; event loop delay max ${(loop.max / 1e6).toFixed(1)} ms`)
+      `  answers: sample4 p99 ${p99(sample4)} ms, max ${Math.max(...sample4.map((a) => a.ms))} ` +
+      `ms; sample5 p99 ${p99(sample5)} ms; event loop delay max ${(loop.max / 1e6).toFixed(1)} ms`)
 
     for (const list of [sample4, sample5]) {
       expect(list.filter((a) => a.status !== 200)).toEqual([])
@@ -442,7 +467,14 @@ function inspectOrphan (file) {
   const damaged = lines.filter((l) => !whole(l))
   // A record cut short keeps its head, and so its row key: the test asks HBase whether it got there.
   const damagedKeys = damaged.map((l) => (/^\{"k":"([^"]+)"/.exec(l) || [])[1] || null)
-  return { file, wal: /-wal-\d+\.ndjson$/.test(file), lines: lines.length, damagedLines: damaged.length, damagedKeys, damaged: damaged.length > 0 || text.length === 0 }
+  return {
+    file,
+    wal: /-wal-\d+\.ndjson$/.test(file),
+    lines: lines.length,
+    damagedLines: damaged.length,
+    damagedKeys,
+    damaged: damaged.length > 0 || text.length === 0
+  }
 }
 
 test('a worker SIGKILLed mid-append (durable), its newest write-ahead-log segment cut mid-record, damaged orphans beside it: every whole record replayed, damage counted and quarantined, service unharmed, the rollups exact', async () => {
@@ -457,7 +489,13 @@ test('a worker SIGKILLed mid-append (durable), its newest write-ahead-log segmen
     port,
     adminPort,
     stateDir,
-    env: { BEACON_HBASE_BOOTSTRAP: bootstrap.join(','), BEACON_ACCESS_LOG_TABLE: table, BEACON_ACCESS_LOG_DURABLE: '1', BEACON_WORKERS: '2', BEACON_ACCESS_ROLLUPS: '1' }
+    env: {
+      BEACON_HBASE_BOOTSTRAP: bootstrap.join(','),
+      BEACON_ACCESS_LOG_TABLE: table,
+      BEACON_ACCESS_LOG_DURABLE: '1',
+      BEACON_WORKERS: '2',
+      BEACON_ACCESS_ROLLUPS: '1'
+    }
   })
   const answers = { ok: 0, other: 0, errors: 0 }
   let n = 0
@@ -479,7 +517,10 @@ test('a worker SIGKILLed mid-append (durable), its newest write-ahead-log segmen
   let stopped = false
   try {
     await new Promise((resolve) => setTimeout(resolve, 2500))
-    const walOf = (pid) => journalFiles(journalDir).filter((f) => path.basename(f).startsWith(`j-${pid}-`) && /-wal-\d+\.ndjson$/.test(f)).sort()
+    const walOf = (pid) =>
+      journalFiles(journalDir)
+        .filter((f) => path.basename(f).startsWith(`j-${pid}-`) && /-wal-\d+\.ndjson$/.test(f))
+        .sort()
     const pids = childPids(server.pid)
     expect(pids).toHaveLength(2)
     const victim = pids.find((pid) => walOf(pid).length > 0)
@@ -525,12 +566,14 @@ test('a worker SIGKILLed mid-append (durable), its newest write-ahead-log segmen
       seen = await metric(quarantinedSeries).catch(() => NaN)
       return seen === expectQuarantined
     }, 60000).catch((err) => {
-      err.message += `; quarantined metric ${seen}, expected ${expectQuarantined}; victim left ${JSON.stringify(left.map((f) => ({ ...f, file: path.basename(f.file) })))}; ` +
+      err.message += `; quarantined metric ${seen}, expected ${expectQuarantined}; victim ` +
+        `left ${JSON.stringify(left.map((f) => ({ ...f, file: path.basename(f.file) })))}; ` +
         `files now ${JSON.stringify(fs.readdirSync(journalDir))}`
       throw err
     })
     const replayedMs = Date.now() - contAt
-    const retried = (series) => until(`a scrape of ${series}`, async () => !Number.isNaN(await metric(series).catch(() => NaN)), 30000).then(() => metric(series))
+    const retried = (series) =>
+      until(`a scrape of ${series}`, async () => !Number.isNaN(await metric(series).catch(() => NaN)), 30000).then(() => metric(series))
     const corrupt = await retried('beacon_access_log_entries_total{sink="hbase",state="corrupt"}')
     const claimedFromWal = await retried('beacon_access_log_entries_total{sink="hbase",state="claimedFromWal"}')
     const claimed = await retried('beacon_access_log_entries_total{sink="hbase",state="claimed"}')
@@ -564,7 +607,10 @@ test('a worker SIGKILLed mid-append (durable), its newest write-ahead-log segmen
     for (const key of cutKeys) if ((await admin.get(table, /** @type {string} */ (key))) === null) cutLost++
     const expected = answers.ok + planted.whole - cutLost
     const quarantined = quarantinedFiles(journalDir).map((f) => path.basename(f))
-    console.log(`torn files: victim ${victim} left ${segments.length} WAL segments (${walLines} records, the newest cut mid-record) and ${left.length - segments.length} spill journal files (${leftLines - walLines} records; ${leftDamaged.length} files damaged in all, ${cutKeys.length} records cut short, ${cutLost} of them not in HBase before the kill: lost, counted); planted ${planted.files.length} damaged orphans (${planted.whole} whole records, ${planted.damagedLines} damaged lines)\n` +
+    console.log(`torn files: victim ${victim} left ${segments.length} WAL segments (${walLines} records, the newest cut mid-record) and ` +
+      `${left.length - segments.length} spill journal files (${leftLines - walLines} records; ${leftDamaged.length} files damaged in ` +
+      `all, ${cutKeys.length} records cut short, ${cutLost} of them not in HBase before the kill: lost, counted); planted ` +
+      `${planted.files.length} damaged orphans (${planted.whole} whole records, ${planted.damagedLines} damaged lines)\n` +
       `  replacement: claimed ${claimed} (from the WAL ${claimedFromWal}), corrupt ${corrupt}, quarantined ${quarantined.length}, done ${replayedMs} ms after the primary resumed\n` +
       `  sample5: ${answers.ok} x 200, ${answers.errors} connection errors; rows ${rows} (expected ${expected} + up to ${answers.errors} journaled but unanswered)`)
 

@@ -38,7 +38,16 @@ const TOKEN = 'lb-failover-test-token'
 const IDS = 200
 const HOSTS = ['app', 'app2'] // host A, host B
 const topo = createTopology({ prefix: 'beacon_lb_', subnet: '198.18.251.0/24', extraHosts: ['app2', 'lb'] }, { env: {} })
-const hbaseOverrides = { stateDir: path.join(ROOT, '.state', 'hbase-lb'), zkPort: 2195, masterPort: 16440, rsPort: 16460, masterInfoPort: -1, rsInfoPort: -1, seedCount: IDS, regionServers: 1 }
+const hbaseOverrides = {
+  stateDir: path.join(ROOT, '.state', 'hbase-lb'),
+  zkPort: 2195,
+  masterPort: 16440,
+  rsPort: 16460,
+  masterInfoPort: -1,
+  rsInfoPort: -1,
+  seedCount: IDS,
+  regionServers: 1
+}
 
 let hbaseOptions
 let bootstrap
@@ -98,7 +107,15 @@ function killHost (name, signal = 'SIGKILL') {
 
 /** Standalone HBase's start-up check polls its ZooKeeper on localhost; ours binds the bridge address only. */
 async function hbaseUpOn (host) {
-  const relay = host === '127.0.0.1' ? null : await createDelayProxy({ listen: { host: '127.0.0.1', port: hbaseOverrides.zkPort }, target: { host, port: hbaseOverrides.zkPort }, delayMs: 0, handshake: false })
+  const relay =
+    host === '127.0.0.1'
+      ? null
+      : await createDelayProxy({
+        listen: { host: '127.0.0.1', port: hbaseOverrides.zkPort },
+        target: { host, port: hbaseOverrides.zkPort },
+        delayMs: 0,
+        handshake: false
+      })
   try {
     return (await hbase.up(hbaseOptions, { log: () => {} })).bootstrap
   } finally {
@@ -109,7 +126,8 @@ async function hbaseUpOn (host) {
 beforeAll(async () => {
   if ((await topo.available()).available) await topo.down({ force: true }) // leftovers of a crashed run
   const t = await topo.up({ allowFallback: true })
-  console.log(`lb: topology ${t.mode}${t.reason ? ` (${t.reason})` : ''}: ${Object.entries(t.hosts).map(([h, a]) => `${h} ${a}`).join(', ')}`)
+  console.log(`lb: topology ${t.mode}${t.reason ? ` (${t.reason})` : ''}: ` +
+    `${Object.entries(t.hosts).map(([h, a]) => `${h} ${a}`).join(', ')}`)
   hbaseOptions = hbase.resolveOptions({ ...hbaseOverrides, host: t.mode === 'netns' ? t.bridge.address : '127.0.0.1' })
   await hbase.wipe(hbaseOptions)
   bootstrap = await hbaseUpOn(hbaseOptions.host)
@@ -163,7 +181,13 @@ test('a toggle changed through host A\'s admin API is served by host B within 2 
 function putConfig (id, toggles) {
   return new Promise((resolve, reject) => {
     const body = JSON.stringify(toggles)
-    const req = http.request(`${hosts.app.adminUrl}/admin/config/${id}`, { method: 'PUT', headers: { ...auth, 'content-length': Buffer.byteLength(body) } }, (res) => {
+    const req = http.request(`${hosts.app.adminUrl}/admin/config/${id}`, {
+      method: 'PUT',
+      headers: {
+        ...auth,
+        'content-length': Buffer.byteLength(body)
+      }
+    }, (res) => {
       res.resume()
       res.on('end', () => resolve({ status: res.statusCode }))
     })
@@ -184,7 +208,10 @@ function startLoad () {
       const a = { tag, start: Date.now(), end: 0, status: 0, backend: null, error: null }
       answers.push(a)
       try {
-        const res = await request(`http://${lb.address.host}:${lb.address.port}/api/sample5.js?id=${1 + (n % IDS)}&callback=cb`, { agent, headers: { referer: tag } })
+        const res = await request(`http://${lb.address.host}:${lb.address.port}/api/sample5.js?id=${1 + (n % IDS)}&callback=cb`, {
+          agent,
+          headers: { referer: tag }
+        })
         a.status = res.status
         a.backend = res.headers['x-beacon-backend'] || null
       } catch (err) {
@@ -228,7 +255,10 @@ test('host A SIGKILLed under load: HAProxy stops sending to it, no request fails
   const upMs = Date.now() - restartedAt
   await until('A serving through HAProxy again', () => served('app', restartedAt) > 0, 10000)
   const firstServedMs = Date.now() - restartedAt
-  await until('A\'s write-ahead log replayed', async () => await metric('beacon_access_log_entries_total', 'sink="hbase",state="claimedFromWal"') > 0 &&
+  await until('A\'s write-ahead log replayed', async () => (await metric(
+    'beacon_access_log_entries_total',
+    'sink="hbase",state="claimedFromWal"'
+  )) > 0 &&
     await metric('beacon_access_log_journal_pending', 'sink="hbase"') === 0, 30000)
   const claimedFromWal = await metric('beacon_access_log_entries_total', 'sink="hbase",state="claimedFromWal"')
   const rollupsOn = await metric('beacon_access_rollup_enabled', 'sink="hbase"') === 1
@@ -263,15 +293,30 @@ test('host A SIGKILLed under load: HAProxy stops sending to it, no request fails
   console.log([
     `lb: ${answers.length} requests through HAProxy, ${ok.length} x 200, ${answers.filter(inFlight).length} in flight when A was SIGKILLed`,
     `  HAProxy marked A DOWN ${markedDownMs} ms after the kill; A's counters while down: picked ${atDown.selected} -> ${later.selected}, sessions ${atDown.sessions} -> ${later.sessions}; B answered ${servedWhileDown} meanwhile`,
-    `  HAProxy retried ${retried.retries} requests cut off on A (redispatched ${retried.redispatches}); failed requests ${failed.length}, in flight at the kill ${failed.filter(inFlight).length}${failed.length ? `: ${JSON.stringify(failed.slice(0, 5))}` : ''}`,
-    `  restart: A ready ${readyMs} ms after the spawn, UP in HAProxy at ${upMs} ms, first request through HAProxy answered by A at ${firstServedMs} ms; A claimed ${claimedFromWal} entries from the killed worker's write-ahead log; rollups ${rollupsOn ? 'on' : 'off'}`,
-    `  access log: ${rows} rows vs ${ok.length} x 2xx; 2xx with their row ${okWithRow}; extra rows ${extra.length} ${JSON.stringify(extra)} (each in flight at the kill: ${extra.every((tag) => byTag.get(tag) && inFlight(byTag.get(tag)))})`
+    `  HAProxy retried ${retried.retries} requests cut off on A (redispatched ${retried.redispatches}); failed requests ` +
+      `${failed.length}, in flight at the kill ` +
+      `${failed.filter(inFlight).length}${failed.length ? `: ${JSON.stringify(failed.slice(0, 5))}` : ''}`,
+    `  restart: A ready ${readyMs} ms after the spawn, UP in HAProxy at ${upMs} ms, first ` +
+      `request through HAProxy answered by A at ${firstServedMs} ms; A claimed ${claimedFromWal} ` +
+      `entries from the killed worker's write-ahead log; rollups ${rollupsOn ? 'on' : 'off'}`,
+    `  access log: ${rows} rows vs ${ok.length} x 2xx; 2xx with their row ${okWithRow}; extra rows ${extra.length} ` +
+      `${JSON.stringify(extra)} (each in flight at the kill: ${extra.every((tag) => byTag.get(tag) && inFlight(byTag.get(tag)))})`
   ].join('\n'))
 
   const missing = ok.filter((a) => !rowsByTag.has(a.tag))
   if (missing.length) {
     const loadEnd = answers.reduce((m, a) => Math.max(m, a.end), 0)
-    console.log(`lb: ${missing.length} answered without a row (ms): ${JSON.stringify(missing.map((a) => ({ tag: a.tag, backend: a.backend, sinceKill: a.start - killedAt, sinceRestart: a.start - restartedAt, beforeLoadEnd: loadEnd - a.end })))}`)
+    console.log(
+      `lb: ${missing.length} answered without a row (ms): ${JSON.stringify(
+        missing.map((a) => ({
+          tag: a.tag,
+          backend: a.backend,
+          sinceKill: a.start - killedAt,
+          sinceRestart: a.start - restartedAt,
+          beforeLoadEnd: loadEnd - a.end
+        }))
+      )}`
+    )
     console.log(hostLog.join('\n'))
     // Left on a host's disk (a journal or write-ahead log the final stop kept) or gone?
     for (const a of missing) console.log(`lb: ${a.tag} on disk: ${JSON.stringify(filesHolding(stateDir, a.tag))}`)

@@ -4,7 +4,7 @@
 // primary and 2 workers) keeps answering sample4 and sample5 while HBase is SIGKILLed: every
 // access-log entry that cannot be sent goes to the journal on disk, and what stays in memory is
 // bounded by the HBase sink's `maxQueue`. Measured from /proc for the server's own processes:
-// - each worker's RSS stays under its base plus the documented cap (README, "What a crash can lose");
+// - each worker's RSS stays under its base plus the documented cap (docs/access-log.md, "What a crash can lose");
 // - once HBase is back the journal drains by itself, every answered sample5 is a row, the
 //   rollup job counts their minutes, and then no worker holds any of the backlog (its gauges).
 // The CI run is short (OUTAGE_MS); `npm run bench -- --scenario faults` runs the 10-minute version
@@ -54,7 +54,12 @@ beforeAll(async () => {
   bootstrap = (await hbase.up(options, { log: () => {} })).bootstrap
   const [port, adminPort] = await freePorts(2)
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-memory-'))
-  server = await startServerProcess({ port, adminPort, stateDir, env: { BEACON_HBASE_BOOTSTRAP: bootstrap.join(','), BEACON_WORKERS: '2' } })
+  server = await startServerProcess({
+    port,
+    adminPort,
+    stateDir,
+    env: { BEACON_HBASE_BOOTSTRAP: bootstrap.join(','), BEACON_WORKERS: '2' }
+  })
   url = `http://127.0.0.1:${port}`
   adminUrl = `http://127.0.0.1:${adminPort}`
 })
@@ -90,7 +95,9 @@ test(`RSS stays under base + ${CAP_MIB} MiB per worker through an HBase outage u
   // Every id cached on both workers (fresh connections land on either).
   for (let round = 0; round < 4; round++) {
     for (let id = 1; id <= IDS; id++) {
-      for (const endpoint of ['sample4', 'sample5']) expect((await request(`${url}/api/${endpoint}.js?id=${id}&callback=cb`)).status).toBe(200)
+      for (const endpoint of ['sample4', 'sample5']) {
+        expect((await request(`${url}/api/${endpoint}.js?id=${id}&callback=cb`)).status).toBe(200)
+      }
     }
   }
   let phase = 'healthy'
@@ -141,7 +148,12 @@ test(`RSS stays under base + ${CAP_MIB} MiB per worker through an HBase outage u
     drainedMs = Date.now() - backAt // HBase back up (the load ran 15 s more) -> every row in
     // The last minute with rows is counted once it ended and settled (up to ~70 s from now).
     await until('every marked minute counted by the rollup job', async () => {
-      marks = await counter.count('beacon_access_rollup', { startRow: rollupKey('m', 'beacon_access_log', 0), stopRow: rollupKey('m', 'beacon_access_log', 9999999999999) }).catch(() => marks)
+      marks = await counter
+        .count('beacon_access_rollup', {
+          startRow: rollupKey('m', 'beacon_access_log', 0),
+          stopRow: rollupKey('m', 'beacon_access_log', 9999999999999)
+        })
+        .catch(() => marks)
       return marks === 0
     }, 180000).catch((err) => { throw new Error(`${err.message}: ${marks} minutes still marked`) })
   } finally {
@@ -162,8 +174,10 @@ test(`RSS stays under base + ${CAP_MIB} MiB per worker through an HBase outage u
     after: Math.round(curve[curve.length - 1].rss[w])
   }))
   const every5 = curve.filter((c, i) => i % 5 === 0).map((c) => `${c.s}s ${c.phase} ${c.rss.map((r) => r.toFixed(0)).join('/')}`)
-  reportFault('memory', `memory through a ${OUTAGE_MS / 1000} s HBase outage: sample4 ${ok.sample4} x 200, sample5 ${ok.sample5} x 200, ${failed} failed; rows ${rows}; ` +
-    `every row in ${(drainedMs / 1000).toFixed(1)} s after HBase was back, every minute rolled up in ${(rolledMs / 1000).toFixed(1)} s; held after: ${JSON.stringify(held)}\nper worker (MiB): ${JSON.stringify(summary)}\ncurve (worker RSS MiB): ${every5.join(', ')}`,
+  reportFault('memory', `memory through a ${OUTAGE_MS / 1000} s HBase outage: sample4 ${ok.sample4} x 200, sample5 ${ok.sample5} x 200, ` +
+    `${failed} failed; rows ${rows}; ` +
+    `every row in ${(drainedMs / 1000).toFixed(1)} s after HBase was back, every minute rolled up in ${(rolledMs / 1000).toFixed(1)} ` +
+    `s; held after: ${JSON.stringify(held)}\nper worker (MiB): ${JSON.stringify(summary)}\ncurve (worker RSS MiB): ${every5.join(', ')}`,
   { outageMs: OUTAGE_MS, capMiB: CAP_MIB, ok, failed, rows, expectedRows: ok.sample5 + 4 * IDS, drainedMs, rolledMs, held, summary, curve })
 
   expect(failed).toBe(0)

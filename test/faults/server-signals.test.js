@@ -63,7 +63,10 @@ async function scrape (name, labels) {
 
 function workerPids (primaryPid) {
   try {
-    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(primaryPid)], { encoding: 'utf8' }).split('\n').map((s) => Number(s.trim())).filter(Boolean)
+    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(primaryPid)], { encoding: 'utf8' })
+      .split('\n')
+      .map((s) => Number(s.trim()))
+      .filter(Boolean)
   } catch {
     return []
   }
@@ -141,7 +144,8 @@ test('worker SIGKILL is replaced; primary SIGTERM drains, flushes, and loses not
     // Entries of the SIGKILLed worker that were still in memory are lost in the default mode.
     const lostHBase = sample5.ok - rows
     const lostFile = sample4.ok - lines
-    console.log(`signals: sample5 ${sample5.ok} x 200 -> ${rows} rows (lost to the worker SIGKILL: ${lostHBase}); sample4 ${sample4.ok} x 200 -> ${lines} lines (lost: ${lostFile}); connection errors ${sample4.errors + sample5.errors}; SIGTERM to exit ${stopMs} ms`)
+    console.log(`signals: sample5 ${sample5.ok} x 200 -> ${rows} rows (lost to the worker SIGKILL: ${lostHBase}); sample4 ${sample4.ok} ` +
+      `x 200 -> ${lines} lines (lost: ${lostFile}); connection errors ${sample4.errors + sample5.errors}; SIGTERM to exit ${stopMs} ms`)
     expect(lostHBase).toBeGreaterThanOrEqual(0)
     expect(lostFile).toBeGreaterThanOrEqual(0)
     // One worker's unflushed window: at most a flush interval of entries plus batches in flight.
@@ -182,12 +186,18 @@ test('durable mode: a worker SIGKILLed under load loses no answered entry; its r
   await admin.admin.createTable(durableTable, { families: ['l'], splits: accessLogSplitKeys(16, 4) })
   // Its own state dir: journals carry rows, not tables, so they must not mix with other tests'.
   const durableDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-signals-wal-'))
-  const server = await startServerProcess({ port: PORT, stateDir: durableDir, env: { BEACON_ACCESS_LOG_TABLE: durableTable, BEACON_ACCESS_LOG_DURABLE: '1' } })
+  const server = await startServerProcess({
+    port: PORT,
+    stateDir: durableDir,
+    env: { BEACON_ACCESS_LOG_TABLE: durableTable, BEACON_ACCESS_LOG_DURABLE: '1' }
+  })
   try {
     const load = startLoad()
     // Kill a worker that is serving sample5: it has a write-ahead log file.
     const killed = await killOneWorkerUnderLoad(server, (pids) => {
-      const busy = journalFiles(path.join(durableDir, 'journal')).map((f) => Number(/^j-(\d+)-.*-wal-/.exec(path.basename(f))?.[1])).filter(Boolean)
+      const busy = journalFiles(path.join(durableDir, 'journal'))
+        .map((f) => Number(/^j-(\d+)-.*-wal-/.exec(path.basename(f))?.[1]))
+        .filter(Boolean)
       return pids.find((pid) => busy.includes(pid)) ?? pids[0]
     })
     // The replacement claims the dead worker's files when its sink starts.

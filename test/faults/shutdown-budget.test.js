@@ -169,7 +169,10 @@ async function terminate (server) {
   const bound = new Promise((resolve) => { timer = setTimeout(resolve, KILL_AFTER_MS + 20000, null) })
   const exit = await Promise.race([server.exited, bound])
   clearTimeout(timer)
-  if (!exit) throw new Error(`the primary did not exit within ${KILL_AFTER_MS + 20000} ms of SIGTERM; output:\n${server.lines.slice(-30).join('\n')}`)
+  if (!exit) {
+    throw new Error(`the primary did not exit within ${KILL_AFTER_MS + 20000} ` +
+      `ms of SIGTERM; output:\n${server.lines.slice(-30).join('\n')}`)
+  }
   return { ...exit, termAt, stopMs: exit.at - termAt }
 }
 
@@ -194,7 +197,9 @@ function startLoad (port) {
       try {
         const res = await request(`http://127.0.0.1:${port}/api/${endpoint}.js?id=${id}&callback=cb`, { agent })
         answers[endpoint][res.status === 200 ? 'ok' : 'other']++
-        if (res.status !== 200 && answers.otherBodies.length < 5) answers.otherBodies.push(`${endpoint} ${res.status} ${res.body.slice(0, 200)}`)
+        if (res.status !== 200 && answers.otherBodies.length < 5) {
+          answers.otherBodies.push(`${endpoint} ${res.status} ${res.body.slice(0, 200)}`)
+        }
       } catch {
         answers[endpoint].errors++
         await sleep(20)
@@ -269,7 +274,11 @@ async function runCase ({ tag, port, slowClients = 0, http, fault = 'kill' }) {
     else await killHBase()
     const killedAt = Date.now()
     // Entries spill to the journal once a write fails; let the load run on a little longer.
-    await until('entries spilled to the journal', async () => await scrape(port, 'beacon_access_log_entries_total', 'sink="hbase",state="spilled"') > 0, 30000)
+    await until(
+      'entries spilled to the journal',
+      async () => (await scrape(port, 'beacon_access_log_entries_total', 'sink="hbase",state="spilled"')) > 0,
+      30000
+    )
     const okAtSpill = load.answers.sample5.ok
     await until('load served while HBase is down', () => load.answers.sample5.ok > okAtSpill + 200, 30000, 100)
     await sleep(1000)
@@ -329,9 +338,13 @@ async function runCase ({ tag, port, slowClients = 0, http, fault = 'kill' }) {
     rows = await admin.count(world.table)
     recordAudit({ note: 'the restarted server\'s stop, HBase up', answered: sample5.ok, rows, leftOnDisk: left })
     const lines = countLines(path.join(world.stateDir, 'logs'))
-    console.log(`shutdown-budget ${tag}: SIGTERM to primary exit ${exit.stopMs} ms (kill would be at ${KILL_AFTER_MS}); workers stopped ${workerStopMs.join('/')} ms after the primary's shutdown line (forced drain: ${stopped.map((l) => l.forced).join('/')})` +
-      `${slowClients ? `; slow clients cut ${slowHeldMs.join('/')} ms after SIGTERM` : ''}; HBase down ${exit.termAt - killedAt} ms before SIGTERM` +
-      `; sample5 ${sample5.ok} x 200 -> ${rows} rows; sample4 ${sample4.ok} x 200 -> ${lines} file lines; connection errors ${sample4.errors + sample5.errors}` +
+    console.log(`shutdown-budget ${tag}: SIGTERM to primary exit ${exit.stopMs} ms (kill would be at ${KILL_AFTER_MS}); workers ` +
+      `stopped ${workerStopMs.join('/')} ms after the primary's shutdown line (forced drain: ${stopped.map((l) => l.forced).join('/')})` +
+      `${slowClients
+        ? `; slow clients cut ${slowHeldMs.join('/')} ms after SIGTERM`
+        : ''}; HBase down ${exit.termAt - killedAt} ms before SIGTERM` +
+      `; sample5 ${sample5.ok} x 200 -> ${rows} rows; sample4 ${sample4.ok} x 200 ` +
+      `-> ${lines} file lines; connection errors ${sample4.errors + sample5.errors}` +
       `; journal entries left at exit ${spilledLines}, claimed ${claimed}, replayed ${replayed} by the restarted server; HBase restart ${hbaseUpMs} ms; restarted server stopped in ${restartExit.stopMs} ms`)
 
     expect(rows).toBe(sample5.ok) // no loss, no duplicate

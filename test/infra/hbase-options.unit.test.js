@@ -16,7 +16,14 @@ describe('standalone (the default)', () => {
   test('one JVM, the pid file and log it always had, bootstrap from its RegionServer and master', () => {
     const procs = processesOf(opts)
     expect(procs).toHaveLength(1)
-    expect(procs[0]).toMatchObject({ name: 'standalone', role: 'standalone', pidFile: path.join(STATE, 'hbase.pid'), logFile: path.join(STATE, 'logs', 'hbase.log'), heap: '1g', args: ['start'] })
+    expect(procs[0]).toMatchObject({
+      name: 'standalone',
+      role: 'standalone',
+      pidFile: path.join(STATE, 'hbase.pid'),
+      logFile: path.join(STATE, 'logs', 'hbase.log'),
+      heap: '1g',
+      args: ['start']
+    })
     expect(bootstrapServers(opts)).toEqual(['127.0.0.1:16020', '127.0.0.1:16000'])
     expect(siteProperties(opts)['hbase.cluster.distributed']).toBe(false)
     // Outlasts a 5 s freeze of the one JVM (the in-JVM ZooKeeper allows up to 40 s).
@@ -61,8 +68,12 @@ describe('cluster (BEACON_HBASE_REGIONSERVERS > 1)', () => {
   })
 
   test('overlapping port ranges are refused, naming both', () => {
-    expect(() => resolveOptions({ stateDir: STATE }, { ...env, BEACON_HBASE_RS_PORT: '16001' })).toThrow(/rsPort\+0 and masterPort\+1 are both 16001/)
-    expect(() => resolveOptions({ stateDir: STATE }, { BEACON_HBASE_REGIONSERVERS: '9', BEACON_HBASE_RS_INFO_PORT: '16025' })).toThrow(/are both 16025/)
+    expect(() => resolveOptions({ stateDir: STATE }, { ...env, BEACON_HBASE_RS_PORT: '16001' })).toThrow(
+      /rsPort\+0 and masterPort\+1 are both 16001/
+    )
+    expect(() => resolveOptions({ stateDir: STATE }, { BEACON_HBASE_REGIONSERVERS: '9', BEACON_HBASE_RS_INFO_PORT: '16025' })).toThrow(
+      /are both 16025/
+    )
   })
 
   test('distributed mode with a short ZooKeeper session, every server awaited, ZooKeeper without its admin server', () => {
@@ -82,7 +93,9 @@ describe('cluster (BEACON_HBASE_REGIONSERVERS > 1)', () => {
   })
 
   test('the session timeout must fit ZooKeeper\'s 2..20 ticks', () => {
-    expect(() => resolveOptions({ stateDir: STATE }, { ...env, BEACON_HBASE_ZK_SESSION_TIMEOUT_MS: '90000' })).toThrow(/out of range 2000..20000/)
+    expect(() => resolveOptions({ stateDir: STATE }, { ...env, BEACON_HBASE_ZK_SESSION_TIMEOUT_MS: '90000' })).toThrow(
+      /out of range 2000..20000/
+    )
   })
 })
 

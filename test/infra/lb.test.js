@@ -45,7 +45,14 @@ beforeAll(async () => {
   ready = { a: true, b: true }
   await startBackend('a', a)
   await startBackend('b', b)
-  lb = await startLoadBalancer({ dir, listen: { host: '127.0.0.1', port: front }, servers: [{ name: 'a', host: '127.0.0.1', port: a }, { name: 'b', host: '127.0.0.1', port: b }] })
+  lb = await startLoadBalancer({
+    dir,
+    listen: { host: '127.0.0.1', port: front },
+    servers: [
+      { name: 'a', host: '127.0.0.1', port: a },
+      { name: 'b', host: '127.0.0.1', port: b }
+    ]
+  })
   await lb.waitFor('a', 'UP', 5000)
   await lb.waitFor('b', 'UP', 5000)
 })
@@ -98,7 +105,14 @@ test('a host that refuses connections: its requests are retried on the other, an
 
 test('start-up failures say why: missing binary, and haproxy\'s own alert when it cannot bind', async () => {
   const servers1 = [{ name: 'a', host: '127.0.0.1', port: 1 }]
-  await expect(startLoadBalancer({ dir, listen: { host: '127.0.0.1', port: 1 }, servers: servers1, env: { BEACON_HAPROXY: path.join(dir, 'missing') } }))
+  await expect(
+    startLoadBalancer({
+      dir,
+      listen: { host: '127.0.0.1', port: 1 },
+      servers: servers1,
+      env: { BEACON_HAPROXY: path.join(dir, 'missing') }
+    })
+  )
     .rejects.toThrow(/haproxy not found .*apt-get install haproxy/)
   // An address this machine does not have (TEST-NET-1).
   await expect(startLoadBalancer({ dir: path.join(dir, 'second'), listen: { host: '192.0.2.1', port: lbPort }, servers: servers1 }))

@@ -11,7 +11,10 @@ const { findHAProxy } = require('../../infra/lb')
 
 const base = {
   listen: { host: '198.18.0.40', port: 4000 },
-  servers: [{ name: 'app', host: '198.18.0.10', port: 4000, checkPort: 4001 }, { name: 'app2', host: '198.18.0.11', port: 4000, checkPort: 4001 }],
+  servers: [
+    { name: 'app', host: '198.18.0.10', port: 4000, checkPort: 4001 },
+    { name: 'app2', host: '198.18.0.11', port: 4000, checkPort: 4001 }
+  ],
   statsSocket: '/tmp/x/haproxy.sock'
 }
 
@@ -74,7 +77,9 @@ test('findHAProxy: BEACON_HAPROXY, else Debian\'s path or PATH; missing -> says 
     const fake = path.join(dir, 'haproxy')
     fs.writeFileSync(fake, '#!/bin/sh\n', { mode: 0o755 })
     expect(findHAProxy({ BEACON_HAPROXY: fake })).toBe(fake)
-    expect(() => findHAProxy({ BEACON_HAPROXY: path.join(dir, 'nope') })).toThrow(/haproxy not found \(looked at BEACON_HAPROXY=.*nope\); install Debian's package \(apt-get install haproxy\)/)
+    expect(() => findHAProxy({ BEACON_HAPROXY: path.join(dir, 'nope') })).toThrow(
+      /haproxy not found \(looked at BEACON_HAPROXY=.*nope\); install Debian's package \(apt-get install haproxy\)/
+    )
     // With nothing on the PATH, only the fixed places are looked at.
     const found = (() => { try { return findHAProxy({ PATH: '' }) } catch (err) { return err.message } })()
     expect(found).toMatch(/^\/usr\/(local\/)?sbin\/haproxy$|looked at \/usr\/sbin\/haproxy, \/usr\/local\/sbin\/haproxy\)/)

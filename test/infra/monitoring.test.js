@@ -15,7 +15,11 @@ test('every metric in the Grafana dashboard exists in a live /metrics', async ()
     await app.sinks.get('hbase').flush()
     const text = (await request(`${app.adminUrl}/metrics`)).body
     const exported = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]))
-    const queried = new Set(dashboard.panels.flatMap((p) => p.targets.flatMap((t) => [...t.expr.matchAll(/\bbeacon_[a-z0-9_]+/g)].map((m) => m[0].replace(/_(bucket|sum|count)$/, '')))))
+    const queried = new Set(
+      dashboard.panels.flatMap((p) =>
+        p.targets.flatMap((t) => [...t.expr.matchAll(/\bbeacon_[a-z0-9_]+/g)].map((m) => m[0].replace(/_(bucket|sum|count)$/, '')))
+      )
+    )
     expect(queried.size).toBeGreaterThan(8)
     // Default process metrics are off in the test harness; the event-loop gauge is one of them.
     const missing = [...queried].filter((name) => !exported.has(name) && !name.startsWith('beacon_nodejs_'))

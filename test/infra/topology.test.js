@@ -103,7 +103,9 @@ async function startEchoIn (topo, host) {
 }
 
 async function roundTripsFrom (topo, host, address, port, trips) {
-  const child = track(topo.exec(host, process.execPath, ['-e', RTT_CLIENT, address, String(port), String(trips)], { stdio: ['ignore', 'pipe', 'pipe'] }))
+  const child = track(
+    topo.exec(host, process.execPath, ['-e', RTT_CLIENT, address, String(port), String(trips)], { stdio: ['ignore', 'pipe', 'pipe'] })
+  )
   const result = await jsonLines(child).next()
   if (result.error) throw new Error(`${host} -> ${address}:${port}: ${result.error}`)
   return result
@@ -141,8 +143,13 @@ describe('options', () => {
   })
 
   test('environment: subnet moves the default addresses; explicit addresses and cpu pins', () => {
-    const o = resolveOptions({}, { BEACON_TOPOLOGY_SUBNET: '198.19.4.0/24', BEACON_TOPOLOGY_HBASE_ADDR: '198.19.4.99', BEACON_PIN_APP: '0', BEACON_PIN_HBASE: '0-1' })
-    expect([o.bridgeAddress, o.hosts.app.address, o.hosts.mon.address, o.hosts.hbase.address]).toEqual(['198.19.4.1', '198.19.4.10', '198.19.4.20', '198.19.4.99'])
+    const o = resolveOptions(
+      {},
+      { BEACON_TOPOLOGY_SUBNET: '198.19.4.0/24', BEACON_TOPOLOGY_HBASE_ADDR: '198.19.4.99', BEACON_PIN_APP: '0', BEACON_PIN_HBASE: '0-1' }
+    )
+    expect([o.bridgeAddress, o.hosts.app.address, o.hosts.mon.address, o.hosts.hbase.address]).toEqual([
+      '198.19.4.1', '198.19.4.10', '198.19.4.20', '198.19.4.99'
+    ])
     expect([o.hosts.app.pin, o.hosts.mon.pin, o.hosts.hbase.pin]).toEqual(['0', null, '0-1'])
   })
 
@@ -247,9 +254,13 @@ describe('network namespaces', () => {
     expect(first.hosts).toEqual({ app: '198.18.250.10', mon: '198.18.250.20', hbase: '198.18.250.30' })
     expect(first.bridge).toEqual({ name: 'beacon_t_br0', address: '198.18.250.1' })
     expect(first.namespaces).toEqual({ app: 'beacon_t_app', mon: 'beacon_t_mon', hbase: 'beacon_t_hbase' })
-    expect(first.verified.map((v) => `${v.from}->${v.to}`).sort()).toEqual(['app->hbase', 'app->mon', 'hbase->app', 'hbase->mon', 'mon->app', 'mon->hbase'])
+    expect(first.verified.map((v) => `${v.from}->${v.to}`).sort()).toEqual([
+      'app->hbase', 'app->mon', 'hbase->app', 'hbase->mon', 'mon->app', 'mon->hbase'
+    ])
     expect(first.netem).toEqual({ available: expect.any(Boolean), reason: first.netem.available ? null : expect.any(String) })
-    expect(inventory().ours).toEqual(['beacon_t_app', 'beacon_t_app', 'beacon_t_br0', 'beacon_t_hbase', 'beacon_t_hbase', 'beacon_t_mon', 'beacon_t_mon'])
+    expect(inventory().ours).toEqual([
+      'beacon_t_app', 'beacon_t_app', 'beacon_t_br0', 'beacon_t_hbase', 'beacon_t_hbase', 'beacon_t_mon', 'beacon_t_mon'
+    ])
   })
 
   test('TCP round trips mon->app, mon->hbase, app->hbase through sockets in the namespaces', async () => {
@@ -321,7 +332,9 @@ describe('network namespaces', () => {
     expect(await exited).toBe('SIGTERM')
     expect(removed.killed).toEqual([orphan.pid])
     expect(removed.namespaces.sort()).toEqual(['beacon_t_app', 'beacon_t_hbase', 'beacon_t_mon', 'beacon_t_stray'])
-    expect(removed.links.sort()).toEqual(expect.arrayContaining(['beacon_t_app', 'beacon_t_br0', 'beacon_t_hbase', 'beacon_t_mon', 'beacon_t_x']))
+    expect(removed.links.sort()).toEqual(
+      expect.arrayContaining(['beacon_t_app', 'beacon_t_br0', 'beacon_t_hbase', 'beacon_t_mon', 'beacon_t_x'])
+    )
 
     const after = inventory()
     expect(after.ours).toEqual([])
@@ -489,7 +502,15 @@ describe('delay line (fake clock)', () => {
 
   function sink () {
     const out = []
-    return { out, write: (c) => { out.push([Date.now(), String(c)]); return true }, end: () => out.push([Date.now(), 'END']), destroy: () => out.push([Date.now(), 'RST']) }
+    return {
+      out,
+      write: (c) => {
+        out.push([Date.now(), String(c)])
+        return true
+      },
+      end: () => out.push([Date.now(), 'END']),
+      destroy: () => out.push([Date.now(), 'RST'])
+    }
   }
 
   test('jitter never reorders: a chunk due earlier waits behind the one before it', () => {

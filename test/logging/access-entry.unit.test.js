@@ -4,14 +4,41 @@ const fc = require('fast-check')
 const { accessEntry, serializeEntry, MAX_HEADER_CHARS } = require('../../logging/access-entry')
 
 test('builds the compact entry: fixed keys, 3-decimal latency, clipped headers, nulls for absent values', () => {
-  const entry = accessEntry({ ts: 1700000000123, endpoint: 'sample4', id: undefined, status: 200, ms: 1.23456789, ip: '::1', ua: 'u'.repeat(600), ref: undefined })
+  const entry = accessEntry({
+    ts: 1700000000123,
+    endpoint: 'sample4',
+    id: undefined,
+    status: 200,
+    ms: 1.23456789,
+    ip: '::1',
+    ua: 'u'.repeat(600),
+    ref: undefined
+  })
   expect(Object.keys(entry)).toEqual(['ts', 'endpoint', 'id', 'status', 'ms', 'ip', 'ua', 'ref'])
-  expect(entry).toEqual({ ts: 1700000000123, endpoint: 'sample4', id: null, status: 200, ms: 1.235, ip: '::1', ua: 'u'.repeat(MAX_HEADER_CHARS), ref: null })
+  expect(entry).toEqual({
+    ts: 1700000000123,
+    endpoint: 'sample4',
+    id: null,
+    status: 200,
+    ms: 1.235,
+    ip: '::1',
+    ua: 'u'.repeat(MAX_HEADER_CHARS),
+    ref: null
+  })
   expect(Object.getPrototypeOf(entry)).toBe(Object.prototype)
 })
 
 test('serializeEntry is one JSON line that parses back to the entry', () => {
-  const entry = accessEntry({ ts: 1, endpoint: 'e', id: '42', status: 304, ms: 0.0004, ip: '10.0.0.1', ua: 'quote " backslash \\ tab \t nl \n', ref: 'https://x.test/?a=1&b=é😀' })
+  const entry = accessEntry({
+    ts: 1,
+    endpoint: 'e',
+    id: '42',
+    status: 304,
+    ms: 0.0004,
+    ip: '10.0.0.1',
+    ua: 'quote " backslash \\ tab \t nl \n',
+    ref: 'https://x.test/?a=1&b=é😀'
+  })
   const line = serializeEntry(entry)
   expect(line).not.toMatch(/\n/)
   expect(JSON.parse(line)).toEqual(entry)

@@ -26,7 +26,16 @@ function logPath () {
 const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms))
 
 function entry (i) {
-  return accessEntry({ ts: 1700000000000 + i, endpoint: 'sample4', id: String(i), status: 200, ms: 0.2, ip: '127.0.0.1', ua: 'ua', ref: null })
+  return accessEntry({
+    ts: 1700000000000 + i,
+    endpoint: 'sample4',
+    id: String(i),
+    status: 200,
+    ms: 0.2,
+    ip: '127.0.0.1',
+    ua: 'ua',
+    ref: null
+  })
 }
 
 /**

@@ -18,7 +18,16 @@ afterAll(() => {
 })
 
 function entry (i) {
-  return accessEntry({ ts: 1700000000000 + i, endpoint: 'sample4', id: String(i), status: 200, ms: i / 7, ip: '127.0.0.1', ua: `agent ${i} "quoted"`, ref: i % 2 ? null : 'https://page.test/a' })
+  return accessEntry({
+    ts: 1700000000000 + i,
+    endpoint: 'sample4',
+    id: String(i),
+    status: 200,
+    ms: i / 7,
+    ip: '127.0.0.1',
+    ua: `agent ${i} "quoted"`,
+    ref: i % 2 ? null : 'https://page.test/a'
+  })
 }
 
 function readEntries (files) {

@@ -46,12 +46,23 @@ function sink (options) {
 }
 
 function entry (i) {
-  return accessEntry({ ts: Date.now(), endpoint: 'sample5', id: String(i), status: 200, ms: 0.25, ip: '127.0.0.1', ua: `ua-${i}`, ref: null })
+  return accessEntry({
+    ts: Date.now(),
+    endpoint: 'sample5',
+    id: String(i),
+    status: 200,
+    ms: 0.25,
+    ip: '127.0.0.1',
+    ua: `ua-${i}`,
+    ref: null
+  })
 }
 
 /** accepted (+ adopted orphans) == written + pending + journalBuffered + journalPending + shed (+ corrupt) */
 function expectBalanced (stats) {
-  expect(stats.accepted + stats.claimed).toBe(stats.written + stats.pending + stats.journalBuffered + stats.journalPending + stats.shed + stats.corrupt)
+  expect(stats.accepted + stats.claimed).toBe(
+    stats.written + stats.pending + stats.journalBuffered + stats.journalPending + stats.shed + stats.corrupt
+  )
 }
 
 const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -66,7 +77,12 @@ async function until (predicate, timeoutMs = 20000) {
 
 beforeAll(async () => {
   client = testClient()
-  deadClient = createHBaseClient({ bootstrap: [`127.0.0.1:${await closedPort()}`], rpcTimeout: 200, operationTimeout: 400, connectTimeout: 200 })
+  deadClient = createHBaseClient({
+    bootstrap: [`127.0.0.1:${await closedPort()}`],
+    rpcTimeout: 200,
+    operationTimeout: 400,
+    connectTimeout: 200
+  })
 })
 
 afterAll(async () => {
@@ -87,7 +103,18 @@ test('20,000 writes → flush → 20,000 rows that parse back; the books balance
   await s.flush()
   expect(await client.count(table)).toBe(n)
   const stats = s.stats()
-  expect(stats).toMatchObject({ accepted: n, written: n, pending: 0, journalPending: 0, spilled: 0, shed: 0, failed: 0, queueDepth: 0, oldestPendingMs: 0, lastError: null })
+  expect(stats).toMatchObject({
+    accepted: n,
+    written: n,
+    pending: 0,
+    journalPending: 0,
+    spilled: 0,
+    shed: 0,
+    failed: 0,
+    queueDepth: 0,
+    oldestPendingMs: 0,
+    lastError: null
+  })
   expect(stats.batches).toBeGreaterThanOrEqual(n / 500)
   expectBalanced(stats)
 
@@ -149,13 +176,23 @@ test('HBase unreachable: everything spills to the journal; a restarted writer on
  * Runs a child process that writes n entries to a sink, reports its stats (after a flush with
  * `flushFirst`, else at once: entries still in memory), and is then SIGKILLed.
  */
-async function killedWriter ({ table, journalDir, n, clientOptions = { bootstrap: client.options.bootstrap }, sinkOptions = {}, flushFirst = false }) {
+async function killedWriter ({
+  table, journalDir, n, clientOptions = { bootstrap: client.options.bootstrap }, sinkOptions = {}, flushFirst = false
+}) {
   const script = `
     const { createHBaseClient } = require(${JSON.stringify(path.resolve(__dirname, '../../lib/hbase'))})
     const { createHBaseSink } = require(${JSON.stringify(path.resolve(__dirname, '../../logging/hbase-sink'))})
     const client = createHBaseClient(${JSON.stringify(clientOptions)})
-    const sink = createHBaseSink({ client, table: ${JSON.stringify(table)}, journalDir: ${JSON.stringify(journalDir)}, writerId: 'victim', ...${JSON.stringify(sinkOptions)} })
-    for (let i = 0; i < ${n}; i++) sink.write({ ts: Date.now(), endpoint: 'sample5', id: String(i), status: 200, ms: 1, ip: null, ua: null, ref: null })
+    const sink = createHBaseSink({
+      client,
+      table: ${JSON.stringify(table)},
+      journalDir: ${JSON.stringify(journalDir)},
+      writerId: 'victim',
+      ...${JSON.stringify(sinkOptions)}
+    })
+    for (let i = 0; i < ${n}; i++) {
+      sink.write({ ts: Date.now(), endpoint: 'sample5', id: String(i), status: 200, ms: 1, ip: null, ua: null, ref: null })
+    }
     const report = () => { process.stdout.write(JSON.stringify(sink.stats()) + '\\n'); setInterval(() => {}, 1000) }
     ${flushFirst ? 'sink.flush().then(report)' : 'report()'}
   `
@@ -203,7 +240,12 @@ test('durable mode: entries a killed writer still held in memory are replayed fr
   const table = await logTable('hsink_wal')
   const journalDir = tempDir()
   const n = 3000
-  const { stats, pid } = await killedWriter({ table, journalDir, n, sinkOptions: { flushIntervalMs: 600000, batchSize: 100000, durable: true } })
+  const { stats, pid } = await killedWriter({
+    table,
+    journalDir,
+    n,
+    sinkOptions: { flushIntervalMs: 600000, batchSize: 100000, durable: true }
+  })
   expect(stats).toMatchObject({ accepted: n, written: 0, pending: n, durable: true, walAppended: n, walPending: n, walFailures: 0 })
   const left = journalFiles(journalDir).map((f) => path.basename(f))
   expect(left.length).toBeGreaterThan(0)
@@ -283,7 +325,16 @@ test('HBase goes away and comes back under the same sink: journal, probe, replay
 test('shed policy: past maxQueue entries are dropped and counted; the rest are kept', async () => {
   const table = await logTable('hsink_shed')
   const journalDir = tempDir()
-  const s = sink({ client: deadClient, table, journalDir, writerId: 'shed', overload: 'shed', maxQueue: 50, batchSize: 20, closeTimeoutMs: 1500 })
+  const s = sink({
+    client: deadClient,
+    table,
+    journalDir,
+    writerId: 'shed',
+    overload: 'shed',
+    maxQueue: 50,
+    batchSize: 20,
+    closeTimeoutMs: 1500
+  })
   for (let i = 0; i < 500; i++) s.write(entry(i))
   let stats = s.stats()
   expect(stats).toMatchObject({ accepted: 500, shed: 450, pending: 50, queueDepth: 50 })
@@ -338,7 +389,12 @@ test('close keeps to its budget when HBase hangs: what could not be written is j
   const sockets = []
   const blackHole = net.createServer((socket) => sockets.push(socket))
   await new Promise((resolve) => blackHole.listen(0, '127.0.0.1', resolve))
-  const hung = createHBaseClient({ bootstrap: [`127.0.0.1:${blackHole.address().port}`], rpcTimeout: 10000, operationTimeout: 20000, connectTimeout: 1000 })
+  const hung = createHBaseClient({
+    bootstrap: [`127.0.0.1:${blackHole.address().port}`],
+    rpcTimeout: 10000,
+    operationTimeout: 20000,
+    connectTimeout: 1000
+  })
   const journalDir = tempDir()
   const s = sink({ client: hung, table: 'never_written', journalDir, writerId: 'budget', batchSize: 50 })
   try {
@@ -422,7 +478,17 @@ describe('with an injected clock', () => {
   test('retryable failures are retried until retryMaxMs of clock time, then spilled', async () => {
     const clock = fakeClock()
     // shed mode: a failing batch stays in memory for retries instead of switching to the journal
-    const s = sink({ client: deadClient, table: 'never_written', journalDir: tempDir(), writerId: 'budget', overload: 'shed', retryMaxMs: 60000, retryBaseMs: 10, retryMaxBackoffMs: 20, clock })
+    const s = sink({
+      client: deadClient,
+      table: 'never_written',
+      journalDir: tempDir(),
+      writerId: 'budget',
+      overload: 'shed',
+      retryMaxMs: 60000,
+      retryBaseMs: 10,
+      retryMaxBackoffMs: 20,
+      clock
+    })
     for (let i = 0; i < 10; i++) s.write(entry(i))
     clock.t += 20 // the partial batch is due
     await until(() => s.stats().lastError !== null, 5000)

@@ -29,7 +29,18 @@ afterAll(async () => {
 test('createSinks builds the named sinks from settings; closeAll flushes and closes them all', async () => {
   const settings = {
     file: { type: 'file', path: path.join(stateDir, 'logs', 'access.log'), rotateSize: '100m', rotateFrequency: 'daily', keepFiles: 14 },
-    hbase: { type: 'hbase', table, buckets: 16, batchSize: 500, flushIntervalMs: 100, maxQueue: 50000, journalDir: path.join(stateDir, 'journal', 'hbase'), overload: 'spill', durable: false, retryMaxMs: 30000 }
+    hbase: {
+      type: 'hbase',
+      table,
+      buckets: 16,
+      batchSize: 500,
+      flushIntervalMs: 100,
+      maxQueue: 50000,
+      journalDir: path.join(stateDir, 'journal', 'hbase'),
+      overload: 'spill',
+      durable: false,
+      retryMaxMs: 30000
+    }
   }
   const sinks = createSinks(settings, { client, stateDir, writerId: 'ix1', workerTag: 'w1' })
   expect([...sinks.keys()]).toEqual(['file', 'hbase'])
@@ -50,5 +61,7 @@ test('createSinks builds the named sinks from settings; closeAll flushes and clo
 
 test('unknown sink types and an hbase sink without a client are errors', () => {
   expect(() => createSinks({ x: { type: 'kafka' } }, { stateDir, writerId: 'ix2' })).toThrow(/unknown type "kafka"/)
-  expect(() => createSinks({ h: { type: 'hbase', table, journalDir: path.join(stateDir, 'j') } }, { stateDir, writerId: 'ix3' })).toThrow(/no client/)
+  expect(() => createSinks({ h: { type: 'hbase', table, journalDir: path.join(stateDir, 'j') } }, { stateDir, writerId: 'ix3' })).toThrow(
+    /no client/
+  )
 })

@@ -34,7 +34,15 @@ afterAll(async () => {
 let heirs = 0
 function startSink (journalDir, options = {}) {
   const hbase = createFakeHBase()
-  const sink = createHBaseSink({ client: hbase.client, table: 't', journalDir, writerId: `heir${heirs++}`, flushIntervalMs: 10, batchSize: 50, ...options })
+  const sink = createHBaseSink({
+    client: hbase.client,
+    table: 't',
+    journalDir,
+    writerId: `heir${heirs++}`,
+    flushIntervalMs: 10,
+    batchSize: 50,
+    ...options
+  })
   sinks.push(sink)
   return { hbase, sink }
 }
@@ -169,7 +177,10 @@ test('quarantined files are never claimed again', async () => {
 test('readRecords: whole records only; a blank line or a record cut short is counted', async () => {
   const dir = tempDir()
   const file = path.join(dir, 'x.ndjson')
-  fs.writeFileSync(file, record('r', 1) + '\n\n' + record('r', 2) + '\n' + '{"k":"bad key","v":{}}\n' + '{"k":"k","v":[1]}\n' + record('r', 3).slice(0, -3))
+  fs.writeFileSync(
+    file,
+    record('r', 1) + '\n\n' + record('r', 2) + '\n' + '{"k":"bad key","v":{}}\n' + '{"k":"k","v":[1]}\n' + record('r', 3).slice(0, -3)
+  )
   const { records: got, corrupt } = await readRecords(file)
   expect(got.map((r) => r.key)).toEqual([recordKey('r', 1), recordKey('r', 2)])
   expect(corrupt).toBe(4)

@@ -121,7 +121,16 @@ test('a slow disk past the bound refuses as write_backlog, not as a full disk', 
 })
 
 function entry (i) {
-  return accessEntry({ ts: 1700000000000 + i, endpoint: 'sample5', id: String(i), status: 200, ms: 0.5, ip: '127.0.0.1', ua: `ua-${i}`, ref: null })
+  return accessEntry({
+    ts: 1700000000000 + i,
+    endpoint: 'sample5',
+    id: String(i),
+    status: 200,
+    ms: 0.5,
+    ip: '127.0.0.1',
+    ua: `ua-${i}`,
+    ref: null
+  })
 }
 
 function balanced (s) {
@@ -215,18 +224,47 @@ test('HBase down and the journal\'s disk full: every entry accounted for at ever
 test('the shed policy and a full journal disk count their drops under their own reasons; close never hangs on the disk', async () => {
   const hbase = createFakeHBase()
   hbase.up = false
-  const policy = createHBaseSink({ client: hbase.client, table: 't', journalDir: tempDir(), writerId: 'policy', maxQueue: 50, overload: 'shed', flushIntervalMs: 10, closeTimeoutMs: 300 })
+  const policy = createHBaseSink({
+    client: hbase.client,
+    table: 't',
+    journalDir: tempDir(),
+    writerId: 'policy',
+    maxQueue: 50,
+    overload: 'shed',
+    flushIntervalMs: 10,
+    closeTimeoutMs: 300
+  })
   closers.push(() => policy.close())
   for (let i = 0; i < 100; i++) policy.write(entry(i))
-  expect(policy.stats()).toMatchObject({ accepted: 100, pending: 50, shed: 50, shedBy: { overload: 50, disk_full: 0, write_error: 0, write_backlog: 0 } })
+  expect(policy.stats()).toMatchObject({
+    accepted: 100,
+    pending: 50,
+    shed: 50,
+    shedBy: { overload: 50, disk_full: 0, write_error: 0, write_backlog: 0 }
+  })
 
   const disk = createFaultyFs({ freeBytes: 0 })
-  const full = createHBaseSink({ client: hbase.client, table: 't', journalDir: tempDir(), writerId: 'nospace', journalFs: disk.io, journalMaxBuffered: 20, journalRetryMs: 20, flushIntervalMs: 10 })
+  const full = createHBaseSink({
+    client: hbase.client,
+    table: 't',
+    journalDir: tempDir(),
+    writerId: 'nospace',
+    journalFs: disk.io,
+    journalMaxBuffered: 20,
+    journalRetryMs: 20,
+    flushIntervalMs: 10
+  })
   for (let i = 0; i < 10; i++) full.write(entry(i))
   await until('the journal fails', () => full.stats().writeFailing === 'ENOSPC')
   for (let i = 10; i < 110; i++) full.write(entry(i))
   let s = full.stats()
-  expect(s).toMatchObject({ accepted: 110, journalBuffered: 20, journalPending: 0, shed: 90, shedBy: { overload: 0, disk_full: 90, write_error: 0, write_backlog: 0 } })
+  expect(s).toMatchObject({
+    accepted: 110,
+    journalBuffered: 20,
+    journalPending: 0,
+    shed: 90,
+    shedBy: { overload: 0, disk_full: 90, write_error: 0, write_backlog: 0 }
+  })
   expect(balanced(s)).toBe(true)
   const started = Date.now()
   await full.close({ timeoutMs: 500 })
@@ -241,7 +279,18 @@ test('the shed policy and a full journal disk count their drops under their own 
 test('close with HBase up and the journal\'s disk full: what waits in memory for the disk goes to HBase', async () => {
   const disk = createFaultyFs({ freeBytes: 0 })
   const hbase = createFakeHBase()
-  const sink = createHBaseSink({ client: hbase.client, table: 't', journalDir: tempDir(), writerId: 'closing', journalFs: disk.io, maxQueue: 10, batchSize: 1000, flushIntervalMs: 60000, journalRetryMs: 20, replayBaseMs: 60000 })
+  const sink = createHBaseSink({
+    client: hbase.client,
+    table: 't',
+    journalDir: tempDir(),
+    writerId: 'closing',
+    journalFs: disk.io,
+    maxQueue: 10,
+    batchSize: 1000,
+    flushIntervalMs: 60000,
+    journalRetryMs: 20,
+    replayBaseMs: 60000
+  })
   for (let i = 0; i < 60; i++) sink.write(entry(i)) // 10 queued, 50 over maxQueue: to the journal
   await until('the journal fails', () => sink.stats().writeFailing === 'ENOSPC')
   expect(sink.stats()).toMatchObject({ pending: 10, journalBuffered: 50, journalPending: 0, written: 0 })

@@ -75,7 +75,15 @@ test('a sink replays a file of many blocks through a small buffer: every record 
   const journalDir = fs.mkdtempSync(path.join(dir, 'journal-'))
   writeOrphan(journalDir, records('many', 2000))
   const hbase = createFakeHBase()
-  const sink = createHBaseSink({ client: hbase.client, table: 't', journalDir, writerId: 'reader', flushIntervalMs: 10, batchSize: 64, replayReadBytes: 4096 })
+  const sink = createHBaseSink({
+    client: hbase.client,
+    table: 't',
+    journalDir,
+    writerId: 'reader',
+    flushIntervalMs: 10,
+    batchSize: 64,
+    replayReadBytes: 4096
+  })
   try {
     expect(await sink.replay()).toBe(true)
     expect(sink.stats()).toMatchObject({ claimed: 2000, written: 2000, corrupt: 0, journalPending: 0, quarantinedFiles: 0 })

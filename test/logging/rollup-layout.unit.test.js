@@ -2,7 +2,16 @@
 
 // The rollup table's keys and groups (logging/rollup/layout.js), no JVM.
 
-const { MINUTE_MS, minuteOf, rollupKey, minuteOfRollupKey, minuteOfLogRow, rollupGroupOf, parseGroup, totalsOf } = require('../../logging/rollup/layout')
+const {
+  MINUTE_MS,
+  minuteOf,
+  rollupKey,
+  minuteOfRollupKey,
+  minuteOfLogRow,
+  rollupGroupOf,
+  parseGroup,
+  totalsOf
+} = require('../../logging/rollup/layout')
 const { accessLogRowKey } = require('../../logging/access-log-layout')
 
 test('keys sort by minute, per log table and kind; a key gives its minute back', () => {
@@ -23,8 +32,14 @@ test('the minute of an access-log row comes from its key, whatever its bucket an
 test('groups: endpoint, id, status class; events and entries without an id have groups of their own; a group parses back', () => {
   expect(parseGroup(rollupGroupOf({ endpoint: 'sample5', id: '42', status: 200 }))).toEqual({ endpoint: 'sample5', id: '42', class: '2xx' })
   expect(parseGroup(rollupGroupOf({ endpoint: 'sample5', id: null, status: 404 }))).toEqual({ endpoint: 'sample5', id: '', class: '4xx' })
-  expect(parseGroup(rollupGroupOf({ endpoint: 'sample5', id: '7', event: 'exposure' }))).toEqual({ endpoint: 'sample5', id: '7', class: 'event' })
-  expect(rollupGroupOf({ endpoint: 'sample5', id: '4', status: 200 })).not.toBe(rollupGroupOf({ endpoint: 'sample5', id: '42', status: 200 }))
+  expect(parseGroup(rollupGroupOf({ endpoint: 'sample5', id: '7', event: 'exposure' }))).toEqual({
+    endpoint: 'sample5',
+    id: '7',
+    class: 'event'
+  })
+  expect(rollupGroupOf({ endpoint: 'sample5', id: '4', status: 200 })).not.toBe(
+    rollupGroupOf({ endpoint: 'sample5', id: '42', status: 200 })
+  )
   // A separator inside an id cannot make two groups one (JSON, not joined strings).
   expect(rollupGroupOf({ endpoint: 'a|b', id: 'c', status: 200 })).not.toBe(rollupGroupOf({ endpoint: 'a', id: 'b|c', status: 200 }))
 })
@@ -36,5 +51,9 @@ test('totals: counts summed over ids, by endpoint and class', () => {
     [rollupGroupOf({ endpoint: 'sample5', id: '2', status: 503 }), 1],
     [rollupGroupOf({ endpoint: 'sample4', id: null, status: 200 }), 2]
   ])
-  expect(Object.fromEntries(totalsOf(groups))).toEqual({ '["sample5","*","2xx"]': 7, '["sample5","*","5xx"]': 1, '["sample4","*","2xx"]': 2 })
+  expect(Object.fromEntries(totalsOf(groups))).toEqual({
+    '["sample5","*","2xx"]': 7,
+    '["sample5","*","5xx"]': 1,
+    '["sample4","*","2xx"]': 2
+  })
 })

@@ -24,7 +24,18 @@ test('an access entry is counted in the group its whole JSON gives, whatever its
   const entries = []
   for (const status of [200, 204, 304, 400, 404, 413, 503]) {
     for (const id of ['1', 'abc_DEF-9', null, 'x'.repeat(64)]) {
-      entries.push(accessEntry({ ts: 1795537234567, endpoint: 'sample5', id, status, ms: 0.123, ip: '127.0.0.1', ua: 'Mozilla/5.0 "quoted" \\ ünï', ref: null }))
+      entries.push(
+        accessEntry({
+          ts: 1795537234567,
+          endpoint: 'sample5',
+          id,
+          status,
+          ms: 0.123,
+          ip: '127.0.0.1',
+          ua: 'Mozilla/5.0 "quoted" \\ ünï',
+          ref: null
+        })
+      )
     }
   }
   entries.push(accessEntry({ ts: 1, endpoint: 'a', id: '1', status: 200, ms: 1, ip: null, ua: null, ref: 'http://x/?q="}' }))
@@ -37,7 +48,9 @@ test('an access entry is counted in the group its whole JSON gives, whatever its
 
 test('events, other JSON and values that are no entry are parsed whole, as before', () => {
   const values = [
-    serializeEntry(eventEntry({ ts: 1795537234567, endpoint: 'sample5', id: '7', event: 'exposure', variant: 'b', ip: null, ua: null, ref: null })),
+    serializeEntry(
+      eventEntry({ ts: 1795537234567, endpoint: 'sample5', id: '7', event: 'exposure', variant: 'b', ip: null, ua: null, ref: null })
+    ),
     JSON.stringify({ ts: 1, endpoint: 'a', id: 1, status: 200 }), // id not a string: not the entry head
     JSON.stringify({ endpoint: 'a', status: 500 }),
     '{"ts":1,"endpoint":"a","id":null,"status":200.5,"ms":1}',

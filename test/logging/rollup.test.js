@@ -50,7 +50,10 @@ async function logTable () {
 function sinkFor (table, { runRoller = false, writerId = 'w' + Math.floor(Math.random() * 1e9), rollups = true } = {}) {
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-rollup-'))
   dirs.push(stateDir)
-  const sinks = createSinks({ hbase: { type: 'hbase', table, rollupTable, rollups, buckets: BUCKETS, flushIntervalMs: 10 } }, { client, stateDir, writerId, runRoller })
+  const sinks = createSinks(
+    { hbase: { type: 'hbase', table, rollupTable, rollups, buckets: BUCKETS, flushIntervalMs: 10 } },
+    { client, stateDir, writerId, runRoller }
+  )
   closers.push(() => sinks.closeAll({ timeoutMs: 5000 }))
   return sinks.get('hbase')
 }
@@ -89,7 +92,9 @@ function tally (list, into = new Map()) {
 
 async function rolledUp (table, from, to, want) {
   const got = new Map()
-  for await (const m of exactMinutes({ client, rollupTable, logTable: table, buckets: BUCKETS }, from, to, want)) got.set(m.minute, { groups: m.groups, from: m.from })
+  for await (const m of exactMinutes({ client, rollupTable, logTable: table, buckets: BUCKETS }, from, to, want)) {
+    got.set(m.minute, { groups: m.groups, from: m.from })
+  }
   return got
 }
 
@@ -106,7 +111,10 @@ function shaped (expected, { totals = false, id = null } = {}) {
 /** Totals and one id's counts, as exactMinutes answers them, against what was written. */
 async function expectShapes (table, base, expected) {
   expectCounts(await rolledUp(table, base, base + 3 * MINUTE_MS, { totals: true }), shaped(expected, { totals: true }))
-  expectCounts(await rolledUp(table, base, base + 3 * MINUTE_MS, { groups: groupsOfId(['sample4', 'sample5'], '3') }), shaped(expected, { id: '3' }))
+  expectCounts(
+    await rolledUp(table, base, base + 3 * MINUTE_MS, { groups: groupsOfId(['sample4', 'sample5'], '3') }),
+    shaped(expected, { id: '3' })
+  )
 }
 
 function expectCounts (got, expected) {
@@ -206,7 +214,9 @@ test('late rows in a counted minute (a replay) are counted once; the same rows w
   for await (const row of client.scan(table, { startRow: '00', limit: 300 })) rows.push(row)
   const results = await client.multiPut(table, rows.map((r) => ({ row: r.row, cells: { [ACCESS_LOG_FAMILY]: { e: r.cells[0].value } } })))
   expect(results.every((r) => r === null)).toBe(true)
-  await client.put(rollupTable, `m/${table}/${String(minuteOf(Number(rows[0].row.toString().slice(2, 15)))).padStart(13, '0')}`, [{ family: ROLLUP_FAMILY, qualifier: 'retry.1', value: '' }])
+  await client.put(rollupTable, `m/${table}/${String(minuteOf(Number(rows[0].row.toString().slice(2, 15)))).padStart(13, '0')}`, [
+    { family: ROLLUP_FAMILY, qualifier: 'retry.1', value: '' }
+  ])
 
   // Two rollers at once (two hosts), then the counts: every row once.
   await Promise.all([roller(table).runOnce(), roller(table).runOnce()])
@@ -219,7 +229,10 @@ test('no rollup table: the sink switches its rollups off, says so, and the acces
   const table = await logTable()
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-rollup-'))
   dirs.push(stateDir)
-  const sinks = createSinks({ hbase: { type: 'hbase', table, rollupTable: uniqueTable('missing'), buckets: BUCKETS, flushIntervalMs: 10 } }, { client, stateDir, writerId: 'nort', runRoller: false })
+  const sinks = createSinks(
+    { hbase: { type: 'hbase', table, rollupTable: uniqueTable('missing'), buckets: BUCKETS, flushIntervalMs: 10 } },
+    { client, stateDir, writerId: 'nort', runRoller: false }
+  )
   closers.push(() => sinks.closeAll({ timeoutMs: 5000 }))
   const sink = sinks.get('hbase')
   for (const e of entries(200, Date.now() - MINUTE_MS)) sink.write(e)
@@ -242,7 +255,15 @@ test('log counts from the rollups equal the raw scan, for every shape of questio
   await other.flush()
   const query = createLogQuery({ client, table, buckets: BUCKETS, maxIdLength: 64, rollupTable, endpoints: ['sample4', 'sample5'] })
   const ranges = [[base, base + 3 * MINUTE_MS], [base + 17000, base + 3 * MINUTE_MS - 4000]]
-  const shapes = [{}, { by: 'endpoint' }, { by: 'id' }, { by: 'minute' }, { id: '3' }, { endpoint: 'sample4' }, { endpoint: 'sample5', id: '5', by: 'minute' }]
+  const shapes = [
+    {},
+    { by: 'endpoint' },
+    { by: 'id' },
+    { by: 'minute' },
+    { id: '3' },
+    { endpoint: 'sample4' },
+    { endpoint: 'sample5', id: '5', by: 'minute' }
+  ]
   let fromRollups = 0
   for (const [from, to] of ranges) {
     for (const shape of shapes) {

@@ -20,14 +20,42 @@ const MARK = 'zq<reflect>' // put into hostile values: must never come back
 const NAMES = { sample5: ['exposure', 'click'], sample3: ['exposure'] }
 const MAX = { sample5: { events: 20, bytes: 8192 }, sample3: { events: 5, bytes: 1024 } }
 
-const BAD_ORIGINS = ['https://evil.example', 'null', 'https://shop.example.evil.example', 'http://shop.example', SHOP + '/', SHOP + ':443', 'HTTPS://SHOP.EXAMPLE', `${SHOP}, https://evil.example`, 'https://' + MARK, 'x'.repeat(3000) + MARK, 'file://', '*']
+const BAD_ORIGINS = [
+  'https://evil.example',
+  'null',
+  'https://shop.example.evil.example',
+  'http://shop.example',
+  SHOP + '/',
+  SHOP + ':443',
+  'HTTPS://SHOP.EXAMPLE',
+  `${SHOP}, https://evil.example`,
+  'https://' + MARK,
+  'x'.repeat(3000) + MARK,
+  'file://',
+  '*'
+]
 // Invalid as an id, an event name and a variant alike (strings), and wrong JSON types.
 const BAD_STRINGS = ['', ' ', 'a b', '../etc', '<script>' + MARK, MARK, 'x'.repeat(65), '\u00e9', '\u2028', '7\u0000', 'a.b', 'a/b']
 const BAD_JSON = [42, -1, 1e308, true, false, [], {}, ['7'], { id: '7' }, '\ud800', ...BAD_STRINGS]
-const WRONG_TYPES = ['text/html', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'application/xml', '', 'text/plain' + MARK, 'application/jsonp']
+const WRONG_TYPES = [
+  'text/html',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/json; charset=latin1',
+  'application/xml',
+  '',
+  'text/plain' + MARK,
+  'application/jsonp'
+]
 const VALID_TYPES = ['text/plain;charset=UTF-8', 'text/plain', 'application/json', 'application/json; charset=utf-8']
-const PATHS = ['/api/sample5.js?id=7', '/api/sample5/events', '/api/sample3/events', '/api/sample1.js?id=7', '/api/sample3.js?id=7', '/api/sample1/events', '/api/sample5/events.gif']
-const CUSTOM_PATHS = ['/api/sample5/events/', '/api/sample5/events.gif/x', '/api/sample5/Events', '/api/sample5/events.js', '/api/sample5//events', '/api/sample5/events%00', '/api/%2e%2e/sample5/events']
+const PATHS = [
+  '/api/sample5.js?id=7', '/api/sample5/events', '/api/sample3/events', '/api/sample1.js?id=7', '/api/sample3.js?id=7',
+  '/api/sample1/events', '/api/sample5/events.gif'
+]
+const CUSTOM_PATHS = [
+  '/api/sample5/events/', '/api/sample5/events.gif/x', '/api/sample5/Events', '/api/sample5/events.js', '/api/sample5//events',
+  '/api/sample5/events%00', '/api/%2e%2e/sample5/events'
+]
 
 function generateCase (rand) {
   const pick = (list) => list[Math.floor(rand() * list.length)]
@@ -39,11 +67,22 @@ function generateCase (rand) {
   }
   const batch = (n) => Array.from({ length: n }, event)
   const origin = () => (rand() < 0.5 ? {} : { Origin: SHOP })
-  const post = (body, headers, extra) => ({ kind: 'http', method: 'POST', path: `/api/${name}/events`, headers: { 'Content-Type': pick(VALID_TYPES), ...origin(), ...headers }, body, ...extra })
+  const post = (body, headers, extra) => ({
+    kind: 'http',
+    method: 'POST',
+    path: `/api/${name}/events`,
+    headers: { 'Content-Type': pick(VALID_TYPES), ...origin(), ...headers },
+    body,
+    ...extra
+  })
   const r = rand()
   if (r < 0.15) {
     const events = batch(1 + Math.floor(rand() * MAX[name].events))
-    return post(JSON.stringify(rand() < 0.2 && events.length === 1 ? events[0] : events), {}, { valid: true, events: events.length, needles: [] })
+    return post(
+      JSON.stringify(rand() < 0.2 && events.length === 1 ? events[0] : events),
+      {},
+      { valid: true, events: events.length, needles: [] }
+    )
   }
   if (r < 0.45) {
     // A body that breaks a rule: a wrong type or value in a field, a wrong shape, not JSON.
@@ -63,10 +102,24 @@ function generateCase (rand) {
       const depth = Math.floor((MAX[name].bytes - 2) / 2)
       body = '['.repeat(depth) + ']'.repeat(depth)
     } else if (mode < 0.8) {
-      body = pick(['', ' ', 'id=7&event=exposure', '<event id="7"/>', '{"id":"7","event":"exposure"', '{"id":"7",,}', "{'id':'7'}", 'NaN', '\ufeff\ufeff{}', MARK])
+      body = pick([
+        '',
+        ' ',
+        'id=7&event=exposure',
+        '<event id="7"/>',
+        '{"id":"7","event":"exposure"',
+        '{"id":"7",,}',
+        "{'id':'7'}",
+        'NaN',
+        '\ufeff\ufeff{}',
+        MARK
+      ])
     } else {
       // Random bytes after a 0xff, which is never UTF-8.
-      body = Buffer.concat([Buffer.from([0xff]), Buffer.from(Array.from({ length: Math.floor(rand() * 300) }, () => Math.floor(rand() * 256)))])
+      body = Buffer.concat([
+        Buffer.from([0xff]),
+        Buffer.from(Array.from({ length: Math.floor(rand() * 300) }, () => Math.floor(rand() * 256)))
+      ])
     }
     return post(body, {}, { valid: false, needles: [MARK] })
   }
@@ -79,7 +132,15 @@ function generateCase (rand) {
   if (r < 0.66) {
     // A valid batch from an origin sample5 does not list: refused, counted.
     const body = JSON.stringify([{ id: '7', event: 'exposure' }])
-    return { kind: 'http', method: 'POST', path: '/api/sample5/events', headers: { 'Content-Type': 'text/plain', Origin: pick(BAD_ORIGINS) }, body, valid: false, needles: [MARK, 'evil'] }
+    return {
+      kind: 'http',
+      method: 'POST',
+      path: '/api/sample5/events',
+      headers: { 'Content-Type': 'text/plain', Origin: pick(BAD_ORIGINS) },
+      body,
+      valid: false,
+      needles: [MARK, 'evil']
+    }
   }
   if (r < 0.74) {
     // The GIF form: valid, or one of id, event, variant bad, or a parameter twice.
@@ -91,18 +152,40 @@ function generateCase (rand) {
       else params.id += '&id=8'
     }
     const query = Object.entries(params).map(([k, v]) => `${k}=${k === 'id' && v.includes('&id=') ? v : encodeURIComponent(v)}`).join('&')
-    return { kind: 'http', method: 'GET', path: '/api/sample5/events.gif?' + query + (rand() < 0.3 ? '&_=1700000000000' : ''), headers: origin(), valid, events: valid ? 1 : 0, needles: [MARK] }
+    return {
+      kind: 'http',
+      method: 'GET',
+      path: '/api/sample5/events.gif?' + query + (rand() < 0.3 ? '&_=1700000000000' : ''),
+      headers: origin(),
+      valid,
+      events: valid ? 1 : 0,
+      needles: [MARK]
+    }
   }
   if (r < 0.82) {
     // Preflights and plain OPTIONS anywhere, with good and bad origins and asks.
     const headers = { Origin: rand() < 0.5 ? SHOP : pick(BAD_ORIGINS) }
     if (rand() < 0.8) headers['Access-Control-Request-Method'] = pick(['GET', 'POST', 'PUT', MARK])
-    if (rand() < 0.5) headers['Access-Control-Request-Headers'] = pick(['content-type', 'if-none-match', 'x-' + MARK.replace(/[<>]/g, ''), 'authorization, cookie'])
+    if (rand() < 0.5) {
+      headers['Access-Control-Request-Headers'] = pick([
+        'content-type',
+        'if-none-match',
+        'x-' + MARK.replace(/[<>]/g, ''),
+        'authorization, cookie'
+      ])
+    }
     return { kind: 'http', method: 'OPTIONS', path: pick(PATHS), headers, valid: false, maybeValid: true, needles: [MARK, 'evil'] }
   }
   if (r < 0.9) {
     // The JSON answer with an Origin: the answer is the same; CORS headers only for SHOP.
-    return { kind: 'http', method: rand() < 0.1 ? 'HEAD' : 'GET', path: pick(['/api/sample5.js?id=7', '/api/sample3.js?id=8', '/api/sample1.js?id=7&callback=cb']), headers: { Origin: rand() < 0.3 ? SHOP : pick(BAD_ORIGINS) }, valid: true, needles: [MARK] }
+    return {
+      kind: 'http',
+      method: rand() < 0.1 ? 'HEAD' : 'GET',
+      path: pick(['/api/sample5.js?id=7', '/api/sample3.js?id=8', '/api/sample1.js?id=7&callback=cb']),
+      headers: { Origin: rand() < 0.3 ? SHOP : pick(BAD_ORIGINS) },
+      valid: true,
+      needles: [MARK]
+    }
   }
   if (r < 0.95) {
     // Methods and paths around the event routes; only a GET of a valid GIF query is accepted.
@@ -117,16 +200,88 @@ function generateCase (rand) {
 
 // Uploads node's http client would not send: chunked over the cap or malformed, lengths that lie.
 const RAW = [
-  (name) => ({ kind: 'raw', bytes: rawRequest('POST', `/api/${name}/events`, { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' }, '\r\n' + `2000\r\n${('x' + MARK).repeat(700).slice(0, 0x2000)}\r\n`.repeat(3) + '0\r\n'), valid: false, needles: [MARK] }),
-  (name) => ({ kind: 'raw', bytes: rawRequest('POST', `/api/${name}/events`, { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' }, `\r\nzz\r\n${MARK}\r\n0\r\n`), valid: false, needles: [MARK] }),
-  (name) => ({ kind: 'raw', bytes: rawRequest('POST', `/api/${name}/events`, { 'Content-Type': 'text/plain', 'Content-Length': '99999999999' }, '\r\n' + MARK), valid: false, needles: [MARK] }),
-  (name) => ({ kind: 'raw', bytes: rawRequest('POST', `/api/${name}/events`, { 'Content-Type': 'text/plain', 'Content-Length': '-1' }), valid: false, needles: [MARK] }),
-  (name) => ({ kind: 'raw', bytes: rawRequest('POST', `/api/${name}/events`, { 'Content-Type': 'text/plain', 'Content-Length': '5', 'Transfer-Encoding': 'chunked' }, '\r\n0\r\n'), valid: false, needles: [MARK] }),
-  (name) => ({ kind: 'raw', bytes: rawRequest('POST', `/api/${name}/events`, { 'Content-Type': 'text/plain', 'Content-Length': '3' }, '\r\n' + `{"id":"7","event":"exposure","x":"${MARK}"}`), valid: false, needles: [MARK] }),
-  (name) => ({ kind: 'raw', bytes: Buffer.from(`POST /api/${name}/events HTTP/1.1\r\nHost: x\r\nOrigin: ${SHOP}\r\n\u0000${MARK}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n`, 'latin1'), valid: false, needles: [MARK] }),
-  (name) => ({ kind: 'raw', bytes: Buffer.from(`POST /api/${name}/events HTTP/1.1\r\nHost: x\r\nOrigin: ${SHOP}\rX: ${MARK}\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`, 'latin1'), valid: false, needles: [MARK] }),
+  (name) => ({
+    kind: 'raw',
+    bytes: rawRequest(
+      'POST',
+      `/api/${name}/events`,
+      { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' },
+      '\r\n' + `2000\r\n${('x' + MARK).repeat(700).slice(0, 0x2000)}\r\n`.repeat(3) + '0\r\n'
+    ),
+    valid: false,
+    needles: [MARK]
+  }),
+  (name) => ({
+    kind: 'raw',
+    bytes: rawRequest(
+      'POST',
+      `/api/${name}/events`,
+      { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' },
+      `\r\nzz\r\n${MARK}\r\n0\r\n`
+    ),
+    valid: false,
+    needles: [MARK]
+  }),
+  (name) => ({
+    kind: 'raw',
+    bytes: rawRequest('POST', `/api/${name}/events`, { 'Content-Type': 'text/plain', 'Content-Length': '99999999999' }, '\r\n' + MARK),
+    valid: false,
+    needles: [MARK]
+  }),
+  (name) => ({
+    kind: 'raw',
+    bytes: rawRequest('POST', `/api/${name}/events`, { 'Content-Type': 'text/plain', 'Content-Length': '-1' }),
+    valid: false,
+    needles: [MARK]
+  }),
+  (name) => ({
+    kind: 'raw',
+    bytes: rawRequest(
+      'POST',
+      `/api/${name}/events`,
+      { 'Content-Type': 'text/plain', 'Content-Length': '5', 'Transfer-Encoding': 'chunked' },
+      '\r\n0\r\n'
+    ),
+    valid: false,
+    needles: [MARK]
+  }),
+  (name) => ({
+    kind: 'raw',
+    bytes: rawRequest(
+      'POST',
+      `/api/${name}/events`,
+      { 'Content-Type': 'text/plain', 'Content-Length': '3' },
+      '\r\n' + `{"id":"7","event":"exposure","x":"${MARK}"}`
+    ),
+    valid: false,
+    needles: [MARK]
+  }),
+  (name) => ({
+    kind: 'raw',
+    bytes: Buffer.from(
+      `POST /api/${name}/events HTTP/1.1\r\nHost: x\r\nOrigin: ${SHOP}\r\n\u0000${MARK}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n`,
+      'latin1'
+    ),
+    valid: false,
+    needles: [MARK]
+  }),
+  (name) => ({
+    kind: 'raw',
+    bytes: Buffer.from(
+      `POST /api/${name}/events HTTP/1.1\r\nHost: x\r\nOrigin: ${SHOP}\rX: ${MARK}\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+      'latin1'
+    ),
+    valid: false,
+    needles: [MARK]
+  }),
   // Non-ASCII bytes in Origin: no listed origin for sample5 (403); sample3 allows "*" (200).
-  (name) => ({ kind: 'raw', bytes: rawRequest('GET', `/api/${name}/events.gif?id=1&event=exposure`, { Origin: 'https://\u00e9vil.example' }), valid: name === 'sample3', events: name === 'sample3' ? 1 : 0, needles: ['vil.example'] })
+  (name) => ({
+    kind: 'raw',
+    bytes: rawRequest('GET', `/api/${name}/events.gif?id=1&event=exposure`, { Origin: 'https://\u00e9vil.example' }),
+    valid: name === 'sample3',
+    events: name === 'sample3' ? 1 : 0,
+    needles: ['vil.example']
+  })
 ]
 
 function buildCorpus () {
@@ -144,7 +299,9 @@ function check (c, res) {
   if (c.valid && !ok) return `valid request got ${res.status}`
   if (!c.valid && !c.maybeValid && ok) return `invalid request got ${res.status}`
   if (res.setCookie) return 'response sets a cookie'
-  if (res.acao !== undefined && res.acao !== SHOP && res.acao !== '*') return `Access-Control-Allow-Origin ${JSON.stringify(res.acao.slice(0, 40))}`
+  if (res.acao !== undefined && res.acao !== SHOP && res.acao !== '*') {
+    return `Access-Control-Allow-Origin ${JSON.stringify(res.acao.slice(0, 40))}`
+  }
   for (const n of c.needles) if (res.body.includes(n)) return `body reflects ${JSON.stringify(n.slice(0, 40))}`
   if (res.status >= 400 && res.body) {
     let code
@@ -164,7 +321,10 @@ beforeAll(async () => {
       http: { requestTimeoutMs: 3000, headersTimeoutMs: 3000 },
       endpoints: {
         sample5: { cors: { origins: [SHOP] }, events: { names: NAMES.sample5, sinks: ['hbase'] } },
-        sample3: { cors: { origins: ['*'] }, events: { names: NAMES.sample3, sinks: ['hbase'], maxEvents: MAX.sample3.events, maxBodyBytes: MAX.sample3.bytes } }
+        sample3: {
+          cors: { origins: ['*'] },
+          events: { names: NAMES.sample3, sinks: ['hbase'], maxEvents: MAX.sample3.events, maxBodyBytes: MAX.sample3.bytes }
+        }
       }
     }
   })
@@ -223,5 +383,6 @@ test('a hostile corpus on the event and CORS paths: only 4xx (2xx when valid), n
   expect(after.status).toBe(200)
   expect(after.headers['access-control-allow-origin']).toBe(SHOP)
   const byStatus = Object.entries(warm.counts).sort().map(([s, n]) => `${s}:${n}`).join(' ')
-  console.log(`hostile-events: ${CORPUS_SIZE} requests/pass x3, by status ${byStatus}; ${perPass} events/pass; heap growth ${growthMb.toFixed(1)} MB (${settledHeapUsed.afterGc ? 'after gc' : 'no gc'}); ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  console.log(`hostile-events: ${CORPUS_SIZE} requests/pass x3, by status ${byStatus}; ${perPass} events/pass; heap growth ` +
+    `${growthMb.toFixed(1)} MB (${settledHeapUsed.afterGc ? 'after gc' : 'no gc'}); ${((Date.now() - started) / 1000).toFixed(1)} s`)
 })

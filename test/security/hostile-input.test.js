@@ -31,13 +31,20 @@ const BAD_CALLBACKS = [
   'var', 'a.new', 'this.x', 'undefined', 'NaN.x', 'a.await', 'yield', '%', '%C3%28', '%E0%A4%A', 'a%2528',
   'cb%0D%0ASet-Cookie:%20x=1', 'constructor.constructor(%22alert(1)%22)()'
 ].filter((cb) => !['eval'].includes(cb)) // `eval` is a valid identifier path; kept out of the bad list
-const JUNK_PARAMS = ['_=1700000000000', 'callback[]=x', 'callback%5B%5D=alert(1)', 'x=%FF', 'idx=1', 'xid=..%2F', '=', '&', 'foo', 'Callback=alert(1)', 'ID=1']
-const BAD_PATHS = ['/api/nope.js', '/api/sample1.js/extra', '/API/sample1.js', '//api/sample1.js', '/api/sample1', '/api/', '/', '/api/%2e%2e/sample1.js', '/api/sample1.js%00', '/api/..%2Fsample1.js', '/api/%E0%A4%A.js', '/%']
+const JUNK_PARAMS = [
+  '_=1700000000000', 'callback[]=x', 'callback%5B%5D=alert(1)', 'x=%FF', 'idx=1', 'xid=..%2F', '=', '&', 'foo', 'Callback=alert(1)', 'ID=1'
+]
+const BAD_PATHS = [
+  '/api/nope.js', '/api/sample1.js/extra', '/API/sample1.js', '//api/sample1.js', '/api/sample1', '/api/', '/', '/api/%2e%2e/sample1.js',
+  '/api/sample1.js%00', '/api/..%2Fsample1.js', '/api/%E0%A4%A.js', '/%'
+]
 const METHODS = ['POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']
 
 // Everything a body may legitimately contain: the fixed error texts. An input found only inside
 // one of these is not a reflection (e.g. a callback `cb`).
-const KNOWN_TEXT = Object.values(ERRORS).map((E) => renderError({ code: E.code }) + renderError({ code: E.code }, { scriptContext: true })).join('\n') +
+const KNOWN_TEXT = Object.values(ERRORS)
+  .map((E) => renderError({ code: E.code }) + renderError({ code: E.code }, { scriptContext: true }))
+  .join('\n') +
   '{"error":{"status":404,"code":"NOT_FOUND","message":"no such endpoint"}}{"error":{"status":400,"code":"BAD_REQUEST","message":"malformed request"}}'
 
 function safeDecode (s) {
@@ -78,7 +85,14 @@ function generateCase (rand, settings) {
     shuffle(parts, rand)
     if (rand() < 0.15) {
       // Revalidation: the fixed endpoint's ETag does not depend on the id.
-      return { kind: 'http', method: 'GET', path: '/api/sample1.js?' + parts.join('&'), headers: { 'If-None-Match': settings.sample1Etag }, valid: true, needles: [] }
+      return {
+        kind: 'http',
+        method: 'GET',
+        path: '/api/sample1.js?' + parts.join('&'),
+        headers: { 'If-None-Match': settings.sample1Etag },
+        valid: true,
+        needles: []
+      }
     }
     return { kind: 'http', method: rand() < 0.1 ? 'HEAD' : 'GET', path: endpoint + '?' + parts.join('&'), valid: true, needles: [] }
   }
@@ -119,14 +133,32 @@ function generateCase (rand, settings) {
       // The same request line with raw (unencoded) bytes, over a raw socket.
       const rawQuery = query.split('&').map(safeDecode).join('&')
       // A decoded CR LF ends the request line early: what is left may be a valid request.
-      return { kind: 'raw', bytes: rawRequest('GET', endpoint + '?' + rawQuery), valid: false, maybeValid: /[\r\n]/.test(rawQuery), needles: needlesOf(bad) }
+      return {
+        kind: 'raw',
+        bytes: rawRequest('GET', endpoint + '?' + rawQuery),
+        valid: false,
+        maybeValid: /[\r\n]/.test(rawQuery),
+        needles: needlesOf(bad)
+      }
     }
-    return { kind: 'http', method: rand() < 0.1 ? 'HEAD' : 'GET', path: endpoint + '?' + query.split('&').map(encodeForClient).join('&'), valid: false, needles: needlesOf(bad) }
+    return {
+      kind: 'http',
+      method: rand() < 0.1 ? 'HEAD' : 'GET',
+      path: endpoint + '?' + query.split('&').map(encodeForClient).join('&'),
+      valid: false,
+      needles: needlesOf(bad)
+    }
   }
   if (r < 0.65) {
     // Unknown or mangled paths, any method.
     const path = pick(BAD_PATHS) + (rand() < 0.5 ? '?id=7&callback=alert(1)' : '')
-    return { kind: 'http', method: rand() < 0.7 ? 'GET' : pick(METHODS), path, valid: false, needles: ['alert(1)', ...needlesOf([path.split('?')[0]]).filter((s) => s.length > 4)] }
+    return {
+      kind: 'http',
+      method: rand() < 0.7 ? 'GET' : pick(METHODS),
+      path,
+      valid: false,
+      needles: ['alert(1)', ...needlesOf([path.split('?')[0]]).filter((s) => s.length > 4)]
+    }
   }
   if (r < 0.75) {
     // Wrong methods on a real endpoint, with and without bodies.
@@ -137,9 +169,17 @@ function generateCase (rand, settings) {
   }
   if (r < 0.83) {
     // Oversized URLs: past maxUrlLength (414), and past maxHeaderSize (431).
-    const long = rand() < 0.6 ? settings.http.maxUrlLength + Math.floor(rand() * 2000) : settings.http.maxHeaderSize + Math.floor(rand() * 4000)
+    const long =
+      rand() < 0.6 ? settings.http.maxUrlLength + Math.floor(rand() * 2000) : settings.http.maxHeaderSize + Math.floor(rand() * 4000)
     const path = endpoint + '?id=7&callback=cb&pad=' + 'x'.repeat(long)
-    return { kind: rand() < 0.5 ? 'http' : 'raw', method: 'GET', path, bytes: rawRequest('GET', path), valid: false, needles: ['x'.repeat(64)] }
+    return {
+      kind: rand() < 0.5 ? 'http' : 'raw',
+      method: 'GET',
+      path,
+      bytes: rawRequest('GET', path),
+      valid: false,
+      needles: ['x'.repeat(64)]
+    }
   }
   if (r < 0.9) {
     // Oversized headers: one huge value, or many headers.
@@ -147,7 +187,15 @@ function generateCase (rand, settings) {
       ? { 'X-Pad': 'v'.repeat(settings.http.maxHeaderSize + Math.floor(rand() * 4000)) }
       : Object.fromEntries(Array.from({ length: 400 }, (_, i) => ['x-h' + i, 'v'.repeat(30)]))
     const path = endpoint + '?id=7&callback=cb'
-    return { kind: rand() < 0.5 ? 'http' : 'raw', method: 'GET', path, headers, bytes: rawRequest('GET', path, headers), valid: false, needles: ['v'.repeat(64)] }
+    return {
+      kind: rand() < 0.5 ? 'http' : 'raw',
+      method: 'GET',
+      path,
+      headers,
+      bytes: rawRequest('GET', path, headers),
+      valid: false,
+      needles: ['v'.repeat(64)]
+    }
   }
   // Malformed HTTP over raw sockets.
   return pick(MALFORMED)(endpoint, rand)
@@ -164,29 +212,129 @@ function shuffle (list, rand) {
 
 const raw = (s) => Buffer.from(s, 'latin1')
 const MALFORMED = [
-  (ep) => ({ kind: 'raw', bytes: Buffer.concat([raw(`GET ${ep}?id=`), Buffer.from([0, 1, 0x7f, 0xff]), raw('&callback=cb HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')]), valid: false, needles: [] }),
-  (ep) => ({ kind: 'raw', bytes: Buffer.from(`GET ${ep}?id=7&callback=alert(1)</script> HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), valid: false, needles: ['alert(1)'] }),
-  (ep) => ({ kind: 'raw', bytes: Buffer.from(`GET ${ep}?id=\u00e9\u2028\ud83d\ude00&callback=\u00f1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), valid: false, needles: ['\u2028', '\ud83d\ude00'] }),
-  (ep) => ({ kind: 'raw', bytes: raw(`GET ${ep}?id=7\tcallback=cb HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), valid: false, needles: [] }),
-  (ep) => ({ kind: 'raw', bytes: raw(`GET ${ep}?id=7\rcallback=cb HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), valid: false, needles: [] }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: Buffer.concat([
+      raw(`GET ${ep}?id=`),
+      Buffer.from([0, 1, 0x7f, 0xff]),
+      raw('&callback=cb HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+    ]),
+    valid: false,
+    needles: []
+  }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: Buffer.from(`GET ${ep}?id=7&callback=alert(1)</script> HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+    valid: false,
+    needles: ['alert(1)']
+  }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: Buffer.from(`GET ${ep}?id=\u00e9\u2028\ud83d\ude00&callback=\u00f1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+    valid: false,
+    needles: ['\u2028', '\ud83d\ude00']
+  }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: raw(`GET ${ep}?id=7\tcallback=cb HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+    valid: false,
+    needles: []
+  }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: raw(`GET ${ep}?id=7\rcallback=cb HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+    valid: false,
+    needles: []
+  }),
   (ep) => ({ kind: 'raw', bytes: raw(`GET ${ep}?id=7 HTTP/1.1\r\nConnection: close\r\n\r\n`), valid: false, needles: [] }), // no Host
   (ep) => ({ kind: 'raw', bytes: raw(`GET ${ep}?id=7 HTTP/9.9\r\nHost: x\r\nConnection: close\r\n\r\n`), valid: false, needles: [] }),
   (ep) => ({ kind: 'raw', bytes: raw(`G@T ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), valid: false, needles: [] }),
   (ep) => ({ kind: 'raw', bytes: raw(`get ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), valid: false, needles: [] }),
-  (ep) => ({ kind: 'raw', bytes: raw(`GET ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nBad Header: y\r\nConnection: close\r\n\r\n`), valid: false, needles: [] }),
-  (ep) => ({ kind: 'raw', bytes: raw(`GET ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nNoColon\r\nConnection: close\r\n\r\n`), valid: false, needles: [] }),
-  (ep) => ({ kind: 'raw', bytes: raw(`GET ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nX-A: \x00\x01\r\nConnection: close\r\n\r\n`), valid: false, needles: [] }),
-  (ep) => ({ kind: 'raw', bytes: raw(`POST ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n`), valid: false, needles: [] }),
-  (ep) => ({ kind: 'raw', bytes: raw(`POST ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\nConnection: close\r\n\r\n`), valid: false, needles: [] }),
-  (ep) => ({ kind: 'raw', bytes: raw(`POST ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\nConnection: close\r\n\r\nab`), valid: false, needles: [] }),
-  (ep) => ({ kind: 'raw', bytes: raw(`POST ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\nalert(1)\r\n0\r\n\r\n`), valid: false, needles: ['alert(1)'] }),
-  (ep) => ({ kind: 'raw', bytes: raw(`PUT ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nContent-Length: 26\r\nConnection: close\r\n\r\n<script>alert(1)</script>!`), valid: false, needles: ['alert(1)'] }),
-  (ep) => ({ kind: 'raw', bytes: raw(`GET ${ep}?id=7 HTTP/1.1\r\nHost: x\r\n X-Folded: y\r\nConnection: close\r\n\r\n`), valid: false, maybeValid: true, needles: [] }),
-  (ep) => ({ kind: 'raw', bytes: raw(`GET ${ep}?id=7&callback=cb HTTP/1.1\nHost: x\nConnection: close\n\n`), valid: false, maybeValid: true, needles: [] }),
-  (ep) => ({ kind: 'raw', bytes: raw(`GET http://evil.example${ep}?id=7&callback=cb HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), valid: false, needles: ['evil.example'] }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: raw(`GET ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nBad Header: y\r\nConnection: close\r\n\r\n`),
+    valid: false,
+    needles: []
+  }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: raw(`GET ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nNoColon\r\nConnection: close\r\n\r\n`),
+    valid: false,
+    needles: []
+  }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: raw(`GET ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nX-A: \x00\x01\r\nConnection: close\r\n\r\n`),
+    valid: false,
+    needles: []
+  }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: raw(
+      `POST ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n`
+    ),
+    valid: false,
+    needles: []
+  }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: raw(`POST ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\nConnection: close\r\n\r\n`),
+    valid: false,
+    needles: []
+  }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: raw(`POST ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\nConnection: close\r\n\r\nab`),
+    valid: false,
+    needles: []
+  }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: raw(
+      `POST ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\nalert(1)\r\n0\r\n\r\n`
+    ),
+    valid: false,
+    needles: ['alert(1)']
+  }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: raw(`PUT ${ep}?id=7 HTTP/1.1\r\nHost: x\r\nContent-Length: 26\r\nConnection: close\r\n\r\n<script>alert(1)</script>!`),
+    valid: false,
+    needles: ['alert(1)']
+  }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: raw(`GET ${ep}?id=7 HTTP/1.1\r\nHost: x\r\n X-Folded: y\r\nConnection: close\r\n\r\n`),
+    valid: false,
+    maybeValid: true,
+    needles: []
+  }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: raw(`GET ${ep}?id=7&callback=cb HTTP/1.1\nHost: x\nConnection: close\n\n`),
+    valid: false,
+    maybeValid: true,
+    needles: []
+  }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: raw(`GET http://evil.example${ep}?id=7&callback=cb HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+    valid: false,
+    needles: ['evil.example']
+  }),
   (ep) => ({ kind: 'raw', bytes: raw('GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), valid: false, needles: [] }),
-  (ep) => ({ kind: 'raw', bytes: raw(`GET ${ep}?id=%&callback=% HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), valid: false, needles: [] }),
-  (ep) => ({ kind: 'raw', bytes: raw(`\r\n\r\nGET ${ep}?id=..%2F..%2Fetc%2Fpasswd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), valid: false, needles: ['etc/passwd', '..%2F'] }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: raw(`GET ${ep}?id=%&callback=% HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+    valid: false,
+    needles: []
+  }),
+  (ep) => ({
+    kind: 'raw',
+    bytes: raw(`\r\n\r\nGET ${ep}?id=..%2F..%2Fetc%2Fpasswd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+    valid: false,
+    needles: ['etc/passwd', '..%2F']
+  }),
   (ep) => ({ kind: 'raw', bytes: raw('\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03'), valid: false, needles: [] }) // a TLS ClientHello
 ]
 
@@ -255,5 +403,6 @@ test('a hostile corpus gets only 4xx (200/304 when valid), no reflection, flat h
   expect(after.status).toBe(200)
   const total = Object.values(warm.counts).reduce((a, b) => a + b, 0)
   const byStatus = Object.entries(warm.counts).sort().map(([s, n]) => `${s}:${n}`).join(' ')
-  console.log(`hostile-input: ${total} requests/pass x3, by status ${byStatus}; heap growth ${growthMb.toFixed(1)} MB (${settledHeapUsed.afterGc ? 'after gc' : 'no gc'}); ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  console.log(`hostile-input: ${total} requests/pass x3, by status ${byStatus}; heap growth ${growthMb.toFixed(1)} ` +
+    `MB (${settledHeapUsed.afterGc ? 'after gc' : 'no gc'}); ${((Date.now() - started) / 1000).toFixed(1)} s`)
 })

@@ -35,7 +35,9 @@ function connect (port) {
     socket.on('data', (d) => chunks.push(d))
     socket.on('error', () => {}) // resets and EPIPE are expected: the server cuts these clients
     const closed = new Promise((resolve) => socket.once('close', () => resolve(Date.now())))
-    socket.once('connect', () => resolve({ socket, openedAt: Date.now(), received: () => Buffer.concat(chunks).toString('latin1'), closed }))
+    socket.once('connect', () =>
+      resolve({ socket, openedAt: Date.now(), received: () => Buffer.concat(chunks).toString('latin1'), closed })
+    )
     socket.once('error', reject)
   })
 }
@@ -84,7 +86,14 @@ describe('with small timeouts', () => {
 
   beforeAll(async () => {
     app = await startBeacon({
-      overrides: { http: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS, maxConnections: 50 } }
+      overrides: {
+        http: {
+          headersTimeoutMs: HEADERS_TIMEOUT_MS,
+          requestTimeoutMs: REQUEST_TIMEOUT_MS,
+          keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,
+          maxConnections: 50
+        }
+      }
     })
     port = Number(new URL(app.url).port)
   })
@@ -124,7 +133,9 @@ describe('with small timeouts', () => {
     const p99 = percentile(latencies, 0.99)
     expect(p99).toBeLessThan(HEADERS_TIMEOUT_MS / 4)
     const got408 = clients.filter((c) => statusOf(c.received()) === 408).length
-    console.log(`slowloris: 40 clients cut after ${Math.round(Math.min(...lifetimes))}..${Math.round(Math.max(...lifetimes))} ms (${got408} with a 408); ${latencies.length} normal requests, p50 ${percentile(latencies, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms`)
+    console.log('slowloris: 40 clients cut after ' +
+      `${Math.round(Math.min(...lifetimes))}..${Math.round(Math.max(...lifetimes))} ms (${got408} with a 408); ` +
+      `${latencies.length} normal requests, p50 ${percentile(latencies, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms`)
   })
 
   test.each([
@@ -147,7 +158,8 @@ describe('with small timeouts', () => {
     expect(closedAt).not.toBeNull()
     const all = c.received().match(/^HTTP\/1\.1 \d{3}/gm).map((line) => line.slice(9))
     expect(all.every((s) => s < '500')).toBe(true)
-    console.log(`slow POST ${path}: ${status} after ${answeredMs} ms, connection closed after ${closedAt - started} ms (status lines: ${all.join(', ')})`)
+    console.log(`slow POST ${path}: ${status} after ${answeredMs} ms, connection ` +
+      `closed after ${closedAt - started} ms (status lines: ${all.join(', ')})`)
   })
 
   test('an idle keep-alive connection is closed after keepAliveTimeout', async () => {

@@ -64,7 +64,12 @@ function startClientLoad (client, table, rows, { gets = 2, writes = false, famil
           const fresh = rows.map((row) => `${row}-w${batch}`)
           batch++
           const t0 = Date.now()
-          const results = await client.multiPut(table, fresh.map((row) => ({ row, cells: { [family]: { v: row } } }))).catch((err) => fresh.map(() => err))
+          const results = await client
+            .multiPut(
+              table,
+              fresh.map((row) => ({ row, cells: { [family]: { v: row } } }))
+            )
+            .catch((err) => fresh.map(() => err))
           results.forEach((result, i) => {
             records.push(recordOf('multiPut', fresh[i], t0, result))
             if (result === null) written.push(fresh[i])

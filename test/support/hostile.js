@@ -38,7 +38,15 @@ function httpSend (base, c, agent) {
     const req = http.request(base + c.path, { method: c.method, headers, agent }, (res) => {
       const chunks = []
       res.on('data', (d) => chunks.push(d))
-      res.on('end', () => resolve({ status: res.statusCode, contentType: res.headers['content-type'], setCookie: res.headers['set-cookie'], acao: res.headers['access-control-allow-origin'], body: Buffer.concat(chunks).toString('utf8') }))
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode,
+          contentType: res.headers['content-type'],
+          setCookie: res.headers['set-cookie'],
+          acao: res.headers['access-control-allow-origin'],
+          body: Buffer.concat(chunks).toString('utf8')
+        })
+      )
       res.on('error', (err) => resolve({ error: err.code || err.message }))
     })
     req.on('error', (err) => resolve({ error: err.code || err.message }))
@@ -76,7 +84,13 @@ function parseRaw (buf, error) {
   if (/\r\ntransfer-encoding: chunked/i.test(head)) body = dechunk(body)
   const ct = /\r\ncontent-type: ([^\r]*)/i.exec(head)
   const acao = /\r\naccess-control-allow-origin: ([^\r]*)/i.exec(head)
-  return { status: Number(m[1]), contentType: ct ? ct[1] : undefined, setCookie: /\r\nset-cookie:/i.test(head), acao: acao ? acao[1] : undefined, body }
+  return {
+    status: Number(m[1]),
+    contentType: ct ? ct[1] : undefined,
+    setCookie: /\r\nset-cookie:/i.test(head),
+    acao: acao ? acao[1] : undefined,
+    body
+  }
 }
 
 function dechunk (body) {

@@ -24,7 +24,10 @@ function deadPid () {
  */
 function childPids (parentPid) {
   try {
-    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(parentPid)], { encoding: 'utf8' }).split('\n').map((s) => Number(s.trim())).filter(Boolean)
+    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(parentPid)], { encoding: 'utf8' })
+      .split('\n')
+      .map((s) => Number(s.trim()))
+      .filter(Boolean)
   } catch {
     return []
   }

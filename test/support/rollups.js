@@ -13,7 +13,9 @@ const { checkRollups } = require('../../logging/rollup/read')
  * @param {{ bootstrap: string[], logTable: string, from: number, to?: number, rollupTable?: string, buckets?: number }} where
  * @returns {Promise<{ minutes: number, rows: number, marked: number[], differences: any[], rolled: number }>}
  */
-async function rollupsAgainstRaw ({ bootstrap, logTable, from, to = Date.now(), rollupTable = SINK_DEFAULTS.hbase.rollupTable, buckets = SINK_DEFAULTS.hbase.buckets }) {
+async function rollupsAgainstRaw ({
+  bootstrap, logTable, from, to = Date.now(), rollupTable = SINK_DEFAULTS.hbase.rollupTable, buckets = SINK_DEFAULTS.hbase.buckets
+}) {
   const client = createHBaseClient({ bootstrap })
   try {
     const roller = createRoller({ client, logTable, rollupTable, buckets, settleMs: 0, clock: { now: () => Date.now() + 120000 } })

@@ -47,7 +47,8 @@ function countAnswers (records) {
  * @param {LoadRecord[]} records sample5's, each with its mark
  * @param {Iterable<string>} dumpLines
  * @param {string} markPrefix marks of this run start with it
- * @returns {{ ok: number, rowsFound: number, duplicates: number, missing: number, extra: number, otherRows: number, missingMarks: string[], duplicateMarks: string[] }}
+ * @returns {{ ok: number, rowsFound: number, duplicates: number, missing: number, extra: number, otherRows: number,
+ *   missingMarks: string[], duplicateMarks: string[] }}
  *   rowsFound: rows carrying one of this run's marks; duplicates: rows beyond the first per mark;
  *   missing: 2xx answers without a row; extra: rows of requests that got no 2xx; otherRows: rows
  *   without this run's mark
@@ -81,14 +82,24 @@ function matchAccessLog (records, dumpLines, markPrefix) {
     if (!okMarks.has(mark)) extra++
   }
   const missingMarks = [...okMarks].filter((m) => !seen.has(m))
-  return { ok: okMarks.size, rowsFound, duplicates, missing: missingMarks.length, extra, otherRows, missingMarks: missingMarks.slice(0, 20), duplicateMarks: duplicateMarks.slice(0, 20) }
+  return {
+    ok: okMarks.size,
+    rowsFound,
+    duplicates,
+    missing: missingMarks.length,
+    extra,
+    otherRows,
+    missingMarks: missingMarks.slice(0, 20),
+    duplicateMarks: duplicateMarks.slice(0, 20)
+  }
 }
 
 /**
  * The failures the load saw after each action and before the next one.
  * @param {Action[]} actions in start order
  * @param {LoadRecord[]} records
- * @returns {{ before: number, perAction: Array<{ count: number, byEndpoint: Record<string, number>, firstMs: number|null, lastMs: number|null }> }}
+ * @returns {{ before: number,
+ *   perAction: Array<{ count: number, byEndpoint: Record<string, number>, firstMs: number|null, lastMs: number|null }> }}
  */
 function failuresPerAction (actions, records) {
   const perAction = actions.map(() => ({ count: 0, byEndpoint: {}, firstMs: null, lastMs: null }))
@@ -156,7 +167,10 @@ function analyzeChaos ({ actions: given, looks, records, dumpLines, markPrefix, 
     answers: countAnswers(records),
     cachedFailures: ['sample3', 'sample5'].flatMap((e) => byEndpoint(e).filter(failed)).slice(0, 20),
     accessLog: matchAccessLog(byEndpoint('sample5'), dumpLines, markPrefix),
-    sample2: checkSample2(byEndpoint('sample2'), windows, regionOffline(looks, configTable), { deadlineMs, lookSlackMs: lookIntervalMs * 2 }),
+    sample2: checkSample2(byEndpoint('sample2'), windows, regionOffline(looks, configTable), {
+      deadlineMs,
+      lookSlackMs: lookIntervalMs * 2
+    }),
     failuresBeforeChaos: before,
     actions: actions.map((a, i) => ({ ...a, failures: perAction[i], reassignedMs: rec[i].reassignedMs })),
     windows

@@ -78,7 +78,8 @@ async function startApp ({ bootstrap, port, adminPort, stateDir, workers = 2, en
  * any order a client controls) until the workers' cache misses add up to workers × ids per
  * endpoint, i.e. every worker read every id once (all answered 200, so all are cached).
  * @param {{ url: string, adminUrl: string }} app
- * @param {{ ids: number, workers: number, maxPasses?: number, concurrency?: number, headersOf: (endpoint: string) => Record<string, string>,
+ * @param {{ ids: number, workers: number, maxPasses?: number, concurrency?: number,
+ *   headersOf: (endpoint: string) => Record<string, string>,
  *   record: (r: import('./analysis').LoadRecord) => void }} how headersOf: the headers of one request
  *   (sample5's carry their mark); record: every answer
  * @returns {Promise<{ passes: number, requests: number }>}
@@ -88,7 +89,9 @@ async function warmCaches ({ url, adminUrl }, { ids, workers, maxPasses = 12, co
   let requests = 0
   for (let pass = 1; ; pass++) {
     const jobs = []
-    for (let id = 1; id <= ids; id++) for (const endpoint of endpoints) jobs.push({ endpoint, id: String(id) }, { endpoint, id: String(id) })
+    for (let id = 1; id <= ids; id++) {
+      for (const endpoint of endpoints) jobs.push({ endpoint, id: String(id) }, { endpoint, id: String(id) })
+    }
     let next = 0
     await Promise.all(Array.from({ length: concurrency }, async () => {
       while (next < jobs.length) {
@@ -102,7 +105,9 @@ async function warmCaches ({ url, adminUrl }, { ids, workers, maxPasses = 12, co
     requests += jobs.length
     const misses = series(await scrape(adminUrl), /^beacon_config_lookups_total\{endpoint="(\w+)",outcome="miss"\} (\d+)$/gm)
     if (endpoints.every((e) => misses[e] === workers * ids)) return { passes: pass, requests }
-    if (pass === maxPasses) throw new Error(`chaos: caches not warm after ${pass} passes: misses ${JSON.stringify(misses)}, want ${workers * ids} per endpoint`)
+    if (pass === maxPasses) {
+      throw new Error(`chaos: caches not warm after ${pass} passes: misses ${JSON.stringify(misses)}, want ${workers * ids} per endpoint`)
+    }
   }
 }
 
@@ -130,7 +135,8 @@ function series (text, re) {
 /**
  * The HBase sink's backlog, summed over the workers (the primary aggregates /metrics).
  * @param {string} adminUrl
- * @returns {Promise<{ accepted: number, written: number, pending: number, journalPending: number, spilled: number, replayed: number, failed: number, shed: number }>}
+ * @returns {Promise<{ accepted: number, written: number, pending: number, journalPending: number, spilled: number, replayed: number,
+ *   failed: number, shed: number }>}
  */
 async function sinkBacklog (adminUrl) {
   const text = await scrape(adminUrl)
@@ -163,7 +169,9 @@ async function drainAccessLog (adminUrl, timeoutMs) {
     const b = await sinkBacklog(adminUrl)
     streak = b.pending === 0 && b.journalPending === 0 && b.accepted === b.written ? streak + 1 : 0
     if (streak === 2) return { ...b, drainMs: Date.now() - started }
-    if (Date.now() - started > timeoutMs) throw new Error(`chaos: the access log did not drain within ${timeoutMs} ms: ${JSON.stringify(b)}`)
+    if (Date.now() - started > timeoutMs) {
+      throw new Error(`chaos: the access log did not drain within ${timeoutMs} ms: ${JSON.stringify(b)}`)
+    }
     await sleep(500)
   }
 }

@@ -96,7 +96,12 @@ function createDriver ({ opts, hbase, client, watch, plan, log = () => {}, timin
       const address = rsAddress(1 + Math.floor(draw.target * opts.regionServers))
       const server = watch.latest().servers.find((s) => s.server === address)
       Object.assign(action, { target: address, at: Date.now() })
-      Object.assign(action.detail, { startCode: server.startCode, regions: server.regions.length, meta: server.regions.some((r) => r.startsWith('hbase:meta,')), restartAfterMs: draw.delayMs })
+      Object.assign(action.detail, {
+        startCode: server.startCode,
+        regions: server.regions.length,
+        meta: server.regions.some((r) => r.startsWith('hbase:meta,')),
+        restartAfterMs: draw.delayMs
+      })
       await step(action, 'SIGKILL', () => hbase.kill(opts, { role: 'regionserver', index: rsIndex(address) }))
       action.doneAt = Date.now()
       await sleep(draw.delayMs)
@@ -107,7 +112,11 @@ function createDriver ({ opts, hbase, client, watch, plan, log = () => {}, timin
       const address = rsAddress(1 + Math.floor(draw.target * opts.regionServers))
       const server = watch.latest().servers.find((s) => s.server === address)
       Object.assign(action, { target: address, at: Date.now() })
-      Object.assign(action.detail, { startCode: server.startCode, regions: server.regions.length, meta: server.regions.some((r) => r.startsWith('hbase:meta,')) })
+      Object.assign(action.detail, {
+        startCode: server.startCode,
+        regions: server.regions.length,
+        meta: server.regions.some((r) => r.startsWith('hbase:meta,'))
+      })
       await step(action, 'SIGTERM, start', () => hbase.restart(opts, { role: 'regionserver', index: rsIndex(address) }))
       action.doneAt = Date.now()
       action.detail.backAt = (await waitRejoined(address, server.startCode)).at
@@ -120,7 +129,9 @@ function createDriver ({ opts, hbase, client, watch, plan, log = () => {}, timin
       const taken = await watch.waitFor('a backup master taking over', (l) => Boolean(l.active) && l.active !== address, failoverTimeoutMs)
       Object.assign(action.detail, { newActive: taken.active, failoverAt: taken.at })
       await step(action, 'start as backup', () => hbase.restart(opts, { role: 'master', index: masterIndex(address) }))
-      action.detail.backAt = (await watch.waitFor(`${address} registered as backup`, (l) => (l.backups || []).includes(address), rejoinTimeoutMs)).at
+      action.detail.backAt = (
+        await watch.waitFor(`${address} registered as backup`, (l) => (l.backups || []).includes(address), rejoinTimeoutMs)
+      ).at
     },
     async 'move-region' (action, draw) {
       const table = draw.table < 0.5 ? opts.configTable : opts.accessLogTable
@@ -164,7 +175,12 @@ function createDriver ({ opts, hbase, client, watch, plan, log = () => {}, timin
       .finally(() => {
         busy[BUSY[kind]] = false
         running.delete(p)
-        log(`chaos #${action.n} ${kind} ${action.target || ''}: ${action.error ? `failed: ${action.error}` : `done in ${action.doneAt - action.at} ms`}${action.steps.map((s) => `; ${s.what} ${s.ms} ms`).join('')}`)
+        log(
+          `chaos #${action.n} ${kind} ${action.target || ''}: ` +
+            `${action.error
+              ? `failed: ${action.error}`
+              : `done in ${action.doneAt - action.at} ms`}${action.steps.map((s) => `; ${s.what} ${s.ms} ms`).join('')}`
+        )
       })
     running.add(p)
     return action
@@ -197,7 +213,16 @@ function createDriver ({ opts, hbase, client, watch, plan, log = () => {}, timin
   async function restore () {
     const s = await hbase.status(opts)
     for (const p of s.processes.filter((p) => !p.pid && p.role !== 'zookeeper')) {
-      const action = { n: actions.length + 1, kind: 'restore', target: p.name, at: Date.now(), doneAt: null, error: null, detail: {}, steps: [] }
+      const action = {
+        n: actions.length + 1,
+        kind: 'restore',
+        target: p.name,
+        at: Date.now(),
+        doneAt: null,
+        error: null,
+        detail: {},
+        steps: []
+      }
       actions.push(action)
       try {
         await step(action, 'start', () => hbase.restart(opts, { role: p.role, index: p.index }))

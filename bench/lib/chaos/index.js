@@ -58,7 +58,19 @@ const STUCK_MS = 75000
  * @param {(line: string) => void} [options.log]
  */
 async function runChaos (options) {
-  const { hbaseOptions: opts, bootstrap, durationMs, seed, startLoad, ports, stateDir, ids = Math.min(opts.seedCount, 200), workers = 2, gapMs = [10000, 20000], log = () => {} } = options
+  const {
+    hbaseOptions: opts,
+    bootstrap,
+    durationMs,
+    seed,
+    startLoad,
+    ports,
+    stateDir,
+    ids = Math.min(opts.seedCount, 200),
+    workers = 2,
+    gapMs = [10000, 20000],
+    log = () => {}
+  } = options
   fs.mkdirSync(stateDir, { recursive: true })
   const settings = loadSettings({ env: { BEACON_HBASE_BOOTSTRAP: bootstrap.join(','), BEACON_STATE_DIR: stateDir } })
   // A lookup may wait for a read in flight (one operation timeout), then make its own.
@@ -77,11 +89,14 @@ async function runChaos (options) {
   let app = null
   let load = null
   try {
-    const base = tableCounts(await watch.waitFor('a settled cluster', (l) => l.rit === 0 && !l.error && (l.servers || []).length === opts.regionServers, 120000))
+    const base = tableCounts(
+      await watch.waitFor('a settled cluster', (l) => l.rit === 0 && !l.error && (l.servers || []).length === opts.regionServers, 120000)
+    )
     app = await startApp({ bootstrap, ...ports, stateDir, workers, log })
     const warmStarted = Date.now()
     const warm = await warmCaches(app, { ids, workers, headersOf: (e) => (e === 'sample5' ? { 'user-agent': nextMark() } : {}), record })
-    log(`chaos: caches of ${workers} workers warm with ${ids} ids (${warm.requests} requests, ${warm.passes} passes, ${Date.now() - warmStarted} ms); load and actions for ${durationMs / 1000} s, seed ${seed}`)
+    log(`chaos: caches of ${workers} workers warm with ${ids} ids (${warm.requests} requests, ${warm.passes} ` +
+      `passes, ${Date.now() - warmStarted} ms); load and actions for ${durationMs / 1000} s, seed ${seed}`)
 
     load = startLoad({ url: app.url, ids, nextMark, record })
     const plan = createPlan({ seed, minGapMs: gapMs[0], maxGapMs: gapMs[1] })
@@ -91,7 +106,9 @@ async function runChaos (options) {
     await driver.restore()
     await driver.unstick(STUCK_MS)
     const settled = await watch.waitFor('the cluster settled with every JVM back', (l) =>
-      isSettled(l, expectedAt(base, actions, opts.accessLogTable, l.at)) && l.servers.length === opts.regionServers && l.backups.length === opts.masters - 1, 180000)
+      isSettled(l, expectedAt(base, actions, opts.accessLogTable, l.at)) &&
+      l.servers.length === opts.regionServers &&
+      l.backups.length === opts.masters - 1, 180000)
     // The load keeps running past the last recovery by more than a request deadline.
     await sleep(deadlineMs + 2000)
     await load.stop()
@@ -104,7 +121,12 @@ async function runChaos (options) {
     app = null
     const dumpFile = path.join(stateDir, 'access-log-dump.tsv')
     const dumpStarted = Date.now()
-    const dump = await hbase.dumpTable(opts, { table: opts.accessLogTable, family: ACCESS_LOG_FAMILY, qualifier: ACCESS_LOG_QUALIFIER, outFile: dumpFile })
+    const dump = await hbase.dumpTable(opts, {
+      table: opts.accessLogTable,
+      family: ACCESS_LOG_FAMILY,
+      qualifier: ACCESS_LOG_QUALIFIER,
+      outFile: dumpFile
+    })
     const dumpMs = Date.now() - dumpStarted
     const dumpLines = fs.readFileSync(dumpFile, 'utf8').split('\n')
     await watch.stop()

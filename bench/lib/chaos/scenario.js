@@ -56,7 +56,8 @@ function openLoops ({ rate, connections }, results) {
         const mark = endpoint === 'sample5' ? nextMark() : undefined
         return /** @type {any} */ ({ path: `/api/${endpoint}.js?id=${id}&callback=cb`, headers: mark && { 'user-agent': mark }, id, mark })
       },
-      onAnswer: (/** @type {any} */ req, o) => record({ endpoint, id: req.id, mark: req.mark, sent: o.sent, done: o.done, status: o.status, error: o.error })
+      onAnswer: (/** @type {any} */ req, o) =>
+        record({ endpoint, id: req.id, mark: req.mark, sent: o.sent, done: o.done, status: o.status, error: o.error })
     }).then((r) => { results[endpoint] = r }))
     return {
       async stop () {
@@ -76,7 +77,8 @@ async function chaos (ctx) {
   const p = ctx.params
   const opts = hbase.resolveOptions(CLUSTER)
   const log = (line) => { if (!line.startsWith('[beacon]')) ctx.log(line) }
-  ctx.log(`chaos: a ${opts.regionServers}-RegionServer cluster with a backup master in ${path.relative(ROOT, opts.stateDir)} (ZooKeeper ${opts.zkPort})…`)
+  ctx.log(`chaos: a ${opts.regionServers}-RegionServer cluster with a backup ` +
+    `master in ${path.relative(ROOT, opts.stateDir)} (ZooKeeper ${opts.zkPort})…`)
   await hbase.wipe(opts)
   try {
     const up = await hbase.up(opts, { log })
@@ -100,7 +102,12 @@ async function chaos (ctx) {
     const { windows, ...result } = r
     return {
       title: 'Chaos under load',
-      description: `HBase cluster of its own (${opts.regionServers} RegionServers, 2 masters, started in ${(up.startedMs / 1000).toFixed(0)} s), the server cluster on it (2 workers), open loop at ${p.chaosRate} req/s on each of ${ENDPOINTS.join(', ')} (${p.chaosConnections} keep-alive connections each; latency from each request's due time) while a seeded driver (seed ${p.chaosSeed}) acts every 10–20 s for ${p.chaosSeconds} s: SIGKILL a RegionServer and start it again 15–25 s later, restart one gracefully, move a config or access-log region, split an access-log region, SIGKILL the active master and start it again as backup. Counted afterwards with HBase's own Java client. Loopback only; not part of --quick.`,
+      description: `HBase cluster of its own (${opts.regionServers} RegionServers, 2 masters, started in ` +
+        `${(up.startedMs / 1000).toFixed(0)} s), the server cluster on it (2 workers), open loop at ${p.chaosRate} req/s on each of ` +
+        `${ENDPOINTS.join(', ')} (${p.chaosConnections} keep-alive connections each; latency from each request's due time) while a ` +
+        `seeded driver (seed ${p.chaosSeed}) acts every 10–20 s for ${p.chaosSeconds} s: SIGKILL a RegionServer and start it again 15–25 ` +
+        's later, restart one gracefully, move a config or access-log region, split an access-log region, SIGKILL the active master and ' +
+        'start it again as backup. Counted afterwards with HBase\'s own Java client. Loopback only; not part of --quick.',
       rows,
       markdown,
       result: { ...result, windows: windows.length }

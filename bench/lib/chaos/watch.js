@@ -38,7 +38,9 @@ async function compileWatcher (opts) {
   await ensureToolCompiled(opts, classpath)
   const classesDir = path.join(opts.stateDir, 'chaos-classes')
   const built = mtime(path.join(classesDir, `${CLASS}.class`))
-  if (built > mtime(SOURCE) && built > mtime(opts.classpathFile) && built > mtime(path.join(opts.classesDir, 'BeaconHBaseTool.class'))) return { classpath, classesDir }
+  if (built > mtime(SOURCE) && built > mtime(opts.classpathFile) && built > mtime(path.join(opts.classesDir, 'BeaconHBaseTool.class'))) {
+    return { classpath, classesDir }
+  }
   fs.mkdirSync(classesDir, { recursive: true })
   const javac = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'javac') : 'javac'
   await new Promise((resolve, reject) => {
@@ -54,7 +56,8 @@ async function compileWatcher (opts) {
  * Starts the watcher and resolves once its first look arrived.
  * @param {Readonly<Record<string, any>>} opts infra/hbase options of the watched instance
  * @param {{ intervalMs?: number, startTimeoutMs?: number }} [how]
- * @returns {Promise<{ looks: Look[], latest: () => Look, waitFor: (what: string, predicate: (look: Look) => boolean, timeoutMs: number) => Promise<Look>, stop: () => Promise<void> }>}
+ * @returns {Promise<{ looks: Look[], latest: () => Look,
+ *   waitFor: (what: string, predicate: (look: Look) => boolean, timeoutMs: number) => Promise<Look>, stop: () => Promise<void> }>}
  */
 async function startWatch (opts, { intervalMs = 500, startTimeoutMs = 60000 } = {}) {
   const { classpath, classesDir } = await compileWatcher(opts)
@@ -100,7 +103,8 @@ async function startWatch (opts, { intervalMs = 500, startTimeoutMs = 60000 } = 
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         waiters = waiters.filter((w) => w.resolve !== done)
-        reject(new Error(`chaos watch: ${what} not seen within ${timeoutMs} ms; last look: ${JSON.stringify(looks[looks.length - 1] || null).slice(0, 600)}`))
+        reject(new Error(`chaos watch: ${what} not seen within ${timeoutMs} ms; last ` +
+          `look: ${JSON.stringify(looks[looks.length - 1] || null).slice(0, 600)}`))
       }, timeoutMs)
       const done = (look) => {
         clearTimeout(timer)

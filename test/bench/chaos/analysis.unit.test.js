@@ -23,7 +23,11 @@ function look (at, lists, extra = {}) {
     dead: [],
     rit: 0,
     ritRegions: [],
-    servers: lists.map((regions, i) => (regions === null ? { server: RS[i], startCode: 1, unreachable: 'Connection refused' } : { server: RS[i], startCode: 1, regions })),
+    servers: lists.map((regions, i) =>
+      regions === null
+        ? { server: RS[i], startCode: 1, unreachable: 'Connection refused' }
+        : { server: RS[i], startCode: 1, regions }
+    ),
     ...extra
   }
 }
@@ -49,8 +53,21 @@ test('a killed RegionServer recovers when it has left the live list and its regi
   const looks = [
     healthy(500),
     look(1500, [[C1, L0], null, [C7]]), // dead, not declared yet
-    { ...look(11000, [[C1, L0], [C7]]), servers: [{ server: RS[0], startCode: 1, regions: [C1, L0] }, { server: RS[2], startCode: 1, regions: [C7] }], rit: 2 },
-    { ...look(13000, []), servers: [{ server: RS[0], startCode: 1, regions: [C1, L0, L8] }, { server: RS[2], startCode: 1, regions: [C7, C4] }] }
+    {
+      ...look(11000, [[C1, L0], [C7]]),
+      servers: [
+        { server: RS[0], startCode: 1, regions: [C1, L0] },
+        { server: RS[2], startCode: 1, regions: [C7] }
+      ],
+      rit: 2
+    },
+    {
+      ...look(13000, []),
+      servers: [
+        { server: RS[0], startCode: 1, regions: [C1, L0, L8] },
+        { server: RS[2], startCode: 1, regions: [C7, C4] }
+      ]
+    }
   ]
   expect(recoveries([kill], looks, { logTable: LOG })).toEqual([{ n: 1, reassignedAt: 13000, reassignedMs: 12000 }])
   const windows = transitionWindows([kill], looks, { logTable: LOG, graceMs: 7000 })
@@ -64,7 +81,14 @@ test('a killed RegionServer recovers when it has left the live list and its regi
   expect(offline('2', 1400, 1600)).toBe(false) // its region never moved
   // A split makes the access log expect one region more once the split has returned.
   const split = { n: 2, kind: 'split-region', target: L0, at: 14000, doneAt: 15000, error: null, detail: {}, steps: [] }
-  const after = [...looks, { ...looks[3], at: 16000, servers: [{ server: RS[0], startCode: 1, regions: [C1, L0, L8, region(LOG, '04', 'b4')] }, looks[3].servers[1]] }]
+  const after = [
+    ...looks,
+    {
+      ...looks[3],
+      at: 16000,
+      servers: [{ server: RS[0], startCode: 1, regions: [C1, L0, L8, region(LOG, '04', 'b4')] }, looks[3].servers[1]]
+    }
+  ]
   expect(recoveries([kill, split], after, { logTable: LOG })[1]).toEqual({ n: 2, reassignedAt: 16000, reassignedMs: 2000 })
 })
 
@@ -78,9 +102,24 @@ test('a master kill recovers when another master is active; a move when it retur
 })
 
 test('failures are counted from an action to the next one', () => {
-  const actions = [{ at: 1000 }, { at: 5000 }].map((a, i) => ({ n: i + 1, kind: 'move-region', target: null, doneAt: null, error: null, detail: {}, steps: [], ...a }))
+  const actions = [{ at: 1000 }, { at: 5000 }].map((a, i) => ({
+    n: i + 1,
+    kind: 'move-region',
+    target: null,
+    doneAt: null,
+    error: null,
+    detail: {},
+    steps: [],
+    ...a
+  }))
   const rec = (endpoint, done, status) => ({ endpoint, id: '1', sent: done - 10, done, status })
-  const { before, perAction } = failuresPerAction(actions, [rec('sample2', 500, 503), rec('sample2', 1500, 503), rec('sample2', 2500, 200), rec('sample5', 3000, 0), rec('sample2', 6000, 503)])
+  const { before, perAction } = failuresPerAction(actions, [
+    rec('sample2', 500, 503),
+    rec('sample2', 1500, 503),
+    rec('sample2', 2500, 200),
+    rec('sample5', 3000, 0),
+    rec('sample2', 6000, 503)
+  ])
   expect(before).toBe(1)
   expect(perAction[0]).toEqual({ count: 2, byEndpoint: { sample2: 1, sample5: 1 }, firstMs: 500, lastMs: 2000 })
   expect(perAction[1]).toEqual({ count: 1, byEndpoint: { sample2: 1 }, firstMs: 1000, lastMs: 1000 })
@@ -90,8 +129,15 @@ test('sample2 failures: 503 only, within the deadline, inside a window; own regi
   const windows = [{ from: 1000, to: 9000, cause: '#1' }]
   const offline = (row) => row === '5'
   const r = (id, sent, ms, status) => ({ endpoint: 'sample2', id, sent, done: sent + ms, status })
-  const out = checkSample2([r('5', 2000, 3000, 503), r('2', 2000, 10, 503), r('5', 9500, 10, 503), r('2', 3000, 8000, 503), r('2', 3000, 5, 500), r('1', 3000, 5, 200)],
-    windows, offline, { deadlineMs: 7000, lookSlackMs: 1000 })
+  const answers = [
+    r('5', 2000, 3000, 503),
+    r('2', 2000, 10, 503),
+    r('5', 9500, 10, 503),
+    r('2', 3000, 8000, 503),
+    r('2', 3000, 5, 500),
+    r('1', 3000, 5, 200)
+  ]
+  const out = checkSample2(answers, windows, offline, { deadlineMs: 7000, lookSlackMs: 1000 })
   expect(out.failures).toBe(5)
   expect(out.served503).toBe(4)
   expect(out.notServiceUnavailable.map((x) => x.status)).toEqual([500])
@@ -103,8 +149,16 @@ test('sample2 failures: 503 only, within the deadline, inside a window; own regi
 })
 
 test('access-log rows are matched one to one with the 2xx answers by their mark', () => {
-  const row = (ua, key = ua) => `${key}\t${JSON.stringify({ ts: 1, endpoint: 'sample5', id: '1', status: 200, ms: 1, ip: null, ua, ref: null })}`
-  const records = ['p/0', 'p/1', 'p/2', 'p/3'].map((mark, i) => ({ endpoint: 'sample5', id: '1', mark, sent: 0, done: 1, status: i === 3 ? 0 : 200 }))
+  const row = (ua, key = ua) =>
+    `${key}\t${JSON.stringify({ ts: 1, endpoint: 'sample5', id: '1', status: 200, ms: 1, ip: null, ua, ref: null })}`
+  const records = ['p/0', 'p/1', 'p/2', 'p/3'].map((mark, i) => ({
+    endpoint: 'sample5',
+    id: '1',
+    mark,
+    sent: 0,
+    done: 1,
+    status: i === 3 ? 0 : 200
+  }))
   const lines = [row('p/0'), row('p/1'), row('p/1', 'other-key'), row('p/3'), row('someone else'), 'garbage', '']
   expect(matchAccessLog(records, lines, 'p/')).toEqual({
     ok: 3, rowsFound: 4, duplicates: 1, missing: 1, extra: 1, otherRows: 2, missingMarks: ['p/2'], duplicateMarks: ['p/1']
@@ -117,7 +171,17 @@ test('the whole verdict of a quiet run: nothing failed, every row found', () => 
     { endpoint: 'sample3', id: '1', sent: 100, done: 101, status: 200 },
     { endpoint: 'sample2', id: '1', sent: 100, done: 103, status: 200 }
   ]
-  const v = analyzeChaos({ actions: [], looks: [healthy(0), healthy(500)], records, dumpLines: [`k\t${JSON.stringify({ ua: 'm/0' })}`], markPrefix: 'm/', deadlineMs: 7000, logTable: LOG, configTable: CFG, lookIntervalMs: 500 })
+  const v = analyzeChaos({
+    actions: [],
+    looks: [healthy(0), healthy(500)],
+    records,
+    dumpLines: [`k\t${JSON.stringify({ ua: 'm/0' })}`],
+    markPrefix: 'm/',
+    deadlineMs: 7000,
+    logTable: LOG,
+    configTable: CFG,
+    lookIntervalMs: 500
+  })
   expect(v.answers.sample5).toEqual({ requests: 1, ok: 1, statuses: { 200: 1 }, errors: 0, maxMs: 2 })
   expect(v.cachedFailures).toEqual([])
   expect(v.accessLog).toMatchObject({ ok: 1, rowsFound: 1, duplicates: 0, missing: 0, extra: 0, otherRows: 0 })

@@ -81,6 +81,8 @@ test('region names and merge arguments are checked before anything is sent', asy
   const { admin, calls } = twoMasters()
   await expect(admin.moveRegion('not a region name')).rejects.toMatchObject({ code: 'HBASE_BAD_ARGUMENT' })
   await expect(admin.mergeRegions(['t,,1.0123456789abcdef0123456789abcdef.'])).rejects.toMatchObject({ code: 'HBASE_BAD_ARGUMENT' })
-  await expect(admin.moveRegion('t,,1.0123456789abcdef0123456789abcdef.', { to: 'no-port' })).rejects.toMatchObject({ code: 'HBASE_BAD_ARGUMENT' })
+  await expect(admin.moveRegion('t,,1.0123456789abcdef0123456789abcdef.', { to: 'no-port' })).rejects.toMatchObject({
+    code: 'HBASE_BAD_ARGUMENT'
+  })
   expect(calls).toEqual([])
 })

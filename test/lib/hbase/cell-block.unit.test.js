@@ -25,7 +25,9 @@ const b = (s) => Buffer.from(s, 'utf8')
 describe('encodeCellBlock', () => {
   test('a put without timestamp is the KeyValue bytes, LATEST_TIMESTAMP for the server to stamp', () => {
     const block = encodeCellBlock([{ row: b('row-1'), family: b('l'), qualifier: b('e'), value: b('{"a":1}'), type: TYPE.PUT }])
-    expect(block).toEqual(handKeyValue({ row: b('row-1'), family: b('l'), qualifier: b('e'), timestamp: LATEST, type: 4, value: b('{"a":1}') }))
+    expect(block).toEqual(
+      handKeyValue({ row: b('row-1'), family: b('l'), qualifier: b('e'), timestamp: LATEST, type: 4, value: b('{"a":1}') })
+    )
     // 4 + 4 + 4 + key (2 + 5 + 1 + 1 + 1 + 8 + 1 = 19) + value 7
     expect(block.length).toBe(38)
     expect(block.readInt32BE(0)).toBe(34)
@@ -122,11 +124,23 @@ describe('moveCellsToBlock', () => {
     expect(ra2.action[1].mutation).toBe(rowDelete)
     expect(ra3).toBe(request.regionAction[2])
     expect(moved.cells.map((c) => [c.row.toString(), c.family.toString(), String(c.qualifier || ''), c.type]))
-      .toEqual([['p', 'f', 'a', 4], ['p', 'f', 'b', 4], ['p', 'g', 'c', 4], ['d', 'g', '', TYPE.DELETE_FAMILY], ['d', 'f', 'a', TYPE.DELETE_COLUMN]])
+      .toEqual([
+        ['p', 'f', 'a', 4],
+        ['p', 'f', 'b', 4],
+        ['p', 'g', 'c', 4],
+        ['d', 'g', '', TYPE.DELETE_FAMILY],
+        ['d', 'f', 'a', TYPE.DELETE_COLUMN]
+      ])
   })
 
   test('Mutate moves its one mutation; cell timestamps fall back to the mutation\'s; other methods are left alone', () => {
-    const mutation = { ...buildPut(b('p'), [{ family: 'f', qualifier: 'a', value: 'x', timestamp: 7 }, { family: 'f', qualifier: 'b', value: 'y' }]), timestamp: 9 }
+    const mutation = {
+      ...buildPut(b('p'), [
+        { family: 'f', qualifier: 'a', value: 'x', timestamp: 7 },
+        { family: 'f', qualifier: 'b', value: 'y' }
+      ]),
+      timestamp: 9
+    }
     const moved = moveCellsToBlock('Mutate', { region: {}, mutation })
     expect(moved.request.mutation).toEqual({ row: b('p'), mutateType: 2, associatedCellCount: 2, timestamp: 9 })
     expect(moved.cells.map((c) => c.timestamp)).toEqual([7, 9])
@@ -138,7 +152,14 @@ describe('moveCellsToBlock', () => {
 })
 
 describe('attachCells', () => {
-  const cells = ['a', 'b', 'c', 'd', 'e'].map((v) => ({ row: b('r' + v), family: b('f'), qualifier: b('q'), value: b(v), timestamp: 1, cellType: 4 }))
+  const cells = ['a', 'b', 'c', 'd', 'e'].map((v) => ({
+    row: b('r' + v),
+    family: b('f'),
+    qualifier: b('q'),
+    value: b(v),
+    timestamp: 1,
+    cellType: 4
+  }))
 
   test('Multi: each Result takes its associated_cell_count, in response order; puts and errors take none', () => {
     const res = {
@@ -163,8 +184,12 @@ describe('attachCells', () => {
   })
 
   test('counts that do not match the block fail with HBASE_PROTOCOL', () => {
-    expect(() => attachCells('Get', { result: { associatedCellCount: 6 } }, cells)).toThrow(expect.objectContaining({ code: 'HBASE_PROTOCOL' }))
-    expect(() => attachCells('Get', { result: { associatedCellCount: 4 } }, cells)).toThrow(expect.objectContaining({ code: 'HBASE_PROTOCOL' }))
+    expect(() => attachCells('Get', { result: { associatedCellCount: 6 } }, cells)).toThrow(
+      expect.objectContaining({ code: 'HBASE_PROTOCOL' })
+    )
+    expect(() => attachCells('Get', { result: { associatedCellCount: 4 } }, cells)).toThrow(
+      expect.objectContaining({ code: 'HBASE_PROTOCOL' })
+    )
   })
 })
 
@@ -177,18 +202,33 @@ describe('frames with cell blocks', () => {
   }
 
   test('a Multi of puts: header names the block length, the block follows the request in the frame', () => {
-    const request = { regionAction: [{ region: { type: 1, value: b('r') }, action: [0, 1].map((i) => ({ index: i, mutation: buildPut(b('row' + i), { l: { e: 'v' + i } }) })) }] }
+    const request = {
+      regionAction: [
+        {
+          region: { type: 1, value: b('r') },
+          action: [0, 1].map((i) => ({ index: i, mutation: buildPut(b('row' + i), { l: { e: 'v' + i } }) }))
+        }
+      ]
+    }
     const frame = encodeCall(7, METHODS.ClientService.Multi, request, 1000, true)
     expect(frame.readUInt32BE(0)).toBe(frame.length - 4)
     const { header, body, rest } = readDelimited(types.MultiRequest, frame.subarray(4))
     expect(header.cellBlockMeta.length).toBe(rest.length)
-    expect(body.regionAction[0].action.map((a) => [a.mutation.associatedCellCount, a.mutation.columnValue.length])).toEqual([[1, 0], [1, 0]])
-    expect(rest).toEqual(encodeCellBlock([0, 1].map((i) => ({ row: b('row' + i), family: b('l'), qualifier: b('e'), value: b('v' + i), type: TYPE.PUT }))))
+    expect(body.regionAction[0].action.map((a) => [a.mutation.associatedCellCount, a.mutation.columnValue.length])).toEqual([
+      [1, 0],
+      [1, 0]
+    ])
+    expect(rest).toEqual(
+      encodeCellBlock([0, 1].map((i) => ({ row: b('row' + i), family: b('l'), qualifier: b('e'), value: b('v' + i), type: TYPE.PUT })))
+    )
   })
 
   test('without cell blocks the frame carries the cells inline and no block', () => {
     const request = { region: { type: 1, value: b('r') }, mutation: buildPut(b('row'), { l: { e: 'v' } }) }
-    const { header, body, rest } = readDelimited(types.MutateRequest, encodeCall(1, METHODS.ClientService.Mutate, request, 1000).subarray(4))
+    const { header, body, rest } = readDelimited(
+      types.MutateRequest,
+      encodeCall(1, METHODS.ClientService.Mutate, request, 1000).subarray(4)
+    )
     expect(header.cellBlockMeta).toBeNull()
     expect(body.mutation.columnValue[0].qualifierValue[0].value.toString()).toBe('v')
     expect(rest.length).toBe(0)

@@ -125,14 +125,19 @@ test('deletes of a column, a family and a whole row through cell blocks', async 
 test('scans through cell blocks: every row in order, rows split into partial results joined again', async () => {
   const prefix = '9-scan-'
   const big = Buffer.alloc(150000, 1)
-  const written = Array.from({ length: 40 }, (_, i) => ({ row: `${prefix}${String(i).padStart(2, '0')}`, cells: { f: { a: big, b: big, c: String(i) } } }))
+  const written = Array.from({ length: 40 }, (_, i) => ({
+    row: `${prefix}${String(i).padStart(2, '0')}`,
+    cells: { f: { a: big, b: big, c: String(i) } }
+  }))
   expect(await blocks.multiPut(table, written)).toEqual(written.map(() => null))
   const scanned = []
   // 100 KB per scan RPC: each 300 KB row comes back in partial results.
   for await (const row of blocks.scan(table, { startRow: prefix, stopRow: '9-scan.', maxResultSize: 100000, caching: 5 })) scanned.push(row)
   expect(scanned.map((r) => r.row.toString())).toEqual(written.map((p) => p.row))
   scanned.forEach((row, i) => {
-    expect(shape(row)).toEqual(shape({ cells: Object.entries(written[i].cells.f).map(([qualifier, v]) => ({ family: 'f', qualifier, value: Buffer.from(v) })) }))
+    expect(shape(row)).toEqual(
+      shape({ cells: Object.entries(written[i].cells.f).map(([qualifier, v]) => ({ family: 'f', qualifier, value: Buffer.from(v) })) })
+    )
   })
   // Keys only, a row cut by the size limit is followed by the next row's first key: still 40.
   for (const client of [blocks, inline]) {

@@ -219,7 +219,10 @@ describe('table names and errors', () => {
 
   test('a missing table or family gives a clear, typed, non-retried error', async () => {
     const started = Date.now()
-    await expect(client.get(uniqueTable('missing'), 'a')).rejects.toMatchObject({ code: 'HBASE_TABLE_NOT_FOUND', message: expect.stringContaining('does not exist') })
+    await expect(client.get(uniqueTable('missing'), 'a')).rejects.toMatchObject({
+      code: 'HBASE_TABLE_NOT_FOUND',
+      message: expect.stringContaining('does not exist')
+    })
     const table = await createTable('fam', { families: ['f'] })
     await expect(client.put(table, 'a', { nope: { q: 'v' } })).rejects.toMatchObject({ code: 'HBASE_NO_SUCH_FAMILY' })
     expect(Date.now() - started).toBeLessThan(client.options.operationTimeout)
@@ -299,7 +302,10 @@ describe('bootstrap, timeouts and close', () => {
 
 describe('close() lets in-flight operations finish; destroy() aborts them', () => {
   let table
-  const puts = Array.from({ length: 60 }, (_, i) => ({ row: `${i % 2 ? 'r' : 'c'}${String(i).padStart(2, '0')}`, cells: { f: { v: String(i) } } }))
+  const puts = Array.from({ length: 60 }, (_, i) => ({
+    row: `${i % 2 ? 'r' : 'c'}${String(i).padStart(2, '0')}`,
+    cells: { f: { v: String(i) } }
+  }))
 
   beforeAll(async () => {
     table = await createTable('close', { families: ['f'], splits: ['m'] })

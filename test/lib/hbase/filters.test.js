@@ -55,7 +55,9 @@ describe('what each filter keeps', () => {
 
   test('"id":"4" with its closing quote keeps id 4 and not 40-49; a regex with a digit boundary keeps 404 and not 4040', async () => {
     expect(await rows(t, { columns: ['f:v'], filter: F.valueFilter('EQUAL', F.substring('"id":"4"')) })).toEqual([key(4)])
-    expect(await rows(t, { filter: F.singleColumnValueFilter('f:v', 'EQUAL', F.regex('"status":404(?![0-9])')) })).toEqual(ids((i) => i % 4 === 0))
+    expect(await rows(t, { filter: F.singleColumnValueFilter('f:v', 'EQUAL', F.regex('"status":404(?![0-9])')) })).toEqual(
+      ids((i) => i % 4 === 0)
+    )
   })
 
   test('a value filter tests every cell; a single-column value filter tests one column and keeps or drops the whole row', async () => {
@@ -72,8 +74,13 @@ describe('what each filter keeps', () => {
   })
 
   test('compare ops and binary comparators', async () => {
-    expect(await rows(t, { filter: F.valueFilter('EQUAL', F.binaryPrefix('{"id":"5')) })).toEqual([key(5), ...ids((i) => i >= 50 && i < 60)])
-    expect((await rows(t, { columns: ['f:v'], filter: F.valueFilter('NOT_EQUAL', F.substring('"status":200')) }))).toEqual(ids((i) => i % 4 === 0))
+    expect(await rows(t, { filter: F.valueFilter('EQUAL', F.binaryPrefix('{"id":"5')) })).toEqual([
+      key(5),
+      ...ids((i) => i >= 50 && i < 60)
+    ])
+    expect(await rows(t, { columns: ['f:v'], filter: F.valueFilter('NOT_EQUAL', F.substring('"status":200')) })).toEqual(
+      ids((i) => i % 4 === 0)
+    )
     expect(await rows(t, { columns: ['f:v'], filter: F.valueFilter('EQUAL', F.binary(value(7))) })).toEqual([key(7)])
     expect(await rows(t, { columns: ['f:v'], filter: F.valueFilter('GREATER', F.binary('{"id":"8')) })).toEqual([key(8), key(9)])
   })
@@ -94,14 +101,22 @@ describe('what each filter keeps', () => {
 
 test('the RegionServer drops what a filter rejects: the same scan takes far fewer RPCs and returns only the matches', async () => {
   const t = await table({ families: ['f'], splits: ['k'] })
-  await client.multiPut(t, Array.from({ length: 2000 }, (_, i) => ({ row: `${i % 2 ? 'a' : 'z'}${String(i).padStart(5, '0')}`, cells: { f: { v: `{"id":"${i}"}` } } })))
+  await client.multiPut(
+    t,
+    Array.from({ length: 2000 }, (_, i) => ({
+      row: `${i % 2 ? 'a' : 'z'}${String(i).padStart(5, '0')}`,
+      cells: { f: { v: `{"id":"${i}"}` } }
+    }))
+  )
   scanRpcs = 0
   expect(await rows(t, { caching: 50 })).toHaveLength(2000)
   const unfiltered = scanRpcs
   scanRpcs = 0
   const matches = await rows(t, { caching: 50, filter: F.valueFilter('EQUAL', F.regex('"id":"1[0-9]"')) })
   const filtered = scanRpcs
-  expect(matches.sort()).toEqual(Array.from({ length: 10 }, (_, i) => `${(10 + i) % 2 ? 'a' : 'z'}${String(10 + i).padStart(5, '0')}`).sort())
+  expect(matches.sort()).toEqual(
+    Array.from({ length: 10 }, (_, i) => `${(10 + i) % 2 ? 'a' : 'z'}${String(10 + i).padStart(5, '0')}`).sort()
+  )
   expect(unfiltered).toBeGreaterThanOrEqual(40) // 2000 rows, 50 a call
   expect(filtered).toBeLessThanOrEqual(4) // one call per region, plus at most a last empty page each
 })
@@ -110,7 +125,10 @@ test('a filter that keeps almost nothing answers in heartbeats within a short RP
   const t = await table({ families: ['f'] })
   const padding = 'p'.repeat(80)
   for (let chunk = 0; chunk < 4; chunk++) {
-    const puts = Array.from({ length: 10000 }, (_, i) => ({ row: String(chunk * 10000 + i).padStart(6, '0'), cells: { f: { v: `{"id":"${chunk * 10000 + i}","pad":"${padding}"}` } } }))
+    const puts = Array.from({ length: 10000 }, (_, i) => ({
+      row: String(chunk * 10000 + i).padStart(6, '0'),
+      cells: { f: { v: `{"id":"${chunk * 10000 + i}","pad":"${padding}"}` } }
+    }))
     expect((await client.multiPut(t, puts)).filter(Boolean)).toEqual([])
   }
   let rpcs = 0

@@ -17,7 +17,12 @@ test('comparators: substring, regex with its Java flags, binary and binary prefi
 
   const re = F.regex('"status":200(?![0-9])', { caseInsensitive: true, dotAll: true })
   expect(re.name).toBe(PKG + 'RegexStringComparator')
-  expect(decode('RegexStringComparator', re.serializedComparator)).toEqual({ pattern: '"status":200(?![0-9])', patternFlags: 0x22, charset: 'UTF-8', engine: 'JAVA' })
+  expect(decode('RegexStringComparator', re.serializedComparator)).toEqual({
+    pattern: '"status":200(?![0-9])',
+    patternFlags: 0x22,
+    charset: 'UTF-8',
+    engine: 'JAVA'
+  })
   expect(decode('RegexStringComparator', F.regex('x').serializedComparator).patternFlags).toBe(0)
 
   const bin = F.binary(Buffer.from([0, 255]))
@@ -41,7 +46,10 @@ test('value and single-column value filters carry the op and the comparator', ()
   expect(scvf.compareOp).toBe(F.COMPARE_OPS.EQUAL)
   expect(scvf.filterIfMissing).toBe(true)
   expect(scvf.latestVersionOnly).toBe(true)
-  expect(types.SingleColumnValueFilter.decode(F.singleColumnValueFilter('l:e', 'EQUAL', cmp, { filterIfMissing: false }).serializedFilter).filterIfMissing).toBe(false)
+  expect(
+    types.SingleColumnValueFilter.decode(F.singleColumnValueFilter('l:e', 'EQUAL', cmp, { filterIfMissing: false }).serializedFilter)
+      .filterIfMissing
+  ).toBe(false)
 })
 
 test('filter lists nest their filters, AND and OR', () => {

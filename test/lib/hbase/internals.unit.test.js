@@ -80,7 +80,9 @@ describe('cells', () => {
   test('resultToRow: null for no cells; decodes timestamps', () => {
     expect(resultToRow(null)).toBeNull()
     expect(resultToRow({ cell: [] })).toBeNull()
-    const row = resultToRow({ cell: [{ row: Buffer.from('r'), family: Buffer.from('f'), qualifier: Buffer.from('q'), value: Buffer.from('v'), timestamp: 5 }] })
+    const row = resultToRow({
+      cell: [{ row: Buffer.from('r'), family: Buffer.from('f'), qualifier: Buffer.from('q'), value: Buffer.from('v'), timestamp: 5 }]
+    })
     expect(row).toEqual({ row: Buffer.from('r'), cells: [{ family: 'f', qualifier: 'q', value: Buffer.from('v'), timestamp: 5 }] })
   })
 })
@@ -142,7 +144,13 @@ describe('connection framing over a real socket', () => {
       })
     })
     await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
-    const conn = new Connection({ host: '127.0.0.1', port: server.address().port, service: 'ClientService', user: 'test', connectTimeout: 1000 })
+    const conn = new Connection({
+      host: '127.0.0.1',
+      port: server.address().port,
+      service: 'ClientService',
+      user: 'test',
+      connectTimeout: 1000
+    })
     try {
       await fn(conn, `127.0.0.1:${server.address().port}`)
     } finally {
@@ -151,7 +159,11 @@ describe('connection framing over a real socket', () => {
     }
   }
 
-  const result = (v) => ({ result: { cell: [{ row: Buffer.from('r'), family: Buffer.from('f'), qualifier: Buffer.from('q'), value: Buffer.from(v), timestamp: 1 }] } })
+  const result = (v) => ({
+    result: {
+      cell: [{ row: Buffer.from('r'), family: Buffer.from('f'), qualifier: Buffer.from('q'), value: Buffer.from(v), timestamp: 1 }]
+    }
+  })
 
   test('responses split byte by byte and glued together, out of order, all resolve correctly', async () => {
     await withServer((socket, calls) => {
@@ -166,7 +178,11 @@ describe('connection framing over a real socket', () => {
       }
       drip()
     }, async (conn) => {
-      const answers = await Promise.all([1, 2, 3, 4, 5].map(() => conn.call(METHODS.ClientService.Get, { region: { type: 1, value: Buffer.from('x') }, get: { row: Buffer.from('r') } }, 2000)))
+      const answers = await Promise.all(
+        [1, 2, 3, 4, 5].map(() =>
+          conn.call(METHODS.ClientService.Get, { region: { type: 1, value: Buffer.from('x') }, get: { row: Buffer.from('r') } }, 2000)
+        )
+      )
       expect(answers.map((a) => a.result.cell[0].value.toString())).toEqual(['v1', 'v2', 'v3', 'v4', 'v5'])
     })
   })
@@ -180,7 +196,10 @@ describe('connection framing over a real socket', () => {
       }
     }, async (conn) => {
       const req = { region: { type: 1, value: Buffer.from('x') }, get: { row: Buffer.from('r') } }
-      const [a, b] = await Promise.allSettled([conn.call(METHODS.ClientService.Get, req, 2000), conn.call(METHODS.ClientService.Get, req, 2000)])
+      const [a, b] = await Promise.allSettled([
+        conn.call(METHODS.ClientService.Get, req, 2000),
+        conn.call(METHODS.ClientService.Get, req, 2000)
+      ])
       expect(a.reason.code).toBe('HBASE_REGION_UNAVAILABLE')
       expect(a.reason.relocate).toBe(true)
       expect(b.value.result.cell[0].value.toString()).toBe('ok')
@@ -266,7 +285,12 @@ describe('connection framing over a real socket', () => {
   })
 
   test('encodeCall frames carry the total length', () => {
-    const frame = encodeCall(7, METHODS.ClientService.Get, { region: { type: 1, value: Buffer.from('x') }, get: { row: Buffer.from('r') } }, 1000)
+    const frame = encodeCall(
+      7,
+      METHODS.ClientService.Get,
+      { region: { type: 1, value: Buffer.from('x') }, get: { row: Buffer.from('r') } },
+      1000
+    )
     expect(frame.readUInt32BE(0)).toBe(frame.length - 4)
   })
 })
@@ -417,14 +441,22 @@ describe('batch results', () => {
 
 describe('scan: joining partial results', () => {
   const { joinPartials } = require('../../../lib/hbase/scan')
-  const cell = (row, q) => ({ row: Buffer.from(row), family: Buffer.from('f'), qualifier: Buffer.from(q), value: Buffer.alloc(0), timestamp: 1 })
+  const cell = (row, q) => ({
+    row: Buffer.from(row),
+    family: Buffer.from('f'),
+    qualifier: Buffer.from(q),
+    value: Buffer.alloc(0),
+    timestamp: 1
+  })
   const names = (rows) => rows.map((r) => `${r.row}:${r.cells.map((c) => c.qualifier).join('')}`)
 
   test('parts of one row are joined, across responses too', () => {
     const rows = []
     const left = joinPartials([{ cell: [cell('a', '1')], partial: true }], null, rows, false)
     expect(rows).toEqual([])
-    expect(joinPartials([{ cell: [cell('a', '2')], partial: true }, { cell: [cell('a', '3')] }, { cell: [cell('b', '1')] }], left, rows, false)).toBeNull()
+    expect(
+      joinPartials([{ cell: [cell('a', '2')], partial: true }, { cell: [cell('a', '3')] }, { cell: [cell('b', '1')] }], left, rows, false)
+    ).toBeNull()
     expect(names(rows)).toEqual(['a:123', 'b:1'])
   })
 

@@ -76,7 +76,10 @@ function generator (seed) {
     let index = pick([0, 100, 16000, 3_000_000])
     const regionAction = Array.from({ length: int(1, 5) }, () => {
       const ra = {
-        region: { type: pick([1, 2]), value: Buffer.from(`access_log,${text(int(0, 3))},${int(1, 1e13)}.${'0123456789abcdef'.repeat(2)}.`) },
+        region: {
+          type: pick([1, 2]),
+          value: Buffer.from(`access_log,${text(int(0, 3))},${int(1, 1e13)}.${'0123456789abcdef'.repeat(2)}.`)
+        },
         action: Array.from({ length: int(1, 12) }, () => {
           const action = chance(0.9) ? { index: index++ } : {}
           if (chance(0.2)) action.get = get()
@@ -99,7 +102,11 @@ function protobufjsFrame (callId, request, timeout, cellBlocks) {
   const block = moved.cells.length ? encodeCellBlock(moved.cells) : Buffer.alloc(0)
   const header = { callId, methodName: 'Multi', requestParam: true, timeout }
   if (block.length) header.cellBlockMeta = { length: block.length }
-  const body = Buffer.concat([types.RequestHeader.encodeDelimited(header).finish(), types.MultiRequest.encodeDelimited(moved.request).finish(), block])
+  const body = Buffer.concat([
+    types.RequestHeader.encodeDelimited(header).finish(),
+    types.MultiRequest.encodeDelimited(moved.request).finish(),
+    block
+  ])
   const length = Buffer.alloc(4)
   length.writeUInt32BE(body.length)
   return Buffer.concat([length, body])
@@ -201,7 +208,9 @@ describe('hand-written Multi encoder against protobufjs', () => {
           }]
         }
         for (const cellBlocks of [false, true]) {
-          if (!encodeCall(n, MULTI, req, n, cellBlocks).equals(protobufjsFrame(n, req, n, cellBlocks))) throw new Error(`value of ${n} bytes, cellBlocks ${cellBlocks}: the frame differs`)
+          if (!encodeCall(n, MULTI, req, n, cellBlocks).equals(protobufjsFrame(n, req, n, cellBlocks))) {
+            throw new Error(`value of ${n} bytes, cellBlocks ${cellBlocks}: the frame differs`)
+          }
         }
       }
     }
@@ -215,7 +224,9 @@ describe('hand-written Multi encoder against protobufjs', () => {
         action: values.map((v, i) => ({ index: i, mutation: buildPut(toBytes(`0${i}1764000000000w1-${i}`), { l: { e: v } }) }))
       }]
     }
-    for (const cellBlocks of [false, true]) expect(encodeCall(9, MULTI, req, 60000, cellBlocks)).toEqual(protobufjsFrame(9, req, 60000, cellBlocks))
+    for (const cellBlocks of [false, true]) {
+      expect(encodeCall(9, MULTI, req, 60000, cellBlocks)).toEqual(protobufjsFrame(9, req, 60000, cellBlocks))
+    }
   })
 })
 
@@ -233,7 +244,10 @@ describe('what the hand-written encoder does not cover goes to protobufjs', () =
     ['a negative durability (10-byte varint)', multi({ mutation: { ...put(), durability: -1 } })],
     ['an index that is not an integer', multi({ index: 1.5, mutation: put() })],
     ['a timestamp past 2^53', multi({ mutation: { ...put(), timestamp: 2 ** 60 } })],
-    ['a string as bytes (base64 to protobufjs)', { regionAction: [{ region: { type: 1, value: 'AAEC' }, action: [{ index: 0, mutation: put() }] }] }],
+    [
+      'a string as bytes (base64 to protobufjs)',
+      { regionAction: [{ region: { type: 1, value: 'AAEC' }, action: [{ index: 0, mutation: put() }] }] }
+    ],
     ['a Uint8Array row', multi({ mutation: { ...put(), row: new Uint8Array([1, 2, 3]) } })],
     ['a put already counting cells', multi({ mutation: { row: Buffer.from('r'), mutateType: 2, associatedCellCount: 0 } })]
   ])('%s', (name, request) => {
@@ -243,7 +257,17 @@ describe('what the hand-written encoder does not cover goes to protobufjs', () =
   })
 
   test('one delete among puts sends the whole request through protobufjs, cell block included', () => {
-    const request = { regionAction: [{ region, action: [{ index: 0, mutation: put() }, { index: 1, mutation: buildDelete(Buffer.from('row'), { columns: ['l:e'] }) }] }] }
+    const request = {
+      regionAction: [
+        {
+          region,
+          action: [
+            { index: 0, mutation: put() },
+            { index: 1, mutation: buildDelete(Buffer.from('row'), { columns: ['l:e'] }) }
+          ]
+        }
+      ]
+    }
     expect(planMulti(request, true)).toBeNull()
     expect(encodeCall(4, MULTI, request, 1000, true)).toEqual(protobufjsFrame(4, request, 1000, true))
   })

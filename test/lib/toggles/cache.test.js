@@ -27,7 +27,11 @@ function setup (cacheOptions = {}) {
   const reads = []
   const client = testClient({ onRpc: (e) => { if (e.method === 'Get' || e.method === 'Multi') reads.push(e) } })
   const invalid = []
-  const source = createHBaseSource({ store: createToggleStore({ client, table, family: 'c', qualifier: 'json' }), defaultConfig: { d: true }, onInvalid: (id, reason) => invalid.push(id) })
+  const source = createHBaseSource({
+    store: createToggleStore({ client, table, family: 'c', qualifier: 'json' }),
+    defaultConfig: { d: true },
+    onInvalid: (id, reason) => invalid.push(id)
+  })
   const clock = { t: 1000 }
   const outcomes = []
   const cache = createConfigCache({

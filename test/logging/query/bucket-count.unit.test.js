@@ -26,7 +26,10 @@ function fakeClient (rowsOf, { failBucket = -1 } = {}) {
         for (const [i, value] of rowsOf(bucket).entries()) {
           await tick()
           if (bucket === failBucket && i === 1) throw new Error(`bucket ${bucket} failed`)
-          yield { row: Buffer.from(`${opts.startRow}-${i}`), cells: [{ family: 'l', qualifier: 'e', value: Buffer.from(value), timestamp: 1 }] }
+          yield {
+            row: Buffer.from(`${opts.startRow}-${i}`),
+            cells: [{ family: 'l', qualifier: 'e', value: Buffer.from(value), timestamp: 1 }]
+          }
         }
       } finally {
         log.open--
@@ -59,9 +62,19 @@ test('scans each bucket once over the range with the caller\'s options, and coun
   expect(got.total).toBe([...expected.values()].reduce((a, b) => a + b, 0))
   expect(got.groups).toEqual(expected)
   expect(got.truncated).toBe(false)
-  expect(client.log.scans.map((s) => s.startRow).sort()).toEqual(Array.from({ length: buckets }, (_, b) => bucketPrefix(b) + '0000000001000'))
+  expect(client.log.scans.map((s) => s.startRow).sort()).toEqual(
+    Array.from({ length: buckets }, (_, b) => bucketPrefix(b) + '0000000001000')
+  )
   for (const s of client.log.scans) {
-    expect(s).toMatchObject({ table: 't', stopRow: s.startRow.slice(0, 2) + '0000000061000', columns: [COLUMN], caching: 7, keysOnly: true, timeout: 123, filter })
+    expect(s).toMatchObject({
+      table: 't',
+      stopRow: s.startRow.slice(0, 2) + '0000000061000',
+      columns: [COLUMN],
+      caching: 7,
+      keysOnly: true,
+      timeout: 123,
+      filter
+    })
   }
   expect(client.log.maxOpen).toBe(2)
 })
@@ -79,7 +92,21 @@ test('past maxGroups distinct groups the rest count under "(other)", and the tot
 test('a failing bucket rejects the count with its error, once every scan has ended, and no bucket is opened after it', async () => {
   const client = fakeClient(() => ['x', 'x', 'x'], { failBucket: 1 })
   const track = { opened: 0, closed: 0 }
-  const source = { client, table: 't', buckets: 16, caching: 10, concurrency: 4, track: { opened: () => { track.opened++ }, closed: () => { track.closed++ } } }
+  const source = {
+    client,
+    table: 't',
+    buckets: 16,
+    caching: 10,
+    concurrency: 4,
+    track: {
+      opened: () => {
+        track.opened++
+      },
+      closed: () => {
+        track.closed++
+      }
+    }
+  }
   await expect(countBuckets(source, { from: 0, to: 1 }, valueOf)).rejects.toThrow('bucket 1 failed')
   expect(client.log.open).toBe(0)
   expect(client.log.ended).toBe(client.log.scans.length)

@@ -72,7 +72,9 @@ describe('mergeSorted', () => {
       [rec('0f', 5, 'a'), rec('0f', 7, 'a')]
     ]
     const merged = await collect(mergeSorted(buckets.map((b) => source(b).iterable), compareRecords))
-    expect(merged.map((r) => r.key)).toEqual(['000000000000005b', '010000000000005a', '0f0000000000005a', '010000000000006z', '000000000000007a', '0f0000000000007a'])
+    expect(merged.map((r) => r.key)).toEqual([
+      '000000000000005b', '010000000000005a', '0f0000000000005a', '010000000000006z', '000000000000007a', '0f0000000000007a'
+    ])
   })
 
   test('every source is started before the first item is yielded', async () => {

@@ -21,12 +21,32 @@ function thrown (fn) {
 test('a scan query: range, filters, limit, cursor, format (ndjson by default)', () => {
   expect(parseLogQuery('scan', { from: '-1h' }, ctx)).toEqual({ from: NOW - 3600000, to: NOW, format: 'ndjson' })
   const key = '0a1764000000000p123-45'
-  expect(parseLogQuery('scan', { from: '-2h', to: '-1h', endpoint: 'sample5', id: 'A_b-9', status: '404', limit: '10', after: key, format: 'csv' }, ctx))
-    .toEqual({ from: NOW - 7200000, to: NOW - 3600000, endpoint: 'sample5', id: 'A_b-9', status: 404, limit: 10, after: key, format: 'csv' })
+  expect(
+    parseLogQuery(
+      'scan',
+      { from: '-2h', to: '-1h', endpoint: 'sample5', id: 'A_b-9', status: '404', limit: '10', after: key, format: 'csv' },
+      ctx
+    )
+  )
+    .toEqual({
+      from: NOW - 7200000,
+      to: NOW - 3600000,
+      endpoint: 'sample5',
+      id: 'A_b-9',
+      status: 404,
+      limit: 10,
+      after: key,
+      format: 'csv'
+    })
 })
 
 test('a count query: range, filters, by', () => {
-  expect(parseLogQuery('count', { from: '-1h', id: '42', by: 'minute' }, ctx)).toEqual({ from: NOW - 3600000, to: NOW, id: '42', by: 'minute' })
+  expect(parseLogQuery('count', { from: '-1h', id: '42', by: 'minute' }, ctx)).toEqual({
+    from: NOW - 3600000,
+    to: NOW,
+    id: '42',
+    by: 'minute'
+  })
   for (const by of ['endpoint', 'id', 'status', 'minute']) expect(parseLogQuery('count', { from: '-1h', by }, ctx).by).toBe(by)
 })
 
@@ -91,7 +111,20 @@ describe('logMatch: the server-side filter narrows, the test in Node is exact', 
 })
 
 describe('output formats', () => {
-  const record = { ts: 1764000000123, key: '031764000000123p1-7', entry: { ts: 1764000000123, endpoint: 'sample5', id: '42', status: 200, ms: 0.5, ip: '127.0.0.1', ua: 'Mozilla, "quoted"\nnext', ref: '=HYPERLINK("http://x")' } }
+  const record = {
+    ts: 1764000000123,
+    key: '031764000000123p1-7',
+    entry: {
+      ts: 1764000000123,
+      endpoint: 'sample5',
+      id: '42',
+      status: 200,
+      ms: 0.5,
+      ip: '127.0.0.1',
+      ua: 'Mozilla, "quoted"\nnext',
+      ref: '=HYPERLINK("http://x")'
+    }
+  }
 
   test('NDJSON: the entry as stored plus its key, one line; ts from the key when the entry has none', () => {
     const line = ndjsonLine(record)

@@ -58,11 +58,36 @@ beforeAll(async () => {
   for (let i = 0; i < 2400; i++) {
     // Times repeat across buckets (i and i + 1 share one every 3 rows): ties break by row key.
     const ts = FROM + Math.floor(i / 3) * 4000 + (i % 3 === 2 ? 1 : 0)
-    const entry = accessEntry({ ts, endpoint: i % 5 === 0 ? 'sample4' : 'sample5', id: IDS[i % IDS.length], status: STATUSES[i % STATUSES.length], ms: 0.5, ip: '127.0.0.1', ua: `ua ${i}, "quoted"`, ref: null })
+    const entry = accessEntry({
+      ts,
+      endpoint: i % 5 === 0 ? 'sample4' : 'sample5',
+      id: IDS[i % IDS.length],
+      status: STATUSES[i % STATUSES.length],
+      ms: 0.5,
+      ip: '127.0.0.1',
+      ua: `ua ${i}, "quoted"`,
+      ref: null
+    })
     put((i * 7) % BUCKETS, ts, `w1-${i}`, serializeEntry(entry))
   }
   for (let i = 0; i < 30; i++) {
-    put(i % BUCKETS, FROM + i * 100000 + 17, `ev-${i}`, serializeEntry(eventEntry({ ts: FROM + i * 100000 + 17, endpoint: 'sample5', id: IDS[i % IDS.length], event: 'exposure', variant: null, ip: null, ua: null, ref: null })))
+    put(
+      i % BUCKETS,
+      FROM + i * 100000 + 17,
+      `ev-${i}`,
+      serializeEntry(
+        eventEntry({
+          ts: FROM + i * 100000 + 17,
+          endpoint: 'sample5',
+          id: IDS[i % IDS.length],
+          event: 'exposure',
+          variant: null,
+          ip: null,
+          ua: null,
+          ref: null
+        })
+      )
+    )
   }
   put(5, FROM + 1234, 'bad-1', 'not json')
   put(9, FROM + 99999, 'bad-2', '[1,2]')
@@ -106,7 +131,11 @@ describe('scan', () => {
     ['id AB', { id: 'AB' }, (e) => e.id === 'AB'],
     ['endpoint sample4', { endpoint: 'sample4' }, (e) => e.endpoint === 'sample4'],
     ['status 404', { status: 404 }, (e) => e.status === 404],
-    ['status 200 and id 42 on sample5', { status: 200, id: '42', endpoint: 'sample5' }, (e) => e.status === 200 && e.id === '42' && e.endpoint === 'sample5'],
+    [
+      'status 200 and id 42 on sample5',
+      { status: 200, id: '42', endpoint: 'sample5' },
+      (e) => e.status === 200 && e.id === '42' && e.endpoint === 'sample5'
+    ],
     ['an id nobody has', { id: 'nobody' }, () => false]
   ])('filter: %s', async (name, filters, predicate) => {
     const rows = await scanAll(filters)
@@ -169,7 +198,9 @@ describe('scan', () => {
   test('the range is exact at both ends, to the millisecond', async () => {
     const rows = []
     for await (const r of query.scan({ from: FROM - 1, to: FROM + 1 })) rows.push(r)
-    expect(rows.map((r) => r.key.slice(15)).sort()).toEqual([...Array.from({ length: BUCKETS }, (_, b) => `before-${b}`), 'w1-0', 'w1-1'].sort())
+    expect(rows.map((r) => r.key.slice(15)).sort()).toEqual(
+      [...Array.from({ length: BUCKETS }, (_, b) => `before-${b}`), 'w1-0', 'w1-1'].sort()
+    )
     const none = []
     for await (const r of query.scan({ from: TO - 1, to: TO })) none.push(r)
     expect(none).toEqual([])
@@ -184,7 +215,9 @@ describe('count', () => {
     // The server-side filter narrowed the rows before Node checked them.
     expect(id4.scanned).toBeLessThan(2432 / 2)
     expect((await query.count({ from: FROM, to: TO, id: 'ab' })).total).toBe(expected((e) => e && e.id === 'ab').length)
-    expect((await query.count({ from: FROM, to: TO, status: 500, endpoint: 'sample5' })).total).toBe(expected((e) => e && e.status === 500 && e.endpoint === 'sample5').length)
+    expect((await query.count({ from: FROM, to: TO, status: 500, endpoint: 'sample5' })).total).toBe(
+      expected((e) => e && e.status === 500 && e.endpoint === 'sample5').length
+    )
   })
 
   test.each(['endpoint', 'id', 'status', 'minute'])('--by %s: the groups add up to the rows, each exact', async (by) => {
@@ -240,7 +273,11 @@ describe('count', () => {
   test('a table that does not exist fails typed (HBASE_TABLE_NOT_FOUND), for scan and count, with no scan left open', async () => {
     const missing = createLogQuery({ client, table: uniqueTable('nope'), buckets: 4, maxIdLength: 64 })
     await expect(missing.count({ from: FROM, to: TO })).rejects.toMatchObject({ code: 'HBASE_TABLE_NOT_FOUND' })
-    await expect((async () => { for await (const r of missing.scan({ from: FROM, to: TO })) expect(r).toBeUndefined() })()).rejects.toMatchObject({ code: 'HBASE_TABLE_NOT_FOUND' })
+    await expect(
+      (async () => {
+        for await (const r of missing.scan({ from: FROM, to: TO })) expect(r).toBeUndefined()
+      })()
+    ).rejects.toMatchObject({ code: 'HBASE_TABLE_NOT_FOUND' })
     expect(missing.stats().openScans).toBe(0)
   })
 })
