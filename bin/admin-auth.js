@@ -12,8 +12,11 @@ const { loadSettings } = require('../config')
 const { DEFAULTS } = require('../config/defaults')
 const { cliAdminToken } = require('../config/admin-token')
 
+// Read once per admin URL and environment: `log scan` asks before every page, and the
+// programmatic API (main()) may run with another environment each time.
 /** @type {Map<string, { token: string|null, file?: string }>} */
-const byBase = new Map()
+const known = new Map()
+const ENV_NAMES = ['BEACON_ADMIN_TOKEN', 'BEACON_ADMIN_TOKEN_FILE', 'BEACON_STATE_DIR', 'BEACON_CONFIG_FILE']
 
 function stateDir () {
   try {
@@ -29,8 +32,9 @@ function stateDir () {
  * @throws {Error} a token file that is named but cannot be read
  */
 function adminAuth (base) {
-  if (!byBase.has(base)) byBase.set(base, cliAdminToken({ adminUrl: base, stateDir: stateDir() }))
-  return /** @type {{ token: string|null, file?: string }} */ (byBase.get(base))
+  const key = JSON.stringify([base, ...ENV_NAMES.map((name) => process.env[name] ?? '')])
+  if (!known.has(key)) known.set(key, cliAdminToken({ adminUrl: base, stateDir: stateDir() }))
+  return /** @type {{ token: string|null, file?: string }} */ (known.get(key))
 }
 
 /**

@@ -7,6 +7,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { execFile } = require('node:child_process')
+const { testHBaseEnv } = require('../support/test-hbase')
 
 const ROOT = path.join(__dirname, '..', '..')
 // 4700 (public), 4701 (admin), 4702 (baseline), 4703 (cross-zone proxy), 4704 (HAProxy; the
@@ -26,7 +27,9 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
     '--logcount-rows', '20000', '--logcount-minutes', '3',
     '--port', String(PORT), '--out', out]
   const stdout = await new Promise((resolve, reject) => {
-    execFile(process.execPath, args, { cwd: ROOT, timeout: 210000, maxBuffer: 16 * 2 ** 20 }, (err, so, se) =>
+    // The HBase of this test run, not the checkout's default one (another checkout may hold its ports).
+    const env = { ...process.env, ...testHBaseEnv() }
+    execFile(process.execPath, args, { cwd: ROOT, env, timeout: 210000, maxBuffer: 16 * 2 ** 20 }, (err, so, se) =>
       err ? reject(new Error(`${err.message}\n${se}`)) : resolve(so)
     )
   })

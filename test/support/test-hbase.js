@@ -43,4 +43,23 @@ async function chooseTestHBase () {
   return { stateDir: path.join(ROOT, '.state', 'hbase-test'), ...checkoutPorts() }
 }
 
-module.exports = { chooseTestHBase }
+const ENV_OF = {
+  stateDir: 'BEACON_HBASE_STATE_DIR',
+  zkPort: 'BEACON_HBASE_ZK_PORT',
+  masterPort: 'BEACON_HBASE_MASTER_PORT',
+  rsPort: 'BEACON_HBASE_RS_PORT',
+  masterInfoPort: 'BEACON_HBASE_MASTER_INFO_PORT',
+  rsInfoPort: 'BEACON_HBASE_RS_INFO_PORT'
+}
+
+/**
+ * The environment that points a child process's infra/hbase (e.g. `npm run bench`) at the HBase
+ * this test run uses (global-setup's choice), so that it never starts the default instance.
+ * @returns {Record<string, string>}
+ */
+function testHBaseEnv () {
+  const overrides = JSON.parse(process.env.BEACON_TEST_HBASE_OPTIONS || '{}')
+  return Object.fromEntries(Object.entries(overrides).map(([key, value]) => [ENV_OF[key], String(value)]))
+}
+
+module.exports = { chooseTestHBase, testHBaseEnv }
