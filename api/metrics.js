@@ -141,7 +141,8 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     if (cors.length > 0 && !corsOutcomes) {
       corsOutcomes = counter(
         'beacon_cors_requests_total',
-        'Requests with an Origin to endpoints that declare cors, by outcome (allowed; denied: answered without CORS headers; preflight; preflight_denied)',
+        'Requests with an Origin to endpoints that declare cors, by outcome (allowed; denied: answered without CORS headers; preflight; ' +
+          'preflight_denied)',
         ['endpoint', 'outcome']
       )
       for (const endpoint of cors) for (const outcome of CORS_OUTCOMES) corsOutcomes.inc({ endpoint, outcome }, 0)
@@ -205,7 +206,8 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
         'lines of damaged journal files that could not be replayed)',
       'state', (stats) => SINK_COUNTERS.map((state) => [state, stats[state]]))
     follow('beacon_access_log_shed_total',
-      'Access-log entries dropped, by reason: overload (the shed policy), disk_full / write_error (the local disk refused the journal or file log), write_backlog (the disk is slower than the entries come)',
+      'Access-log entries dropped, by reason: overload (the shed policy), disk_full / write_error (the local disk refused the journal or ' +
+        'file log), write_backlog (the disk is slower than the entries come)',
       'reason', (stats) => Object.entries(stats.shedBy || {}))
     follow('beacon_access_rollup_errors_total',
       'Access-log rollups: mark writes that failed (their minutes wait and are tried again; the rows are written) ' +
@@ -250,7 +252,8 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
       'max'
     )
     gauge('beacon_access_rollup_lag_seconds',
-      'Access-log rollups: how long ago the oldest minute due and not yet counted ended (0: all counted; the minute in progress is counted once it ended and settled)',
+      'Access-log rollups: how long ago the oldest minute due and not yet counted ended (0: all counted; the minute in progress is ' +
+        'counted once it ended and settled)',
       (s) => (s.rollup && s.rollup.lagSeconds !== undefined ? s.rollup.lagSeconds : undefined), 'max')
     gauge('beacon_access_rollup_enabled',
       'Access-log rollups: 1 while this sink marks minutes, 0 once marking failed for good (no rollup table; said in the app log)',

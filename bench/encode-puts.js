@@ -141,7 +141,8 @@ if (args.json) {
     )
   )
 } else {
-  console.log(`${BATCH} puts per Multi, ${REGIONS.length} regions, ${ITERATIONS} batches per run, ${RUNS} runs; CPU µs per put, median (min–max)`)
+  console.log(`${BATCH} puts per Multi, ${REGIONS.length} regions, ${ITERATIONS} batches per run, ${RUNS} runs; CPU µs per put, median ` +
+    '(min–max)')
   for (const r of rows) console.log(`${r.case.padEnd(46)} ${r.medianUs.toFixed(3)} (${r.minUs.toFixed(3)}–${r.maxUs.toFixed(3)})`)
 }
 if (sink < 0) console.log(sink)

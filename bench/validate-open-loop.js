@@ -74,7 +74,8 @@ if (require.main === module) {
     console.log(`trivial server, ${r.rate} req/s for ${r.durationMs / 1000} s: achieved ${o.rps} ` +
       `req/s, p50 ${o.p50} ms, p99 ${o.p99} ms, max ${o.max} ms, late ${o.late}, errors ${o.errors}`)
     console.log(`server stalling ${r.stallMs} ms every ${r.stallEveryMs} ms:`)
-    console.log(`  open loop  ${r.rate} req/s: p50 ${r.stall.openLoop.p50} ms, p90 ${r.stall.openLoop.p90} ms, p99 ${r.stall.openLoop.p99} ms, max ${r.stall.openLoop.max} ms`)
+    console.log(`  open loop  ${r.rate} req/s: p50 ${r.stall.openLoop.p50} ms, p90 ${r.stall.openLoop.p90} ms, p99 ` +
+      `${r.stall.openLoop.p99} ms, max ${r.stall.openLoop.max} ms`)
     console.log(`  autocannon 10 connections (${Math.round(r.stall.autocannon.rps)} req/s): p50 ${r.stall.autocannon.p50} ` +
       `ms, p90 ${r.stall.autocannon.p90} ms, p99 ${r.stall.autocannon.p99} ms, max ${r.stall.autocannon.max} ms`)
     if (values.out) fs.writeFileSync(values.out, JSON.stringify(r, null, 2) + '\n')

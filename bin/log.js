@@ -199,7 +199,8 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
     {
       words: 'log scan',
       args: [],
-      summary: 'access-log rows of a time range in time order: NDJSON (one entry per line, with its ts and row key) or CSV, streamed to stdout',
+      summary: 'access-log rows of a time range in time order: NDJSON (one entry per line, with its ts and row key) or CSV, streamed to ' +
+        'stdout',
       options: {
         ...RANGE_OPTIONS,
         limit: { type: 'string', arg: '<n>', help: 'at most n rows' },

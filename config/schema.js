@@ -76,7 +76,10 @@ const cors = closed({
     minItems: 1,
     maxItems: 100,
     uniqueItems: true,
-    items: str({ pattern: ORIGIN_PATTERN, description: 'an origin like https://shop.example (scheme://host[:port], lower case, no path), or "*"' })
+    items: str({
+      pattern: ORIGIN_PATTERN,
+      description: 'an origin like https://shop.example (scheme://host[:port], lower case, no path), or "*"'
+    })
   },
   maxAgeSeconds: int(0, 86400)
 })

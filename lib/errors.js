@@ -97,7 +97,8 @@ const ERRORS = Object.freeze({
   // detail names the parameter, never its value.
   BAD_TIME: createError(
     'BAD_TIME',
-    'a time is invalid: give ISO-8601 (2026-01-31T12:00:00Z), 13-digit epoch ms, or a time relative to now (-30s, -15m, -2h, -1d, -1w, now)',
+    'a time is invalid: give ISO-8601 (2026-01-31T12:00:00Z), 13-digit epoch ms, or a time relative to now (-30s, -15m, -2h, -1d, -1w, ' +
+      'now)',
     400
   ),
   BAD_TIME_RANGE: createError('BAD_TIME_RANGE', 'the time range is empty: from must be before to', 400),

@@ -26,7 +26,8 @@ test('anyone else stops at once with one line naming the command', () => {
   const stop = plan(['haproxy'], { root: false, hasAptGet: true })
   expect(stop).toEqual({
     action: 'stop',
-    message: 'npm test needs haproxy: run  sudo apt-get update && sudo apt-get install -y --no-install-recommends haproxy  then npm test again'
+    message: 'npm test needs haproxy: run  sudo apt-get update && sudo apt-get install -y --no-install-recommends haproxy  then npm test ' +
+      'again'
   })
   expect(stop.message).not.toContain('\n')
   const chromium = plan(['chromium'], { root: true, hasAptGet: false })

@@ -236,7 +236,8 @@ function glanceTable (report) {
       `background).${s1 && s1.vsBaseline
         ? ` sample1 costs ${spread(s1.vsBaseline)}× the CPU of bare node:http writing the same body.`
         : ''}`
-    : 'Seed: its published run (../shared/seed-benchmark.md). CPU: the seed runs\' server-side view (closed loop, saturation; run `--scenario cpu` for medians at a fixed rate); HBase = the JVM\'s whole CPU per request, background included.')
+    : 'Seed: its published run (../shared/seed-benchmark.md). CPU: the seed runs\' server-side view (closed loop, saturation; run ' +
+      '`--scenario cpu` for medians at a fixed rate); HBase = the JVM\'s whole CPU per request, background included.')
   return [...lines, '']
 }
 
@@ -250,7 +251,9 @@ function cpuTables (cpu) {
   const lines = ['## CPU per request', '', cpu.description || '', '']
   const idle = cpu.idle
   if (idle && idle.runs.length) {
-    const perReq = (st) => (st ? ` (${round(st.median / cpu.parameters.rate, 2)} µs per request at ${fmt(cpu.parameters.rate)} req/s)` : '')
+    const perReq = (st) => (st
+      ? ` (${round(st.median / cpu.parameters.rate, 2)} µs per request at ${fmt(cpu.parameters.rate)} req/s)`
+      : '')
     lines.push(`Idle, CPU µs per second: the server cluster ${spread(idle.appUsPerS)}${perReq(idle.appUsPerS)}, bare ` +
       `node:http ${spread(idle.baselineUsPerS)}, HBase ${spread(idle.hbaseUsPerS)}${perReq(idle.hbaseUsPerS)}.`, '')
   }
@@ -259,7 +262,8 @@ function cpuTables (cpu) {
     const rows = Object.entries(cpu.cases).filter(([, c]) => c.shape === shape)
     if (!rows.length) continue
     lines.push(`### ${title}`, '',
-      '| case | req/s | app CPU µs/req | app above idle | vs sample1 | vs bare node:http | HBase CPU µs/req | HBase above idle | HBase above sample1 | load gen CPU µs/req | p99 ms |',
+      '| case | req/s | app CPU µs/req | app above idle | vs sample1 | vs bare node:http | HBase CPU µs/req | HBase above idle | HBase ' +
+        'above sample1 | load gen CPU µs/req | p99 ms |',
       '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     for (const [key, c] of rows) {
       lines.push(`| ${key} | ${spread(c.rps)} | ${spread(c.appUsPerReq)} | ${spread(c.appAboveIdle)} | ` +

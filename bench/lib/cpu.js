@@ -145,7 +145,8 @@ async function cpu (ctx, run) {
       `${p.connections} keep-alive connections; ids 1..${p.idRange} at random as in the seed runs, or the seed's own id=1. Cached ` +
       'endpoints are swept over all ids (every worker) right before their runs of each round, so these are cache hits (an entry past its ' +
       `TTL costs a refresh read besides). app = every process and thread of the server cluster, ${p.workers} worker(s) (or of the bare ` +
-      `node:http cluster), from /proc, to the µs from the threads' run time (${fromThreads} of ${all.length} runs; the others from 10 ms ` +
+      `node:http cluster), from /proc, to the µs from the threads' run time (${fromThreads} of ${all.length} runs; the others from 10 ` +
+        'ms ' +
       'ticks); "above idle" subtracts what the same processes burn with no load, per request at the run\'s rate (timers, polls; the idle ' +
       'line below); HBase = the HBase JVM, all threads (on loopback the shared dev instance: anything else using it counts too); "HBase ' +
       'above sample1" subtracts sample1\'s in the same round at the same rate (sample1 never asks HBase); load gen = the load worker\'s ' +

@@ -91,16 +91,20 @@ function slowMarkdown (s) {
   const lines = [
     `### A slow HBase: ${s.phaseMs / 1000} s per phase under load`,
     '',
-    `Every RPC between the app and HBase through a delay proxy. Cached endpoints: sample3 + sample5 (closed loop); sample2 open loop at ${s.sample2Rate}/s, its deadline ${s.deadlineMs} ms; ` +
+    'Every RPC between the app and HBase through a delay proxy. Cached endpoints: sample3 + sample5 (closed loop); sample2 open loop at ' +
+      `${s.sample2Rate}/s, its deadline ${s.deadlineMs} ms; ` +
       `at most ${s.maxInFlight2} sample2 requests in flight; the access log ` +
       `drained ${(s.drainMs / 1000).toFixed(1)} s after the load stopped.`,
     '',
-    '| phase | round trip ms | cached answers | cached non-200 | cached p50 ms | cached p99 ms | p99 − healthy p99 ms | sample2 answers | sample2 503 | sample2 max ms | log queue max | spilled to journal | heap max MiB | heap retained MiB | RSS max MiB |',
+    '| phase | round trip ms | cached answers | cached non-200 | cached p50 ms | cached p99 ms | p99 − healthy p99 ms | sample2 ' +
+      'answers ' +
+      '| sample2 503 | sample2 max ms | log queue max | spilled to journal | heap max MiB | heap retained MiB | RSS max MiB |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   ]
   for (const r of s.phases) {
     const delta = healthy ? (r.cachedP99 - healthy.cachedP99).toFixed(2) : ''
-    lines.push(`| ${r.phase} | ${r.rttMs} | ${r.cached} | ${r.cachedNon200} | ${r.cachedP50} | ${r.cachedP99} | ${delta} | ${r.sample2} | ${r.sample2_503} | ${r.sample2MaxMs} | ${r.maxQueueDepth} | ${r.spilled} | ${r.maxHeapMb} | ${r.retainedHeapMb} | ${r.maxRssMb} |`)
+    lines.push(`| ${r.phase} | ${r.rttMs} | ${r.cached} | ${r.cachedNon200} | ${r.cachedP50} | ${r.cachedP99} | ${delta} | ${r.sample2} ` +
+      `| ${r.sample2_503} | ${r.sample2MaxMs} | ${r.maxQueueDepth} | ${r.spilled} | ${r.maxHeapMb} | ${r.retainedHeapMb} | ${r.maxRssMb} |`)
   }
   return lines
 }

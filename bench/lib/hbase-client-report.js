@@ -85,7 +85,9 @@ function markdown (report, labels) {
       '(RpcServer.* handlers and RS-EventLoopGroup netty loops: they decode, run and answer the calls; no compactions, flushes, GC or ' +
       `chores) and the client's (${axis.clientCpu}), divided by the ops (entries for multi-puts, rows for multi-gets).`,
     '',
-    `| workload | ${axis.column} | ops/s (entries/s) | HBase CPU µs/op | HBase, less idle, µs/op | HBase RPC threads µs/op | client CPU µs/op |`,
+    `| workload | ${axis.column} | ops/s (entries/s) | HBase CPU µs/op | HBase, less idle, µs/op | HBase RPC threads µs/op | client ` +
+      'CPU ' +
+      'µs/op |',
     '|---|---|---:|---:|---:|---:|---:|'
   ]
   for (const name of names) {
@@ -98,7 +100,8 @@ function markdown (report, labels) {
   }
   lines.push('', 'Medians over the rounds, (min–max) in brackets.', '')
   if (variants.length > 1) {
-    lines.push(`Paired within each round, ${b} minus ${a} (negative: ${b} costs less); "lower in" counts the rounds where ${b} was lower:`, '',
+    lines.push(`Paired within each round, ${b} minus ${a} (negative: ${b} costs less); "lower in" counts the rounds where ${b} was ` +
+      'lower:', '',
       `| workload | HBase CPU µs/op, ${b} − ${a} | lower in | HBase less idle | lower in | HBase RPC threads | lower in | client CPU ` +
         'µs/op | lower in |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|')
     const cell = (d) => `${fmt(d)} | ${d.lower}/${d.of}`
@@ -140,7 +143,8 @@ function threadTable (report, labels) {
   for (const [, , groups] of cells) for (const [g, s] of Object.entries(groups)) total[g] = (total[g] || 0) + (s.median || 0)
   const top = Object.keys(total).sort((a, b) => total[b] - total[a]).slice(0, TOP_GROUPS)
   if (!top.length) return []
-  const lines = ['Where the HBase JVM\'s CPU went, by thread group (threads named alike, less their number), median µs/op over the rounds:', '',
+  const lines = ['Where the HBase JVM\'s CPU went, by thread group (threads named alike, less their number), median µs/op over the ' +
+    'rounds:', '',
     `| workload | ${report.axis.column} | ${top.join(' | ')} | other |`, `|---|---|${top.map(() => '---:').join('|')}|---:|`]
   for (const [n, v, groups] of cells) {
     const other = Object.entries(groups).filter(([g]) => !top.includes(g)).reduce((sum, [, s]) => sum + (s.median || 0), 0)

@@ -85,7 +85,8 @@ async function logCount (ctx, client) {
     const byId = await timed('the range counted by id from the rollups (every group)', () => sum({}))
     const idRows = rowsOfId(rows, ID)
     if (raw.value !== rows || fromRollups.value !== rows || byId.value !== rows || oneId.value !== idRows) {
-      throw new Error(`logcount: counts disagree: ${rows} written, ${raw.value} from the raw rows, ${fromRollups.value} from the totals, ${byId.value} by id; id ${ID}: ${idRows} written, ${oneId.value} from the rollups`)
+      throw new Error(`logcount: counts disagree: ${rows} written, ${raw.value} from the raw rows, ${fromRollups.value} from the totals, ` +
+        `${byId.value} by id; id ${ID}: ${idRows} written, ${oneId.value} from the rollups`)
     }
     const perRow = (r) => (r.hbaseCpuMs === null ? null : Math.round(r.hbaseCpuMs * 1000 / rows * 100) / 100)
     const cases = {

@@ -115,7 +115,8 @@ function withServerView (summary, sampled) {
  * @returns {string}
  */
 function markdownReport (report, { lead = [], skip = [] } = {}) {
-  const head = '| endpoint | req/s | vs sample1 | vs bare node:http | mean ms | σ ms | p50 | p90 | p99 | p99.9 | non-2xx | errors | lost | seed req/s | seed ratio |'
+  const head = '| endpoint | req/s | vs sample1 | vs bare node:http | mean ms | σ ms | p50 | p90 | p99 | p99.9 | non-2xx | errors | ' +
+    'lost | seed req/s | seed ratio |'
   const rule = '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   const seed1 = SEED.sample1.rps
   const rows = Object.entries(report.endpoints).map(([name, e]) => {
@@ -152,8 +153,13 @@ function markdownReport (report, { lead = [], skip = [] } = {}) {
       rule,
       ...rows,
       '',
-      'lost = 2xx responses (all scenarios of this run) minus access-log entries found afterwards (file lines for file sinks, HBase rows for HBase sinks).',
-      ...(report.endpoints.sample5_durable ? ['sample5_durable = sample5 with its HBase access log in durable mode (BEACON_ACCESS_LOG_DURABLE: a synchronous write-ahead log before each answer, so a killed worker loses nothing it answered); its gap to sample5 is the price of that guarantee.'] : []),
+      'lost = 2xx responses (all scenarios of this run) minus access-log entries found afterwards (file lines for file sinks, HBase rows ' +
+        'for HBase sinks).',
+      ...(report.endpoints.sample5_durable
+        ? ['sample5_durable = sample5 with its HBase access log in durable mode (BEACON_ACCESS_LOG_DURABLE: a synchronous ' +
+            'write-ahead log before each answer, so a killed worker loses nothing it answered); its gap to sample5 is the price of ' +
+            'that guarantee.']
+        : []),
       '',
       '### Server-side view (the reported runs)',
       '',
@@ -196,7 +202,8 @@ const cell = (v) => (v === null || v === undefined ? '' : typeof v === 'number' 
  */
 function scenarioTable (rows) {
   const lines = [
-    '| case | generator | conns | offered req/s | req/s | mean ms | σ ms | p50 | p90 | p99 | p99.9 | max | non-2xx | errors | late / unsent | app CPU ms/1k req | HBase CPU ms/1k req | load gen CPU ms/1k req | app peak RSS MiB | HBase peak RSS MiB |',
+    '| case | generator | conns | offered req/s | req/s | mean ms | σ ms | p50 | p90 | p99 | p99.9 | max | non-2xx | errors | late / ' +
+      'unsent | app CPU ms/1k req | HBase CPU ms/1k req | load gen CPU ms/1k req | app peak RSS MiB | HBase peak RSS MiB |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   ]
   for (const [name, r] of Object.entries(rows)) {
@@ -221,7 +228,8 @@ function scenarioTable (rows) {
  */
 function serverTable (endpoints, baseline) {
   const lines = [
-    '| endpoint | requests | app CPU ms | app CPU ms/1k req | app peak RSS MiB | HBase CPU ms/1k req | HBase peak RSS MiB | load gen CPU ms/1k req |',
+    '| endpoint | requests | app CPU ms | app CPU ms/1k req | app peak RSS MiB | HBase CPU ms/1k req | HBase peak RSS MiB | load gen CPU ' +
+      'ms/1k req |',
     '|---|---:|---:|---:|---:|---:|---:|---:|'
   ]
   const rows = Object.entries(endpoints)

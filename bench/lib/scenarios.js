@@ -128,7 +128,8 @@ async function sweep (ctx) {
         durationMs: p.sweepStepSeconds * 1000,
         paths: random(ctx, name)
       })
-      ctx.log(`sweep ${name} @ ${rate} req/s: achieved ${r.rps}, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, late ${r.late}, unsent ${r.unsent}`)
+      ctx.log(`sweep ${name} @ ${rate} req/s: achieved ${r.rps}, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, late ${r.late}, ` +
+        `unsent ${r.unsent}`)
       return r
     })
     endpoints[name] = result
@@ -137,7 +138,8 @@ async function sweep (ctx) {
   return {
     title: 'Rate sweep (open loop)',
     description: `Constant arrival rate, evenly spaced over ${p.sweepConnections} keep-alive connections, ${p.sweepStepSeconds} s per ` +
-      'step, ids as in the seed runs; latency from each request\'s due time (wrk2-style), so queueing shows. Steps rise until errors, p99 ' +
+      'step, ids as in the seed runs; latency from each request\'s due time (wrk2-style), so queueing shows. Steps rise until errors, ' +
+        'p99 ' +
       `> ${LIMITS.stopP99Ms} ms or the achieved rate falls below ${LIMITS.minAchieved} × offered.`,
     limits: LIMITS,
     endpoints,
@@ -195,7 +197,8 @@ async function crossZone (ctx) {
   }
   return {
     title: 'Cross-zone',
-    description: `The virtual-user runs again, direct and through a link that delays each direction by ${p.crossZoneDelayMs} ms (${link.method}), so the network hop's cost is separated from the server's.`,
+    description: `The virtual-user runs again, direct and through a link that delays each direction by ${p.crossZoneDelayMs} ms ` +
+      `(${link.method}), so the network hop's cost is separated from the server's.`,
     method: link.method,
     notes,
     rows: { ...direct, ...via }
@@ -337,7 +340,8 @@ async function lb (ctx) {
   const notes = [
     'On this 2-core machine the point of this scenario is the CPU cost per request and the load balancer\'s overhead, not more ' +
       'throughput: both app hosts, HAProxy, HBase and the load generator share the same 2 cores, so a second host cannot add capacity ' +
-      'here (it only splits the same cores). What carries over to real machines is the CPU per request: a host serves about (its cores × ' +
+      'here (it only splits the same cores). What carries over to real machines is the CPU per request: a host serves about (its cores ' +
+        '× ' +
       '10⁶) / (beacon µs per request) requests per second, and HAProxy costs its µs per request on its own machine.',
     '',
     '| case | req/s | p99 ms | beacon CPU µs/req (all hosts) | HAProxy CPU µs/req | together µs/req |',
@@ -358,7 +362,8 @@ async function lb (ctx) {
   ]
   return {
     title: 'App hosts behind HAProxy',
-    description: 'The app tier behind a real load balancer (Debian\'s HAProxy, infra/lb: round robin, /readyz health checks, one thread): ' +
+    description: 'The app tier behind a real load balancer (Debian\'s HAProxy, infra/lb: round robin, /readyz health checks, one ' +
+      'thread): ' +
       `1 host direct, 1 host via HAProxy, 2 hosts via HAProxy (the second a server cluster of its own, ${p.workers} worker(s), on the ` +
       `app2 host), each closed loop and at a constant ${p.lbRate.toLocaleString('en-US')} req/s, ${p.lbConnections} keep-alive ` +
       `connections, ${p.lbSeconds} s, ids 1..${p.lbIdRange} (caches warmed first). CPU per request from /proc: every beacon process of ` +

@@ -266,7 +266,9 @@ async function waitServing (opts, proc, pid, timeoutMs) {
     if (!server.isAlive(pid)) {
       throw new Error(`hbase: ${proc.name} (pid ${pid}) exited while starting; last log lines:\n${server.logTail(proc)}`)
     }
-    if (Date.now() > deadline) throw new Error(`hbase: ${proc.name} (pid ${pid}) does not accept on ${opts.host}:${proc.port} after ${timeoutMs} ms`)
+    if (Date.now() > deadline) {
+      throw new Error(`hbase: ${proc.name} (pid ${pid}) does not accept on ${opts.host}:${proc.port} after ${timeoutMs} ms`)
+    }
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
 }

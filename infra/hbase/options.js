@@ -75,7 +75,8 @@ function resolveOptions (overrides = {}, env = process.env) {
     o[key] = validate(raw, kind, source)
   }
   if (o.masters > 1 && o.regionServers === 1) {
-    throw new RangeError('hbase options: BEACON_HBASE_MASTERS > 1 needs a cluster (BEACON_HBASE_REGIONSERVERS > 1); standalone HBase has one master')
+    throw new RangeError('hbase options: BEACON_HBASE_MASTERS > 1 needs a cluster (BEACON_HBASE_REGIONSERVERS > 1); standalone HBase has ' +
+      'one master')
   }
   checkDistinctPorts(o)
   Object.assign(o, {

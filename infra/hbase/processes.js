@@ -101,7 +101,10 @@ function processesOf (opts) {
  * @returns {HBaseProcess}
  */
 function processOf (opts, role, index) {
-  if (!opts.cluster) throw new Error('hbase: single processes can be addressed only in a cluster (BEACON_HBASE_REGIONSERVERS > 1); standalone HBase is one JVM')
+  if (!opts.cluster) {
+    throw new Error('hbase: single processes can be addressed only in a cluster (BEACON_HBASE_REGIONSERVERS > 1); standalone HBase is ' +
+      'one JVM')
+  }
   const found = processesOf(opts).find((p) => p.role === role && p.index === index)
   if (!found) {
     const count = processesOf(opts).filter((p) => p.role === role).length

@@ -90,7 +90,8 @@ function haproxyConfig (options) {
     '  balance roundrobin',
     '  option httpchk GET /readyz',
     '  http-check expect status 200',
-    `  default-server inter ${o.interMs}ms fastinter ${o.fastinterMs}ms downinter ${o.downinterMs}ms fall ${o.fall} rise ${o.rise} observe layer4 error-limit ${o.errorLimit} on-error mark-down`,
+    `  default-server inter ${o.interMs}ms fastinter ${o.fastinterMs}ms downinter ${o.downinterMs}ms fall ${o.fall} rise ${o.rise} ` +
+      `observe layer4 error-limit ${o.errorLimit} on-error mark-down`,
     ...(o.backendHeader ? [`  http-response set-header ${o.backendHeader} %[srv_name]`] : []),
     ...o.servers.map(server),
     ''

@@ -78,7 +78,9 @@ async function startLoadBalancer (options) {
   const binary = haproxyPath || findHAProxy(env)
   fs.mkdirSync(dir, { recursive: true })
   const statsSocket = path.join(path.resolve(dir), 'haproxy.sock')
-  if (Buffer.byteLength(statsSocket) > 107) throw new Error(`infra/lb: the admin socket path ${statsSocket} is too long for a unix socket; use a shorter dir`)
+  if (Buffer.byteLength(statsSocket) > 107) {
+    throw new Error(`infra/lb: the admin socket path ${statsSocket} is too long for a unix socket; use a shorter dir`)
+  }
   const configFile = path.join(dir, 'haproxy.cfg')
   fs.writeFileSync(configFile, haproxyConfig({ ...config, statsSocket }))
   fs.rmSync(statsSocket, { force: true })

@@ -224,7 +224,8 @@ async function main (argv) {
     }
   })
   if (values.help || !values.target) {
-    console.error('usage: node infra/topology/delay-proxy.js --target HOST:PORT [--listen HOST:PORT] [--delay-ms 3.5] [--jitter-ms 0.5] [--no-handshake] [--timer-only]')
+    console.error('usage: node infra/topology/delay-proxy.js --target HOST:PORT [--listen HOST:PORT] [--delay-ms 3.5] [--jitter-ms 0.5] ' +
+      '[--no-handshake] [--timer-only]')
     return 2
   }
   const proxy = await createDelayProxy({

@@ -65,7 +65,9 @@ function resolveOptions (overrides = {}, env = process.env) {
   const addressIn = (key, value, envName) => {
     const def = OFFSETS[key] < 2 ** (32 - prefixLength) - 1 ? intToIp(network + OFFSETS[key]) : undefined
     const picked = pick(value, envName, def)
-    if (picked.raw === undefined) throw new RangeError(`topology options: ${subnetPick.raw} is too small for the default address of ${key}; set ${envName}`)
+    if (picked.raw === undefined) {
+      throw new RangeError(`topology options: ${subnetPick.raw} is too small for the default address of ${key}; set ${envName}`)
+    }
     return parseHostAddress(picked, network, prefixLength)
   }
 
@@ -126,7 +128,9 @@ function parsePrefix ({ raw, source }) {
 }
 
 function checkIfname (name, prefix) {
-  if (name.length > MAX_IFNAME) throw new RangeError(`topology options: prefix "${prefix}" makes interface name ${name} longer than ${MAX_IFNAME} characters`)
+  if (name.length > MAX_IFNAME) {
+    throw new RangeError(`topology options: prefix "${prefix}" makes interface name ${name} longer than ${MAX_IFNAME} characters`)
+  }
   return name
 }
 

@@ -228,7 +228,8 @@ async function main () {
     '|---|---:|---:|---:|---:|---:|',
     ...loadRows,
     '',
-    `1 MiB echoed through the proxy at ${delayMs} ms: same bytes in order: ${results.stream.sameOrder}, ${results.stream.ms} ms, ${results.stream.chunksBack} chunks back`
+    `1 MiB echoed through the proxy at ${delayMs} ms: same bytes in order: ${results.stream.sameOrder}, ${results.stream.ms} ms, ` +
+      `${results.stream.chunksBack} chunks back`
   ].join('\n'))
   if (values.out) fs.writeFileSync(values.out, JSON.stringify(results, null, 2) + '\n')
 }

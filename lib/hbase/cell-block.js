@@ -284,7 +284,9 @@ function moveCellsToBlock (methodName, request) {
 function attachCells (methodName, response, cells) {
   let next = 0
   const take = (count) => {
-    if (next + count > cells.length) throw protocolError(`${methodName} response claims more cells than its cell block holds (${cells.length})`)
+    if (next + count > cells.length) {
+      throw protocolError(`${methodName} response claims more cells than its cell block holds (${cells.length})`)
+    }
     const own = cells.slice(next, next + count)
     next += count
     return own

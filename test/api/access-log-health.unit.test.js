@@ -60,7 +60,8 @@ test('/readyz: a sink whose disk refuses writes makes the process not ready, and
   expect(healthy).toMatchObject({ ready: true, checks: { 'accessLog.hbase': 'ok', 'accessLog.file': 'ok' } })
 })
 
-test('/metrics: shed by reason, entries waiting in memory for the journal, the failing flag, damaged lines and quarantined files', async () => {
+test('/metrics: shed by reason, entries waiting in memory for the journal, the failing flag, damaged lines and quarantined ' +
+  'files', async () => {
   const metrics = createMetrics({ collectDefault: false })
   let stats = HBASE_FAILING
   metrics.watchSinks(new Map([['hbase', { stats: () => stats }], ['file', { stats: () => FILE_FAILING }]]))

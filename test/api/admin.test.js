@@ -117,7 +117,8 @@ test('PUT, GET and DELETE of an id are seen by the JSONP endpoints at once, with
   const put = await adminRequest(`/admin/config/${ID}`, { method: 'PUT', body: JSON.stringify({ features: { beta: true }, variant: 'Z' }) })
   expect(put.status).toBe(200)
   const served = await request(`${app.url}/api/sample3.js?id=${ID}&callback=cb`)
-  expect(served.body).toBe(`/**/ typeof cb === 'function' && cb({"id":"${ID}","default":false,"config":{"features":{"beta":true},"variant":"Z"}});`)
+  expect(served.body).toBe('/**/ typeof cb === \'function\' && ' +
+    `cb({"id":"${ID}","default":false,"config":{"features":{"beta":true},"variant":"Z"}});`)
   const got = JSON.parse((await adminRequest(`/admin/config/${ID}`)).text)
   expect(got).toMatchObject({ id: ID, config: { features: { beta: true }, variant: 'Z' } })
   expect(typeof got.version).toBe('number')

@@ -57,7 +57,9 @@ test('every /metrics scrape counts the requests of all workers', async () => {
 
 test('an admin change is seen by every worker at once', async () => {
   // Cache the default for this id in both workers.
-  for (let i = 0; i < 8; i++) expect((await request(`http://127.0.0.1:${PORT}/api/sample3.js?id=${ID}&callback=cb`)).body).toContain('"default":true')
+  for (let i = 0; i < 8; i++) {
+    expect((await request(`http://127.0.0.1:${PORT}/api/sample3.js?id=${ID}&callback=cb`)).body).toContain('"default":true')
+  }
   const put = await fetch(`http://127.0.0.1:${ADMIN_PORT}/admin/config/${ID}`, {
     method: 'PUT',
     headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },

@@ -54,7 +54,8 @@ async function host () {
   return { url: `http://127.0.0.1:${port}`, admin: `http://127.0.0.1:${adminPort}` }
 }
 
-test('two beacon processes, one access log: the dashboard of either shows the requests of both, per minute and by id, as the rollups count them', async () => {
+test('two beacon processes, one access log: the dashboard of either shows the requests of both, per minute and by id, as the rollups ' +
+  'count them', async () => {
   const started = Date.now()
   const [a, b] = await Promise.all([host(), host()])
   // id 7 most requested; the others spread; sample4 is not in the HBase log and must not show.

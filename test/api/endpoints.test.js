@@ -142,7 +142,8 @@ test('a callback allowlist on an endpoint: listed names and prefixes answer, oth
       const res = await request(`${strict.url}/api/sample3.js?id=7&callback=${other}`)
       expect(res.status).toBe(400)
       expect(res.headers['content-type']).toBe('application/javascript; charset=utf-8')
-      expect(res.body).toBe('/**/ typeof console === \'object\' && console.error("beacon: CALLBACK_NOT_ALLOWED: this callback name is not allowed for this endpoint");')
+      expect(res.body).toBe('/**/ typeof console === \'object\' && console.error("beacon: CALLBACK_NOT_ALLOWED: this callback name is ' +
+        'not allowed for this endpoint");')
     }
     // Other endpoints of the same process keep accepting any valid callback.
     expect((await request(`${strict.url}/api/sample2.js?id=7&callback=anything.goes`)).status).toBe(200)

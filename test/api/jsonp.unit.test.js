@@ -65,7 +65,8 @@ describe('renderBody', () => {
 
   test('a default config says so', () => {
     const body = renderBody({ id: 'no-such-id', isDefault: true, configJson: '{"features":{}}', callback: 'EXAMPLE.process' })
-    expect(body).toBe("/**/ typeof EXAMPLE.process === 'function' && EXAMPLE.process({\"id\":\"no-such-id\",\"default\":true,\"config\":{\"features\":{}}});")
+    expect(body).toBe("/**/ typeof EXAMPLE.process === 'function' && " +
+      'EXAMPLE.process({"id":"no-such-id","default":true,"config":{"features":{}}});')
   })
 
   test('without a callback: the payload as JSON', () => {
@@ -83,7 +84,8 @@ describe('renderBody', () => {
     const evil = { html: '</script><script>alert(1)</script>', comment: '<!--', ls: 'a\u2028b', ps: 'c\u2029d' }
     const body = renderBody({ id: '1', isDefault: false, configJson: serializeConfig(evil), callback: 'EXAMPLE.process' })
     expect(body).toBe("/**/ typeof EXAMPLE.process === 'function' && EXAMPLE.process({\"id\":\"1\",\"default\":false,\"config\":" +
-      '{"html":"\\u003c/script\\u003e\\u003cscript\\u003ealert(1)\\u003c/script\\u003e","comment":"\\u003c!--","ls":"a\\u2028b","ps":"c\\u2029d"}});')
+      '{"html":"\\u003c/script\\u003e\\u003cscript\\u003ealert(1)\\u003c/script\\u003e","comment":"\\u003c!--","ls":"a\\u2028b","ps":' +
+        '"c\\u2029d"}});')
     expect(body).not.toMatch(/[<>\u2028\u2029]/)
     expect(run(body).calls).toEqual([{ id: '1', default: false, config: evil }])
   })
@@ -99,13 +101,15 @@ describe('renderBody', () => {
 describe('renderError', () => {
   test('script context: logs the code and fixed text to the console', () => {
     const body = renderError(new ERRORS.BAD_CALLBACK(), { callback: null, scriptContext: true })
-    expect(body).toBe('/**/ typeof console === \'object\' && console.error("beacon: BAD_CALLBACK: callback must be a JavaScript identifier path like EXAMPLE.process");')
+    expect(body).toBe('/**/ typeof console === \'object\' && console.error("beacon: BAD_CALLBACK: callback must be a JavaScript ' +
+      'identifier path like EXAMPLE.process");')
     expect(run(body).logged).toEqual(['beacon: BAD_CALLBACK: callback must be a JavaScript identifier path like EXAMPLE.process'])
   })
 
   test('no script context: JSON error object', () => {
     const body = renderError(new ERRORS.BAD_ID(), { scriptContext: false })
-    expect(body).toBe('{"error":{"status":400,"code":"BAD_ID","message":"id must be letters, digits, _ or - and not longer than the configured limit"}}')
+    expect(body).toBe('{"error":{"status":400,"code":"BAD_ID","message":"id must be letters, digits, _ or - and not longer than the ' +
+      'configured limit"}}')
     expect(renderError(new ERRORS.MISSING_ID())).toBe(renderError(new ERRORS.MISSING_ID(), { scriptContext: false }))
   })
 

@@ -127,8 +127,10 @@ describe('cpu scenario math', () => {
       hbaseUsPerS: { median: 5000, n: 3 }
     })
     const md = cpuTables({ parameters: { rate: 1000 }, idle: summarizeIdle(idleRuns), cases: withIdle }).join('\n')
-    expect(md).toContain('Idle, CPU µs per second: the server cluster 15000 (10000–20000) (15 µs per request at 1,000 req/s), bare node:http 0 (0–1000), HBase 5000 (5000–5000) (5 µs per request at 1,000 req/s).')
-    expect(md).toContain('| sample3 ids 1..10000 @ 1,000 req/s | 1000 (1000–1000) | 68.2 (66–132) | 84 (56–112) | 1.1 (1.1–1.1) | 2.2 (2.131–2.2) | 8.2 (8–9) | 3.2 (3–4) | 4 (4–4.2) |')
+    expect(md).toContain('Idle, CPU µs per second: the server cluster 15000 (10000–20000) (15 µs per request at 1,000 req/s), bare ' +
+      'node:http 0 (0–1000), HBase 5000 (5000–5000) (5 µs per request at 1,000 req/s).')
+    expect(md).toContain('| sample3 ids 1..10000 @ 1,000 req/s | 1000 (1000–1000) | 68.2 (66–132) | 84 (56–112) | 1.1 (1.1–1.1) ' +
+      '| 2.2 (2.131–2.2) | 8.2 (8–9) | 3.2 (3–4) | 4 (4–4.2) |')
   })
 
   test('a ratio needs the reference: none without sample1 or the baseline, and only rounds both measured', () => {
@@ -164,7 +166,8 @@ describe('the report opens with the seed beside beacon and the CPU per request',
     scenarios: { cpu: cpuScenario, vus: { title: 'Virtual users', rows: {} } }
   })
 
-  test('glance table: seed req/s and ratio, ours, app CPU with spread and ratio (at saturation, then at the fixed rate), HBase; the baseline last', () => {
+  test('glance table: seed req/s and ratio, ours, app CPU with spread and ratio (at saturation, then at the fixed rate), HBase; the ' +
+    'baseline last', () => {
     cpuScenario.cases = summarizeCases({
       'bare node:http @ 1,000 req/s': {
         target: BASELINE,
@@ -193,7 +196,8 @@ describe('the report opens with the seed beside beacon and the CPU per request',
     const row = (name) => lines.find((l) => l.startsWith(`| ${name} |`))
     // Only the fixed rate ran here: the saturation columns stay empty.
     expect(row('sample1')).toBe(
-      `| sample1 | ${Math.round(SEED.sample1.rps).toLocaleString('en-US')} | 1 | 12,000 | 1 |  |  |  | 62 (60–64) | 1 (1–1) | 0 (0–0) |`
+      `| sample1 | ${Math.round(SEED.sample1.rps).toLocaleString('en-US')} | 1 | 12,000 | 1 |  |  |  | 62 (60–64) | 1 (1–1) | 0 ` +
+        '(0–0) |'
     )
     expect(row('sample3')).toBe(
       `| sample3 | ${Math.round(SEED.sample3.rps).toLocaleString('en-US')} | ` +
@@ -207,7 +211,8 @@ describe('the report opens with the seed beside beacon and the CPU per request',
     expect(row('sample4')).toBeUndefined()
   })
 
-  test('without the seed runs, beacon req/s come from the cpu scenario at saturation; without the cpu scenario, CPU from the seed runs', () => {
+  test('without the seed runs, beacon req/s come from the cpu scenario at saturation; without the cpu scenario, CPU from the seed ' +
+    'runs', () => {
     cpuScenario.cases = summarizeCases({
       'sample1 ids 1..10000 @ 1,000 req/s': { target: 'sample1', ids: 'range', shape: 'rate', runs: [cpuRun(job({ app: 300000 }), 0)] },
       'sample1 ids 1..10000 closed loop': {

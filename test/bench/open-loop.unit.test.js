@@ -7,7 +7,8 @@ const { startFixture } = require('../../bench/lib/fixture-server')
 const { validateOpenLoop } = require('../../bench/validate-open-loop')
 
 describe('open-loop generator', () => {
-  test('against trivial servers: own overhead well under 1 ms at p50; a 50 ms stall every 500 ms shows in p99, autocannon hides it', async () => {
+  test('against trivial servers: own overhead well under 1 ms at p50; a 50 ms stall every 500 ms shows in p99, autocannon hides ' +
+    'it', async () => {
     const r = await validateOpenLoop({ rate: 1000, durationMs: 2000 })
     // Every due request sent and answered, at the offered rate.
     expect(r.overhead.sent).toBe(2000)

@@ -74,7 +74,8 @@ describe('bench options', () => {
     expect(() => parseOptions(['--chaos-seed', '1.5'])).toThrow(/--chaos-seed/)
   })
 
-  test('faults: the long fault runs in full runs and on request, never in --quick\'s all; a 10-minute outage, 1 minute per slow phase', () => {
+  test('faults: the long fault runs in full runs and on request, never in --quick\'s all; a 10-minute outage, 1 minute per slow ' +
+    'phase', () => {
     expect(QUICK_SCENARIOS).not.toContain('faults')
     expect(parseOptions([])).toMatchObject({ faultTests: ['memory', 'slow'], faultOutageSeconds: 600, faultPhaseSeconds: 60 })
     expect(parseOptions(['--scenario', 'faults', '--fault-tests', 'slow', '--fault-phase-seconds', '5'])).toMatchObject({

@@ -241,7 +241,8 @@ describe('beacon log check', () => {
   })
   const check = (args) => cli(['log', 'check', ...args], rolledEnv)
 
-  test('rows the sink wrote: marked minutes may differ and are listed, exit 0; once rolled up, equal, exit 0; counts from the rollups equal the scan', async () => {
+  test('rows the sink wrote: marked minutes may differ and are listed, exit 0; once rolled up, equal, exit 0; counts from the rollups ' +
+    'equal the scan', async () => {
     const before = await check(['--from', '-10m', '--json'])
     expect(before.code).toBe(0)
     const a = JSON.parse(before.stdout)

@@ -87,7 +87,8 @@ function closedLoops ({ url, ids, nextMark, record }) {
   })
 }
 
-test('chaos under load: cached endpoints always 200, every sample5 2xx one access-log row, sample2 503s only while a region is in transition', async () => {
+test('chaos under load: cached endpoints always 200, every sample5 2xx one access-log row, sample2 503s only while a region is in ' +
+  'transition', async () => {
   const [port, adminPort] = await freePorts(2)
   const lines = []
   const r = await runChaos({

@@ -322,12 +322,14 @@ async function killRegionServer (what, victim, { freeze = false, meanwhile = asy
   }
 }
 
-test('a RegionServer SIGKILLed under load: its regions fail typed within the deadline, then the same client serves them from their new servers', async () => {
+test('a RegionServer SIGKILLed under load: its regions fail typed within the deadline, then the same client serves them from their new ' +
+  'servers', async () => {
   const view = await whole()
   await killRegionServer('RegionServer SIGKILL', view.live.find((s) => !s.meta).server)
 }, 180000)
 
-test('a RegionServer frozen (SIGSTOP) under load: the client gives up on it after rpcTimeout and follows its regions to their new servers', async () => {
+test('a RegionServer frozen (SIGSTOP) under load: the client gives up on it after rpcTimeout and follows its regions to their new ' +
+  'servers', async () => {
   const view = await whole()
   await killRegionServer('RegionServer SIGSTOP', view.live.find((s) => !s.meta).server, { freeze: true })
 }, 180000)
@@ -360,7 +362,8 @@ test('the server holding hbase:meta SIGKILLed: the same, and a client started me
   expect(Object.keys(cold.failures).length).toBeGreaterThan(0) // it did start while meta was away
 }, 180000)
 
-test('the active master SIGKILLed with a backup running: reads and writes never notice; admin calls wait for the backup, then work', async () => {
+test('the active master SIGKILLed with a backup running: reads and writes never notice; admin calls wait for the backup, then ' +
+  'work', async () => {
   const view = await whole()
   const index = MASTERS.indexOf(view.active) + 1
   expect(await admin.admin.tableExists(SPAN)).toBe(true) // the admin client knows the active master

@@ -84,7 +84,8 @@ function startLoad () {
   return { results, stop: load.stop }
 }
 
-test('SIGKILL of HBase under load: cached endpoints serve, sample2 fails fast with 503, no access-log entry is lost, the rollups count each once', async () => {
+test('SIGKILL of HBase under load: cached endpoints serve, sample2 fails fast with 503, no access-log entry is lost, the rollups count ' +
+  'each once', async () => {
   const testStarted = Date.now()
   // Warm the caches of sample3 and sample5 for every id used.
   for (let id = 1; id <= IDS; id++) {
@@ -164,7 +165,8 @@ test('SIGKILL of HBase under load: cached endpoints serve, sample2 fails fast wi
     expect(rows).toBe(ok5)
     // The rollups count every row once: the rows written before the kill, and the replayed ones.
     const rollups = await rollupsAgainstRaw({ bootstrap, logTable: app.accessLogTable, from: testStarted - 60000 })
-    console.log(`outage rollups: ${rollups.minutes} minutes, ${rollups.rows} rows, ${rollups.differences.length} differences, ${rollups.marked.length} minutes left marked`)
+    console.log(`outage rollups: ${rollups.minutes} minutes, ${rollups.rows} rows, ${rollups.differences.length} differences, ` +
+      `${rollups.marked.length} minutes left marked`)
     expect(rollups).toMatchObject({ rows: ok5, marked: [], differences: [] })
   } finally {
     await counter.close()
@@ -174,7 +176,8 @@ test('SIGKILL of HBase under load: cached endpoints serve, sample2 fails fast wi
 // 5 s: 3x the client's operation timeout, so every stuck call times out. Standalone HBase runs
 // its ZooKeeper in the same JVM; the sessions' 30 s timeout (site-config.js) outlasts the freeze,
 // which with the 10 s default made the master abort about one run in ten.
-test('HBase stuck (SIGSTOP for 5 s): latency stays bounded, sample2 fails fast behind the breaker, the log queue stays bounded, nothing is lost', async () => {
+test('HBase stuck (SIGSTOP for 5 s): latency stays bounded, sample2 fails fast behind the breaker, the log queue stays bounded, nothing ' +
+  'is lost', async () => {
   for (let id = 1; id <= IDS; id++) {
     expect((await request(`${app.url}/api/sample3.js?id=${id}&callback=cb`)).status).toBe(200)
     expect((await request(`${app.url}/api/sample5.js?id=${id}&callback=cb`)).status).toBe(200)
@@ -240,7 +243,8 @@ test('HBase stuck (SIGSTOP for 5 s): latency stays bounded, sample2 fails fast b
 // The access-log pipeline saturates (HBase stuck, writes pile up behind a stalled batch): each
 // sink applies its overload policy — spill to the journal, or shed with a counter — answers
 // stay 200 and fast, memory stays at maxQueue, and /readyz says "saturated" while it lasts.
-test('log pipeline saturated while HBase is stuck: spill and shed policies apply, /readyz says so, nothing is lost unaccounted', async () => {
+test('log pipeline saturated while HBase is stuck: spill and shed policies apply, /readyz says so, nothing is lost ' +
+  'unaccounted', async () => {
   const MAX_QUEUE = 300
   const STUCK_MS = 3000
   const start = (overload) => startBeacon({

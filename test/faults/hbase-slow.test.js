@@ -214,7 +214,8 @@ test('a slow HBase: cached endpoints stay fast, sample2 fails within its deadlin
   }
   reportFault('slow', 'slow HBase (one run; p99 ms of cached endpoints, sample2 answers, access-log queue):\n' +
     report.map((r) => JSON.stringify(r)).join('\n') +
-    `\nsample2 requests in flight at most ${maxInFlight2} (open loop at ${SAMPLE2_RATE}/s); the log drained ${drainMs} ms after the load stopped`,
+    `\nsample2 requests in flight at most ${maxInFlight2} (open loop at ${SAMPLE2_RATE}/s); the log drained ${drainMs} ms after the load ` +
+      'stopped',
   { phaseMs: PHASE_MS, phases: report, maxInFlight2, sample2Rate: SAMPLE2_RATE, drainMs, deadlineMs: OPERATION_TIMEOUT_MS })
 
   for (const row of report) {

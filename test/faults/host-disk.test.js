@@ -217,7 +217,8 @@ async function fullDiskRig (name, leaveBytes, startOptions = {}) {
   return rig
 }
 
-needsRoot('HBase SIGKILLed and the state dir\'s disk full under sample4/sample5 load: counted, visible, bounded, fast; drains by itself once HBase and the space return', async () => {
+needsRoot('HBase SIGKILLed and the state dir\'s disk full under sample4/sample5 load: counted, visible, bounded, fast; drains by itself ' +
+  'once HBase and the space return', async () => {
   const rig = await fullDiskRig('outage', 1536 * 1024)
   const { stateDir, app, loop, counter, load, watch, filler } = rig
   const hs = app.sinks.get('hbase')
@@ -356,7 +357,8 @@ function pick (s) {
   return Object.fromEntries(keys.filter((k) => k in s).map((k) => [k, s[k]]))
 }
 
-needsRoot('HBase up, the file log\'s disk full (durable mode on): the file sink\'s losses are visible and counted, the event loop runs, nothing else is lost', async () => {
+needsRoot('HBase up, the file log\'s disk full (durable mode on): the file sink\'s losses are visible and counted, the event loop runs, ' +
+  'nothing else is lost', async () => {
   const rig = await fullDiskRig('file-full', 256 * 1024, { durable: true })
   const { stateDir, app, loop, counter, load, watch, filler } = rig
   const hs = app.sinks.get('hbase')
@@ -399,7 +401,8 @@ needsRoot('HBase up, the file log\'s disk full (durable mode on): the file sink\
     console.log(`file log disk full, HBase up, durable: file accepted ${f.accepted} = written ${f.written} + memory ${f.pending} + shed ` +
       `${f.shed} ${JSON.stringify(f.shedBy)}; lines ${lines} for ${ok4} answered sample4; drained ${drainedMs} ms after space returned; ` +
       `max pending ${watch.w.maxFilePending}\n` +
-      `  hbase: ${rows} rows for ${ok5} answered sample5, written ${h.written}, shed ${h.shed}; write-ahead-log appends the full disk refused: ${walFailures} (entries still written to HBase)\n` +
+      `  hbase: ${rows} rows for ${ok5} answered sample5, written ${h.written}, shed ${h.shed}; write-ahead-log appends the full disk ` +
+        `refused: ${walFailures} (entries still written to HBase)\n` +
       `  answers: sample4 p99 ${p99(sample4)} ms, max ${Math.max(...sample4.map((a) => a.ms))} ` +
       `ms; sample5 p99 ${p99(sample5)} ms; event loop delay max ${(loop.max / 1e6).toFixed(1)} ms`)
 
@@ -477,7 +480,8 @@ function inspectOrphan (file) {
   }
 }
 
-test('a worker SIGKILLed mid-append (durable), its newest write-ahead-log segment cut mid-record, damaged orphans beside it: every whole record replayed, damage counted and quarantined, service unharmed, the rollups exact', async () => {
+test('a worker SIGKILLed mid-append (durable), its newest write-ahead-log segment cut mid-record, damaged orphans beside it: every whole ' +
+  'record replayed, damage counted and quarantined, service unharmed, the rollups exact', async () => {
   const testStarted = Date.now()
   const admin = createHBaseClient({ bootstrap })
   const table = `host_disk_wal_${Date.now()}`
@@ -619,8 +623,10 @@ test('a worker SIGKILLed mid-append (durable), its newest write-ahead-log segmen
       `${left.length - segments.length} spill journal files (${leftLines - walLines} records; ${leftDamaged.length} files damaged in ` +
       `all, ${cutKeys.length} records cut short, ${cutLost} of them not in HBase before the kill: lost, counted); planted ` +
       `${planted.files.length} damaged orphans (${planted.whole} whole records, ${planted.damagedLines} damaged lines)\n` +
-      `  replacement: claimed ${claimed} (from the WAL ${claimedFromWal}), corrupt ${corrupt}, quarantined ${quarantined.length}, done ${replayedMs} ms after the primary resumed\n` +
-      `  sample5: ${answers.ok} x 200, ${answers.errors} connection errors; rows ${rows} (expected ${expected} + up to ${answers.errors} journaled but unanswered)`)
+      `  replacement: claimed ${claimed} (from the WAL ${claimedFromWal}), corrupt ${corrupt}, quarantined ${quarantined.length}, done ` +
+        `${replayedMs} ms after the primary resumed\n` +
+      `  sample5: ${answers.ok} x 200, ${answers.errors} connection errors; rows ${rows} (expected ${expected} + up to ${answers.errors} ` +
+        'journaled but unanswered)')
 
     expect(answers.other).toBe(0) // no 5xx, ever
     expect(claimedFromWal).toBe(walLines)

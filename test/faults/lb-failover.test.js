@@ -231,7 +231,8 @@ async function metric (name, labels) {
   return line ? Number(line.slice(want.length + 1)) : NaN
 }
 
-test('host A SIGKILLed under load: HAProxy stops sending to it, no request fails unless in flight, nothing answered is lost, A rejoins', async () => {
+test('host A SIGKILLed under load: HAProxy stops sending to it, no request fails unless in flight, nothing answered is lost, A ' +
+  'rejoins', async () => {
   const load = startLoad()
   // Answers by the host that gave them, for requests sent in [from, to).
   const served = (name, from, to = Infinity) => load.answers.filter((a) => a.backend === name && a.start >= from && a.start < to).length
@@ -292,7 +293,8 @@ test('host A SIGKILLed under load: HAProxy stops sending to it, no request fails
   recordAudit({ answered: ok.length, rows, leftOnDisk: left })
   console.log([
     `lb: ${answers.length} requests through HAProxy, ${ok.length} x 200, ${answers.filter(inFlight).length} in flight when A was SIGKILLed`,
-    `  HAProxy marked A DOWN ${markedDownMs} ms after the kill; A's counters while down: picked ${atDown.selected} -> ${later.selected}, sessions ${atDown.sessions} -> ${later.sessions}; B answered ${servedWhileDown} meanwhile`,
+    `  HAProxy marked A DOWN ${markedDownMs} ms after the kill; A's counters while down: picked ${atDown.selected} -> ${later.selected}, ` +
+      `sessions ${atDown.sessions} -> ${later.sessions}; B answered ${servedWhileDown} meanwhile`,
     `  HAProxy retried ${retried.retries} requests cut off on A (redispatched ${retried.redispatches}); failed requests ` +
       `${failed.length}, in flight at the kill ` +
       `${failed.filter(inFlight).length}${failed.length ? `: ${JSON.stringify(failed.slice(0, 5))}` : ''}`,

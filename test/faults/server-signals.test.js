@@ -222,7 +222,8 @@ test('durable mode: a worker SIGKILLed under load loses no answered entry; its r
     const left = await expectNothingLeft(durableDir, { answered: sample5.ok })
     const rows = await admin.count(durableTable)
     recordAudit({ answered: sample5.ok, rows, leftOnDisk: left })
-    console.log(`signals (durable): sample5 ${sample5.ok} x 200 -> ${rows} rows; replayed from the killed worker's write-ahead log: ${claimedFromWal}; connection errors ${sample5.errors}`)
+    console.log(`signals (durable): sample5 ${sample5.ok} x 200 -> ${rows} rows; replayed from the killed worker's write-ahead log: ` +
+      `${claimedFromWal}; connection errors ${sample5.errors}`)
     // Every answered request is there. A request journaled but cut off by the kill before its
     // answer left may be there too: at most one per connection that saw an error.
     expect(rows).toBeGreaterThanOrEqual(sample5.ok)

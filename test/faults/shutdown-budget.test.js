@@ -345,7 +345,8 @@ async function runCase ({ tag, port, slowClients = 0, http, fault = 'kill' }) {
         : ''}; HBase down ${exit.termAt - killedAt} ms before SIGTERM` +
       `; sample5 ${sample5.ok} x 200 -> ${rows} rows; sample4 ${sample4.ok} x 200 ` +
       `-> ${lines} file lines; connection errors ${sample4.errors + sample5.errors}` +
-      `; journal entries left at exit ${spilledLines}, claimed ${claimed}, replayed ${replayed} by the restarted server; HBase restart ${hbaseUpMs} ms; restarted server stopped in ${restartExit.stopMs} ms`)
+      `; journal entries left at exit ${spilledLines}, claimed ${claimed}, replayed ${replayed} by the restarted server; HBase restart ` +
+        `${hbaseUpMs} ms; restarted server stopped in ${restartExit.stopMs} ms`)
 
     expect(rows).toBe(sample5.ok) // no loss, no duplicate
     expect(lines).toBe(sample4.ok)
@@ -362,15 +363,18 @@ async function runCase ({ tag, port, slowClients = 0, http, fault = 'kill' }) {
   }
 }
 
-test('SIGTERM while HBase is down and requests are in flight: exits by itself within the budget, every answered request ends up in HBase', async () => {
+test('SIGTERM while HBase is down and requests are in flight: exits by itself within the budget, every answered request ends up in ' +
+  'HBase', async () => {
   await runCase({ tag: 'down', port: 4630 })
 })
 
-test('SIGTERM while slow clients hold connections until the drain deadline, HBase down: the drain is forced, exits within the budget, nothing answered is lost', async () => {
+test('SIGTERM while slow clients hold connections until the drain deadline, HBase down: the drain is forced, exits within the budget, ' +
+  'nothing answered is lost', async () => {
   // Headers/request timeouts far beyond the budget: only the drain deadline can cut the slow clients.
   await runCase({ tag: 'slow', port: 4640, slowClients: SLOW_CLIENTS, http: { headersTimeoutMs: 60000, requestTimeoutMs: 60000 } })
 })
 
-test('SIGTERM while HBase is stuck (SIGSTOP) and batches hang in flight: the sink journals them within its share of the budget, nothing answered is lost', async () => {
+test('SIGTERM while HBase is stuck (SIGSTOP) and batches hang in flight: the sink journals them within its share of the budget, nothing ' +
+  'answered is lost', async () => {
   await runCase({ tag: 'stuck', port: 4650, fault: 'stall' })
 })

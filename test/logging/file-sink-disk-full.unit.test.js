@@ -94,7 +94,8 @@ function sinkOn (dest, options = {}) {
 
 const balanced = (s) => s.accepted === s.written + s.pending + s.shed
 
-test('a full disk: lines wait within maxPendingLines, then are shed as disk_full; retried every retryMs; all written once the disk takes them', async () => {
+test('a full disk: lines wait within maxPendingLines, then are shed as disk_full; retried every retryMs; all written once the disk takes ' +
+  'them', async () => {
   const dest = fakeDestination()
   const { sink, logged } = sinkOn(dest, { maxPendingLines: 500 })
   for (let i = 0; i < 100; i++) sink.write(entry(i))

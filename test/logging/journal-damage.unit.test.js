@@ -58,7 +58,8 @@ function quarantinedFrom (dir, original) {
   return found[0]
 }
 
-test('a journal cut mid-record (as a crash leaves it): every whole record replayed, the cut one counted, the file quarantined intact', async () => {
+test('a journal cut mid-record (as a crash leaves it): every whole record replayed, the cut one counted, the file quarantined ' +
+  'intact', async () => {
   const dir = tempDir()
   const file = orphanPath(dir)
   const whole = records('a', 40)
@@ -92,7 +93,8 @@ test('a record cut in the middle of a file, the next glued to it: that line is s
   quarantinedFrom(dir, file)
 })
 
-test('zero-length, garbage, a directory in place of a file, an I/O error: each quarantined and counted; the good files around them all replayed', async () => {
+test('zero-length, garbage, a directory in place of a file, an I/O error: each quarantined and counted; the good files around them all ' +
+  'replayed', async () => {
   const dir = tempDir()
   writeOrphan(dir, records('g1', 120))
   const empty = writeOrphan(dir, '')
@@ -186,7 +188,8 @@ test('readRecords: whole records only; a blank line or a record cut short is cou
   expect(corrupt).toBe(4)
 })
 
-test('a read that fails part-way through a file: the records read are written, the lines not read counted, the file quarantined', async () => {
+test('a read that fails part-way through a file: the records read are written, the lines not read counted, the file ' +
+  'quarantined', async () => {
   const dir = tempDir()
   const file = writeOrphan(dir, records('mid', 300)) // ~70 blocks of 512 bytes
   const disk = createFaultyFs()

@@ -68,7 +68,8 @@ function recordsOnDisk (dir) {
   return keys
 }
 
-test('a full disk: whole records only on disk, the rest waits in memory within its bound, refused past it as disk_full, written once there is room', async () => {
+test('a full disk: whole records only on disk, the rest waits in memory within its bound, refused past it as disk_full, written once ' +
+  'there is room', async () => {
   const dir = tempDir()
   const disk = createFaultyFs({ freeBytes: 1500 })
   const journal = createJournal({ dir, writerId: 'full', fs: disk.io, retryMs: 20, maxBufferedLines: 100, maxWriteBytes: 400 })
@@ -137,7 +138,8 @@ function balanced (s) {
   return s.accepted + s.claimed === s.written + s.pending + s.journalBuffered + s.journalPending + s.shed + s.corrupt
 }
 
-test('HBase down and the journal\'s disk full: every entry accounted for at every step; HBase back drains memory and disk; then the disk back too', async () => {
+test('HBase down and the journal\'s disk full: every entry accounted for at every step; HBase back drains memory and disk; then the disk ' +
+  'back too', async () => {
   const dir = tempDir()
   const disk = createFaultyFs({ freeBytes: 30000 })
   const hbase = createFakeHBase()

@@ -187,7 +187,8 @@ test('rows written by the sink mark their minutes; the roller counts them exactl
   }
 })
 
-test('late rows in a counted minute (a replay) are counted once; the same rows written twice (a retry that had landed) are not counted twice; two rollers racing agree', async () => {
+test('late rows in a counted minute (a replay) are counted once; the same rows written twice (a retry that had landed) are not counted ' +
+  'twice; two rollers racing agree', async () => {
   const table = await logTable()
   const base = minuteOf(Date.now()) - 10 * MINUTE_MS
   const first = entries(1200, base)
@@ -280,7 +281,8 @@ test('log counts from the rollups equal the raw scan, for every shape of questio
   expect((await query.count({ from: base, to: base + 3 * MINUTE_MS, status: 404 })).rollupMinutes).toBeUndefined()
 })
 
-test('minutes the rollups do not cover (rows a writer with rollups off wrote) are counted from the raw rows, not taken as empty', async () => {
+test('minutes the rollups do not cover (rows a writer with rollups off wrote) are counted from the raw rows, not taken as ' +
+  'empty', async () => {
   const table = await logTable()
   const base = minuteOf(Date.now()) - 30 * MINUTE_MS
   const marking = sinkFor(table)

@@ -259,7 +259,8 @@ const RAW = [
   (name) => ({
     kind: 'raw',
     bytes: Buffer.from(
-      `POST /api/${name}/events HTTP/1.1\r\nHost: x\r\nOrigin: ${SHOP}\r\n\u0000${MARK}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n`,
+      `POST /api/${name}/events HTTP/1.1\r\nHost: x\r\nOrigin: ${SHOP}\r\n\u0000${MARK}\r\nContent-Type: text/plain\r\nConnection: ` +
+        'close\r\n\r\n',
       'latin1'
     ),
     valid: false,
@@ -268,7 +269,8 @@ const RAW = [
   (name) => ({
     kind: 'raw',
     bytes: Buffer.from(
-      `POST /api/${name}/events HTTP/1.1\r\nHost: x\r\nOrigin: ${SHOP}\rX: ${MARK}\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+      `POST /api/${name}/events HTTP/1.1\r\nHost: x\r\nOrigin: ${SHOP}\rX: ${MARK}\r\nContent-Type: text/plain\r\nContent-Length: ` +
+        '2\r\nConnection: close\r\n\r\n{}',
       'latin1'
     ),
     valid: false,
@@ -348,7 +350,8 @@ async function eventRows () {
   return n
 }
 
-test('a hostile corpus on the event and CORS paths: only 4xx (2xx when valid), nothing reflected, every valid event written once, flat heap', async () => {
+test('a hostile corpus on the event and CORS paths: only 4xx (2xx when valid), nothing reflected, every valid event written once, flat ' +
+  'heap', async () => {
   const started = Date.now()
   const corpus = buildCorpus()
   const expectedEvents = corpus.reduce((n, c) => n + (c.valid && c.events ? c.events : 0), 0)

@@ -45,7 +45,8 @@ const METHODS = ['POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']
 const KNOWN_TEXT = Object.values(ERRORS)
   .map((E) => renderError({ code: E.code }) + renderError({ code: E.code }, { scriptContext: true }))
   .join('\n') +
-  '{"error":{"status":404,"code":"NOT_FOUND","message":"no such endpoint"}}{"error":{"status":400,"code":"BAD_REQUEST","message":"malformed request"}}'
+  '{"error":{"status":404,"code":"NOT_FOUND","message":"no such ' +
+    'endpoint"}}{"error":{"status":400,"code":"BAD_REQUEST","message":"malformed request"}}'
 
 function safeDecode (s) {
   try { return decodeURIComponent(s.replace(/\+/g, ' ')) } catch { return s }

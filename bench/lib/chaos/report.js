@@ -50,7 +50,8 @@ function chaosMarkdown (r) {
       `${r.deadlineMs} ms); outside every window with a region in transition: ${r.sample2.outsideCount}. Their own config region was ` +
       `offline meanwhile for ${r.sample2.ownRegionOffline}; ${r.sample2.otherRegionOnly} failed while only another region was (the ` +
       'source\'s breaker: after 3 failed reads in a row it fails every read for 1 s).',
-    `- **server**: worker deaths ${r.crashed.workerDeaths.length}, primary alive to the end ${r.crashed.primaryAlive}, exit code ${r.crashed.exitCode}; failures before the first action ${r.failuresBeforeChaos}.`,
+    `- **server**: worker deaths ${r.crashed.workerDeaths.length}, primary alive to the end ${r.crashed.primaryAlive}, exit code ` +
+      `${r.crashed.exitCode}; failures before the first action ${r.failuresBeforeChaos}.`,
     '',
     '| # | at | action | failures seen by the load | first failure | last failure | reassigned after |',
     '|---:|---:|---|---|---:|---:|---:|'

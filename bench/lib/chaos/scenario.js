@@ -105,7 +105,8 @@ async function chaos (ctx) {
       description: `HBase cluster of its own (${opts.regionServers} RegionServers, 2 masters, started in ` +
         `${(up.startedMs / 1000).toFixed(0)} s), the server cluster on it (2 workers), open loop at ${p.chaosRate} req/s on each of ` +
         `${ENDPOINTS.join(', ')} (${p.chaosConnections} keep-alive connections each; latency from each request's due time) while a ` +
-        `seeded driver (seed ${p.chaosSeed}) acts every 10–20 s for ${p.chaosSeconds} s: SIGKILL a RegionServer and start it again 15–25 ` +
+        `seeded driver (seed ${p.chaosSeed}) acts every 10–20 s for ${p.chaosSeconds} s: SIGKILL a RegionServer and start it again ` +
+          '15–25 ' +
         's later, restart one gracefully, move a config or access-log region, split an access-log region, SIGKILL the active master and ' +
         'start it again as backup. Counted afterwards with HBase\'s own Java client. Loopback only; not part of --quick.',
       rows,

@@ -27,7 +27,9 @@ function twoMasters () {
         const [hostName, port] = state.active.split(':')
         return { serverName: { hostName, port: Number(port) } }
       }
-      if (address !== state.active) throw remoteError('org.apache.hadoop.hbase.ipc.ServerNotRunningYetException', 'Server is not running yet')
+      if (address !== state.active) {
+        throw remoteError('org.apache.hadoop.hbase.ipc.ServerNotRunningYetException', 'Server is not running yet')
+      }
       if (state.initializing > 0) {
         state.initializing--
         throw remoteError('org.apache.hadoop.hbase.PleaseHoldException', 'Master is initializing')

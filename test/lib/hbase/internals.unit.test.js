@@ -191,7 +191,10 @@ describe('connection framing over a real socket', () => {
     await withServer((socket, calls) => {
       for (const id of calls) {
         socket.write(id === 1
-          ? frameFor(id, null, { exceptionClassName: 'org.apache.hadoop.hbase.NotServingRegionException', stackTrace: 'region x not served' })
+          ? frameFor(id, null, {
+            exceptionClassName: 'org.apache.hadoop.hbase.NotServingRegionException',
+            stackTrace: 'region x not served'
+          })
           : frameFor(id, result('ok')))
       }
     }, async (conn) => {

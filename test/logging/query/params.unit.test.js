@@ -139,7 +139,8 @@ describe('output formats', () => {
   test('CSV: a header, RFC 4180 quoting, formulas defused, ISO time from the key', () => {
     expect(csvHeader()).toBe(CSV_COLUMNS.join(',') + '\r\n')
     const line = csvLine(record)
-    expect(line).toBe('1764000000123,2025-11-24T16:00:00.123Z,sample5,42,200,,,0.5,127.0.0.1,"Mozilla, ""quoted""\nnext","\'=HYPERLINK(""http://x"")",031764000000123p1-7\r\n')
+    expect(line).toBe('1764000000123,2025-11-24T16:00:00.123Z,sample5,42,200,,,0.5,127.0.0.1,"Mozilla, ' +
+      '""quoted""\nnext","\'=HYPERLINK(""http://x"")",031764000000123p1-7\r\n')
     expect(csvLine({ ...record, entry: null })).toBe('1764000000123,2025-11-24T16:00:00.123Z,,,,,,,,,,031764000000123p1-7\r\n')
     expect(csvField(-1)).toBe('-1')
     expect(csvField('-1')).toBe("'-1")
