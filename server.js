@@ -137,7 +137,11 @@ async function runPrimary (settings, logger, admin) {
   }
 
   // Every worker serves the admin port; this gives it a host-wide view (metrics, admin changes).
-  servePrimary(cluster)
+  servePrimary(cluster, {
+    onSendError: (err, worker) => logger.warn(
+      { worker: tagOf.get(worker), pid: worker.process.pid, error: err.message },
+      'could not message a worker (it is exiting)')
+  })
 
   process.on('SIGTERM', () => shutdown('SIGTERM'))
   process.on('SIGINT', () => shutdown('SIGINT'))

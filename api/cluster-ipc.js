@@ -15,10 +15,20 @@ const METRICS_TIMEOUT_MS = 5000
 
 /**
  * The primary's side: answers metrics requests and relays broadcasts.
+ *
+ * A worker that just died can still look connected: its exit is not processed yet. A message to it
+ * (ours, or prom-client's metrics request) then fails with EPIPE, which node emits as an 'error'
+ * event on the worker; unheard, it would end the primary and every worker with it. So every
+ * worker gets a listener: the failed send is reported, and the primary replaces the worker on
+ * its exit as usual.
  * @param {import('node:cluster').Cluster} cluster
+ * @param {{ onSendError?: (err: Error, worker: import('node:cluster').Worker) => void }} [hooks]
  */
-function servePrimary (cluster) {
+function servePrimary (cluster, { onSendError = () => {} } = {}) {
   const aggregator = new AggregatorRegistry()
+  const listen = (worker) => worker.on('error', (err) => onSendError(err, worker))
+  for (const worker of Object.values(cluster.workers ?? {})) listen(worker)
+  cluster.on('fork', listen)
   const send = (worker, msg) => { if (worker.isConnected()) worker.send(msg) }
   cluster.on('message', (worker, msg) => {
     if (!msg || typeof msg !== 'object') return
