@@ -30,7 +30,7 @@ const { freePorts } = require('../support/ports')
 const { startLoops, stopRunningLoads } = require('../support/load')
 const { until } = require('../support/until')
 const { childPids } = require('../support/pids')
-const { CAN_MOUNT, mountTmpfs, unmount, fillDisk } = require('../support/tmpfs')
+const { CAN_MOUNT, mountTmpfs, unmount, unmountAllUnder, fillDisk } = require('../support/tmpfs')
 const { plantDamaged } = require('../support/crafted-files')
 const { rollupsAgainstRaw } = require('../support/rollups')
 const { createHBaseClient } = require('../../lib/hbase')
@@ -63,6 +63,11 @@ let bootstrap
 const mounted = []
 
 beforeAll(async () => {
+  // A run killed before its afterAll leaves its tmpfs mounted here, and the rmdir below would fail.
+  if (CAN_MOUNT) {
+    const left = unmountAllUnder(MOUNTS)
+    if (left.length) console.warn(`host-disk: unmounted what an earlier run left: ${left.join(', ')}`)
+  }
   await hbase.wipe(options)
   bootstrap = (await hbase.up(options, { log: () => {} })).bootstrap
 })

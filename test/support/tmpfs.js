@@ -35,6 +35,23 @@ function unmount (dir) {
 }
 
 /**
+ * Unmounts every file system mounted at or under `root`, deepest and newest first: what a run
+ * that was killed before its cleanup left mounted there.
+ * @param {string} root
+ * @returns {string[]} the mount points unmounted
+ */
+function unmountAllUnder (root) {
+  const prefix = path.resolve(root)
+  const points = fs.readFileSync('/proc/self/mounts', 'utf8').split('\n')
+    .map((line) => line.split(' ')[1])
+    .filter((point) => point && (point === prefix || point.startsWith(prefix + path.sep)))
+    .reverse() // newest first: a point mounted twice comes off one layer at a time
+    .sort((a, b) => b.length - a.length)
+  for (const point of points) unmount(point)
+  return points
+}
+
+/**
  * Writes a filler file so that about `leaveBytes` stay free on the file system of `dir`.
  * @param {string} dir
  * @param {number} leaveBytes
@@ -47,4 +64,4 @@ function fillDisk (dir, leaveBytes) {
   return filler
 }
 
-module.exports = { CAN_MOUNT, mountTmpfs, unmount, fillDisk }
+module.exports = { CAN_MOUNT, mountTmpfs, unmount, unmountAllUnder, fillDisk }
