@@ -6,8 +6,8 @@ const { hotCounter, hotHistogram } = require('./hot-metrics')
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 const CORS_OUTCOMES = ['allowed', 'denied', 'preflight', 'preflight_denied']
 const SINK_COUNTERS = [
-  'accepted', 'written', 'spilled', 'replayed', 'shed', 'failed', 'rejectedAfterClose', 'claimed', 'claimedFromWal', 'walFailures',
-  'corrupt'
+  'accepted', 'written', 'spilled', 'replayed', 'shed', 'shedUnconfirmed', 'failed', 'rejectedAfterClose', 'claimed', 'claimedFromWal',
+  'walFailures', 'corrupt'
 ]
 
 /**
@@ -202,6 +202,7 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     }
     follow('beacon_access_log_entries_total',
       'Access-log entries by sink and what happened to them (accepted, written, spilled, replayed, shed, failed, rejectedAfterClose; ' +
+        'shedUnconfirmed: of the shed, those whose write timed out or lost its connection, so HBase may hold them after all; ' +
         'claimed from a dead writer\'s journal, claimedFromWal of them from its write-ahead log; walFailures: not durable; corrupt: ' +
         'lines of damaged journal files that could not be replayed)',
       'state', (stats) => SINK_COUNTERS.map((state) => [state, stats[state]]))

@@ -1,6 +1,6 @@
 'use strict'
 
-const { HBaseError, remoteError, clientClosed } = require('./errors')
+const { HBaseError, remoteError, clientClosed, mayHaveApplied } = require('./errors')
 const { resultToRow } = require('./cells')
 const { deadlineOf } = require('./region-op')
 
@@ -77,6 +77,8 @@ class Batch {
     /** region results read so far, and which one answered each action (an unanswered one is not written) */
     this.answers = 0
     this.answeredIn = new Uint32Array(actions.length)
+    /** 1 where an attempt may have been applied (sent, then no answer): its final error says so */
+    this.maybeApplied = new Uint8Array(actions.length)
   }
 
   /**
@@ -148,9 +150,13 @@ class Batch {
     try {
       res = await pool.invoke(server, 'ClientService', 'Multi', request, policy.rpcTimeout(this.deadline))
     } catch (err) {
+      const maybe = mayHaveApplied(err)
       for (const { region, indexes } of groups) {
         if (err.relocate) locator.invalidate(region)
-        for (const i of indexes) this._settle(i, err)
+        for (const i of indexes) {
+          if (maybe) this.maybeApplied[i] = 1
+          this._settle(i, err)
+        }
       }
       return
     }
@@ -198,28 +204,41 @@ class Batch {
    */
   _settle (i, err) {
     if (this.core.policy.aborted) {
-      this.results[i] = err.code === 'HBASE_CLIENT_CLOSED' ? err : clientClosed(err)
+      this.results[i] = this._final(i, err.code === 'HBASE_CLIENT_CLOSED' ? err : clientClosed(err))
     } else if (err instanceof HBaseError && err.retryable) {
       this.lastError.set(i, err)
       this.retry.push(i)
     } else {
-      this.results[i] = err
+      this.results[i] = this._final(i, err)
     }
+  }
+
+  /**
+   * Action `i`'s own copy of its final error (one error may fail a whole group), saying whether
+   * any of its attempts may have been applied.
+   * @param {number} i
+   * @param {Error} err
+   * @returns {Error & { outcomeUnknown: boolean }}
+   */
+  _final (i, err) {
+    const own = Object.create(Object.getPrototypeOf(err), Object.getOwnPropertyDescriptors(err))
+    own.outcomeUnknown = this.maybeApplied[i] === 1
+    return own
   }
 
   /**
    * The final error of an action still failing at the deadline or when the client is destroyed.
    * @param {number} i
-   * @returns {HBaseError}
+   * @returns {Error & { outcomeUnknown: boolean }}
    */
   _giveUp (i) {
     const cause = this.lastError.get(i)
-    return this.core.policy.aborted
+    return this._final(i, this.core.policy.aborted
       ? clientClosed(cause)
       : new HBaseError('HBASE_TIMEOUT', `action did not succeed within its deadline; last error: ${cause && cause.message}`, {
         retryable: true,
         cause
-      })
+      }))
   }
 }
 

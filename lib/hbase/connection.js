@@ -33,6 +33,7 @@ class Connection extends EventEmitter {
     this._sweeper = null
     this._sweepEvery = 0
     this._ending = false
+    this._connected = false // until then nothing written reached the server
     this._uncork = () => { this._corked = false; this.socket.uncork() }
 
     this.socket = net.connect({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 10000 })
@@ -45,7 +46,10 @@ class Connection extends EventEmitter {
         })
       )
     })
-    this.socket.once('connect', () => this.socket.setTimeout(0))
+    this.socket.once('connect', () => {
+      this._connected = true
+      this.socket.setTimeout(0)
+    })
     // Writes before 'connect' are queued by the socket, so calls can be sent immediately.
     this.socket.write(connectionPreamble(service, user, cellBlocks))
     this.socket.on('data', (chunk) => this._onData(chunk))
@@ -80,11 +84,11 @@ class Connection extends EventEmitter {
   call (method, request, timeoutMs) {
     if (this.closed || this._ending) {
       return Promise.reject(
-        new HBaseError('HBASE_CONNECTION', `connection to ${this.address} is closed`, {
+        Object.assign(new HBaseError('HBASE_CONNECTION', `connection to ${this.address} is closed`, {
           retryable: true,
           relocate: true,
           server: this.address
-        })
+        }), { unsent: true })
       )
     }
     const callId = this._nextCallId
@@ -186,6 +190,8 @@ class Connection extends EventEmitter {
     this.socket.destroy()
     const pending = this._pending
     this._pending = new Map()
+    // Never connected: no call reached the server (mayHaveApplied() reads this).
+    if (!this._connected && pending.size) Object.assign(err, { unsent: true })
     for (const call of pending.values()) call.reject(err)
     this.emit('close', err)
   }

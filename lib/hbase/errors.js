@@ -105,4 +105,22 @@ function clientClosed (cause) {
   return new HBaseError('HBASE_CLIENT_CLOSED', 'the HBase client is closed', { cause })
 }
 
-module.exports = { HBaseError, CODES, remoteError, badArgument, clientClosed }
+// A failed write whose RPC may have reached the server and been applied: no answer in time, or
+// the connection lost (or the client closed) with the call outstanding. A server's own refusal,
+// a bad argument, or a connection that never opened (`unsent`) says it was not applied.
+const OUTCOME_UNKNOWN = new Set(['HBASE_CALL_TIMEOUT', 'HBASE_TIMEOUT', 'HBASE_CONNECTION', 'HBASE_CLIENT_CLOSED'])
+
+/**
+ * Whether a write that failed with `err` may still have been applied by HBase (puts are
+ * idempotent: writing it again is safe; counting it as lost may be wrong). A batch action's
+ * final error says it for all its attempts (`outcomeUnknown`); any other error, for its own RPC.
+ * @param {any} err
+ * @returns {boolean}
+ */
+function mayHaveApplied (err) {
+  if (!err) return false
+  if (typeof err.outcomeUnknown === 'boolean') return err.outcomeUnknown
+  return !err.unsent && !err.remoteClass && OUTCOME_UNKNOWN.has(err.code)
+}
+
+module.exports = { HBaseError, CODES, remoteError, badArgument, clientClosed, mayHaveApplied }

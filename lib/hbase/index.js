@@ -1,8 +1,8 @@
 'use strict'
 
 const { HBaseClient, createHBaseClient } = require('./client')
-const { HBaseError, CODES } = require('./errors')
+const { HBaseError, CODES, mayHaveApplied } = require('./errors')
 const { findCell } = require('./cells')
 const filters = require('./filters')
 
-module.exports = { HBaseClient, createHBaseClient, HBaseError, CODES, findCell, filters }
+module.exports = { HBaseClient, createHBaseClient, HBaseError, CODES, mayHaveApplied, findCell, filters }

@@ -1,6 +1,7 @@
 'use strict'
 
 const { ACCESS_LOG_FAMILY, ACCESS_LOG_QUALIFIER } = require('../access-log-layout')
+const { mayHaveApplied } = require('../../lib/hbase')
 
 /**
  * @typedef {object} Item one accepted entry on its way to HBase
@@ -12,6 +13,7 @@ const { ACCESS_LOG_FAMILY, ACCESS_LOG_QUALIFIER } = require('../access-log-layou
  * @property {number} retryAt
  * @property {number} gen settle-barrier generation
  * @property {boolean} spilled handed to the journal (settled)
+ * @property {boolean} [unconfirmed] a write of it failed in a way that may have applied it
  * @property {any} wal its write-ahead-log segment, or null
  */
 
@@ -140,6 +142,7 @@ class Batcher {
         ok++
         this.hooks.delivered(item)
       } else {
+        if (mayHaveApplied(err)) item.unconfirmed = true
         failures.push([item, err])
         if (!err.retryable) down = false
       }
@@ -239,6 +242,7 @@ class Batcher {
       for (const item of batch) {
         if (!item.spilled) {
           this.inFlightEntries--
+          item.unconfirmed = true // its write may still land
           left.push(item)
         }
       }

@@ -96,10 +96,16 @@ function createHBaseSink (options) {
   /** @type {{ entries: number, files: Array<{ file: string, entries: number }> }} */
   let left = { entries: 0, files: [] }
 
-  /** A pending entry goes to the journal, or is shed when the journal cannot take it. */
-  function toJournal (key, value, segment) {
+  /**
+   * A pending entry goes to the journal, or is shed when the journal cannot take it.
+   * @param {string} key
+   * @param {string} value
+   * @param {any} segment its write-ahead-log segment, or null
+   * @param {boolean} [unconfirmed] a write of it may have reached HBase
+   */
+  function toJournal (key, value, segment, unconfirmed = false) {
     if (!journal.append(formatRecord(key, value))) {
-      shed(journal.refusalReason(), segment)
+      shed(journal.refusalReason(), segment, unconfirmed)
       return
     }
     ledger.spill()
@@ -112,9 +118,10 @@ function createHBaseSink (options) {
    * not bring back an entry counted as shed.
    * @param {string} reason one of SHED_REASONS
    * @param {any} segment
+   * @param {boolean} [unconfirmed] a write of it may have reached HBase
    */
-  function shed (reason, segment) {
-    ledger.shedOne(reason)
+  function shed (reason, segment, unconfirmed = false) {
+    ledger.shedOne(reason, unconfirmed)
     if (walGuard) walGuard.done(segment)
   }
 
@@ -122,7 +129,7 @@ function createHBaseSink (options) {
   function spill (item) {
     if (item.spilled) return
     item.spilled = true
-    toJournal(item.key, item.value, item.wal)
+    toJournal(item.key, item.value, item.wal, item.unconfirmed === true)
     barrier.settle(item.gen)
   }
 

@@ -38,6 +38,9 @@ class Ledger {
     this.replayed = 0 // journal → HBase
     this.claimedFromWal = 0
     this.failed = 0 // live writes HBase refused for good (then spilled)
+    // Of the shed: entries a write had been sent for whose outcome is unknown (timed out, connection
+    // lost): HBase may have applied it, so each may be a row after all.
+    this.shedUnconfirmed = 0
     // Entries never taken, and what failed around them.
     this.rejectedAfterClose = 0
     this.invalid = 0
@@ -72,11 +75,13 @@ class Ledger {
   /**
    * One live entry dropped.
    * @param {string} reason one of SHED_REASONS
+   * @param {boolean} [unconfirmed] a write of it may have reached HBase
    */
-  shedOne (reason) {
+  shedOne (reason, unconfirmed = false) {
     this.pending--
     this.shed++
     this.shedBy[reason]++
+    if (unconfirmed) this.shedUnconfirmed++
     this.check()
   }
 

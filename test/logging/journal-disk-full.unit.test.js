@@ -302,3 +302,39 @@ test('close with HBase up and the journal\'s disk full: what waits in memory for
   expect(balanced(s)).toBe(true)
   expect(hbase.rows.size).toBe(60)
 })
+
+test('shed after a write whose outcome is unknown: counted as unconfirmed, for HBase may hold it; shed after a refusal: not', async () => {
+  const disk = createFaultyFs({ freeBytes: 0 })
+  const hbase = createFakeHBase()
+  const open = (writerId) => createHBaseSink({
+    client: hbase.client,
+    table: 't',
+    journalDir: tempDir(),
+    writerId,
+    journalFs: disk.io,
+    journalMaxBuffered: 5,
+    journalRetryMs: 20,
+    flushIntervalMs: 10,
+    closeTimeoutMs: 300
+  })
+  // HBase applies the batch, and the answer never comes: the batch spills, the journal takes 5.
+  hbase.applyThenTimeout = true
+  const timedOut = open('timeout')
+  closers.push(() => timedOut.close())
+  for (let i = 0; i < 40; i++) timedOut.write(entry(i))
+  await until('the batch failed and spilled', () => timedOut.stats().shed > 0)
+  const s = timedOut.stats()
+  expect(s).toMatchObject({ accepted: 40, written: 0, shed: 35, shedUnconfirmed: 35 })
+  expect(hbase.rows.size).toBe(40) // every shed entry is a row after all: hence "unconfirmed"
+
+  // HBase refuses the connection: nothing was applied, so the shed are lost for sure.
+  hbase.applyThenTimeout = false
+  hbase.up = false
+  hbase.rows.clear()
+  const refused = open('refused')
+  closers.push(() => refused.close())
+  for (let i = 100; i < 140; i++) refused.write(entry(i))
+  await until('the batch failed and spilled', () => refused.stats().shed > 0)
+  expect(refused.stats()).toMatchObject({ accepted: 40, written: 0, shed: 35, shedUnconfirmed: 0 })
+  expect(hbase.rows.size).toBe(0)
+})

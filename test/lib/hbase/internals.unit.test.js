@@ -4,7 +4,7 @@
 
 const net = require('node:net')
 const protobuf = require('protobufjs')
-const { remoteError, CODES, HBaseError } = require('../../../lib/hbase/errors')
+const { remoteError, CODES, HBaseError, mayHaveApplied } = require('../../../lib/hbase/errors')
 const { toBytes, buildPut, buildDelete, columnSelectors, resultToRow } = require('../../../lib/hbase/cells')
 const { regionContains, tableNameProto, tableNameString } = require('../../../lib/hbase/meta')
 const { types, METHODS, encodeCall } = require('../../../lib/hbase/protocol')
@@ -439,6 +439,51 @@ describe('batch results', () => {
     expect(never[2]).toMatchObject({ code: 'HBASE_TIMEOUT', retryable: true })
     expect(never[2].cause.code).toBe('HBASE_PROTOCOL')
     expect(sent.length).toBeGreaterThan(1)
+  })
+
+  // Whether a failed put may have landed: sent and unanswered (an RPC timeout, a connection lost
+  // with the call out) may have; a connection that never opened, or the server's refusal, not.
+  test('a final error says whether any attempt may have been applied', async () => {
+    const region = { server: 'rs1', spec: {} }
+    const attempts = []
+    const core = {
+      options: { operationTimeout: 2000, maxBatchActions: 100 },
+      policy: new RetryPolicy({ pause: 1, maxPause: 5, rpcTimeout: 1000 }),
+      locator: { cached: () => region, invalidate () {} },
+      pool: {
+        async invoke () {
+          const next = attempts.shift()
+          if (next instanceof Error) throw next
+          return next
+        }
+      }
+    }
+    const actions = [0, 1].map((n) => ({ row: Buffer.from(`r${n}`), mutation: {} }))
+    const timeout = () => new HBaseError('HBASE_CALL_TIMEOUT', 'no answer', { retryable: true })
+    const refused = () => Object.assign(new HBaseError('HBASE_CONNECTION', 'refused', { retryable: true }), { unsent: true })
+    const busy = { regionActionResult: [{ exception: { name: 'org.apache.hadoop.hbase.RegionTooBusyException' } }] }
+    const gone = { regionActionResult: [{ exception: { name: 'org.apache.hadoop.hbase.TableNotFoundException' } }] }
+
+    attempts.push(refused(), refused(), refused(), refused(), refused(), refused(), refused(), refused())
+    for (const err of await runBatch(/** @type {any} */ (core), 't', actions, 60)) {
+      expect(err).toMatchObject({ code: 'HBASE_TIMEOUT', outcomeUnknown: false })
+      expect(mayHaveApplied(err)).toBe(false)
+    }
+    // One unanswered attempt among refusals and a server's refusal: the outcome stays unknown.
+    attempts.length = 0
+    attempts.push(busy, timeout(), refused(), busy, gone)
+    const results = await runBatch(/** @type {any} */ (core), 't', actions)
+    expect(results.map((err) => [err.code, err.outcomeUnknown, mayHaveApplied(err)]))
+      .toEqual([['HBASE_TABLE_NOT_FOUND', true, true], ['HBASE_TABLE_NOT_FOUND', true, true]])
+    expect(results[0]).not.toBe(results[1]) // each action its own copy of the group's error
+    attempts.length = 0
+    attempts.push(gone)
+    for (const err of await runBatch(/** @type {any} */ (core), 't', actions)) expect(mayHaveApplied(err)).toBe(false)
+    // Errors outside a batch say it for their own RPC.
+    expect([timeout(), refused(), new HBaseError('HBASE_CONNECTION', 'lost', { retryable: true })].map(mayHaveApplied))
+      .toEqual([true, false, true])
+    expect(mayHaveApplied(remoteError('org.apache.hadoop.hbase.RegionTooBusyException', ''))).toBe(false)
+    expect(mayHaveApplied(null)).toBe(false)
   })
 })
 
