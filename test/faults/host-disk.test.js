@@ -22,13 +22,13 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { monitorEventLoopDelay } = require('node:perf_hooks')
 const hbase = require('../../infra/hbase')
 const { startBeacon, request } = require('../support/beacon')
 const { startServerProcess } = require('../support/server-process')
 const { freePorts } = require('../support/ports')
 const { startLoops, stopRunningLoads } = require('../support/load')
 const { until } = require('../support/until')
+const { monitorLoopStalls } = require('../support/loop-stall')
 const { childPids } = require('../support/pids')
 const { CAN_MOUNT, mountTmpfs, unmount, unmountAllUnder, fillDisk } = require('../support/tmpfs')
 const { plantDamaged } = require('../support/crafted-files')
@@ -195,7 +195,7 @@ async function fullDiskRig (name, leaveBytes, startOptions = {}) {
     stateDir,
     filler: '',
     app: /** @type {any} */ (null),
-    loop: monitorEventLoopDelay({ resolution: 10 }),
+    loop: monitorLoopStalls({ resolution: 10 }),
     counter: createHBaseClient({ bootstrap }),
     load: /** @type {any} */ (null),
     watch: /** @type {any} */ (null),
@@ -312,15 +312,17 @@ needsRoot('HBase SIGKILLed and the state dir\'s disk full under sample4/sample5 
       `file ${watch.w.maxFilePending} (bound ${BOUNDS.maxPendingLines}); ${watch.w.samples} samples\n` +
       `  answers: sample4 ${sample4.length} (p99 ${p99(sample4)} ms, max ${Math.max(...sample4.map((a) => a.ms))} ms), sample5 ` +
         `${sample5.length} (p99 ${p99(sample5)} ms, max ${Math.max(...sample5.map((a) => a.ms))} ms); event loop delay max ` +
-        `${(loop.max / 1e6).toFixed(1)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms`)
+        `${(loop.max / 1e6).toFixed(1)} ms (${loop.busyMaxMs.toFixed(1)} ms of a hold-up busy), ` +
+        `p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms`)
 
-    // No crash, no 5xx, no dropped connection, answers fast, loop never stalled.
+    // No crash, no 5xx, no dropped connection, answers fast, loop never stalled by work of its own
+    // (a loaded machine's waits for a CPU are not the server's: test/support/loop-stall.js).
     for (const list of [sample4, sample5]) {
       expect(list.filter((a) => a.status !== 200)).toEqual([])
       expect(p99(list)).toBeLessThan(250)
       expect(Math.max(...list.map((a) => a.ms))).toBeLessThan(2000)
     }
-    expect(loop.max / 1e6).toBeLessThan(1000)
+    expect(loop.busyMaxMs).toBeLessThan(1000)
     // The books balanced at every sample, and memory stayed within its bounds.
     expect(watch.w.samples).toBeGreaterThan(100)
     expect(watch.w.unbalanced).toEqual([])
@@ -414,13 +416,14 @@ needsRoot('HBase up, the file log\'s disk full (durable mode on): the file sink\
       `  hbase: ${rows} rows for ${ok5} answered sample5, written ${h.written}, shed ${h.shed}; write-ahead-log appends the full disk ` +
         `refused: ${walFailures} (entries still written to HBase)\n` +
       `  answers: sample4 p99 ${p99(sample4)} ms, max ${Math.max(...sample4.map((a) => a.ms))} ` +
-      `ms; sample5 p99 ${p99(sample5)} ms; event loop delay max ${(loop.max / 1e6).toFixed(1)} ms`)
+      `ms; sample5 p99 ${p99(sample5)} ms; event loop delay max ${(loop.max / 1e6).toFixed(1)} ms ` +
+      `(${loop.busyMaxMs.toFixed(1)} ms of a hold-up busy)`)
 
     for (const list of [sample4, sample5]) {
       expect(list.filter((a) => a.status !== 200)).toEqual([])
       expect(p99(list)).toBeLessThan(250)
     }
-    expect(loop.max / 1e6).toBeLessThan(1000)
+    expect(loop.busyMaxMs).toBeLessThan(1000)
     expect(watch.w.unbalanced).toEqual([])
     expect(watch.w.maxFilePending).toBeLessThanOrEqual(BOUNDS.maxPendingLines)
     expectDiskShed(f)
