@@ -6,6 +6,7 @@ const { resolveOptions, REPO_ROOT } = require('./options')
 const { ensureClasspath, cachedClasspath } = require('./classpath')
 const { writeConfig } = require('./site-config')
 const { ensureToolCompiled, runTool } = require('./tool')
+const { cdsFiles, ensureArchive } = require('./cds')
 const { sampleConfig } = require('./sample-data')
 const { processesOf, processOf, bootstrapServers } = require('./processes')
 const { status, inspectCluster, dumpTable } = require('./status')
@@ -55,6 +56,7 @@ async function start (opts, { log = noop, classpath } = {}) {
       }
     } else {
       await server.assertPortsFree(opts, missing)
+      await ensureArchive(cdsFiles(opts, classpath), classpath, { log })
       writeConfig(opts)
       fs.mkdirSync(opts.dataDir, { recursive: true })
       for (const proc of missing) {
@@ -246,18 +248,21 @@ async function restart (opts, target, { log = noop } = {}) {
 }
 
 /**
- * Stops HBase gracefully and deletes its data dir (tables, WALs, ZooKeeper state).
+ * Stops HBase and deletes its data dir (tables, WALs, ZooKeeper state). The stop is graceful
+ * unless `crash` is set: data about to be deleted needs no orderly shutdown, and a SIGKILL ends
+ * an instance in well under a second where an orderly one takes several (tests discard theirs so).
  * @param {Readonly<Record<string, any>>} [opts] from resolveOptions()
+ * @param {{ crash?: boolean }} [how]
  * @returns {Promise<{ wasRunning: boolean, pid: number|null, forced: boolean, stopMs: number, removed: string }>}
  */
-async function wipe (opts = resolveOptions()) {
+async function wipe (opts = resolveOptions(), { crash = false } = {}) {
   const dir = path.resolve(opts.dataDir)
   if (dir === path.parse(dir).root || REPO_ROOT.startsWith(dir + path.sep) || dir === REPO_ROOT) {
     throw new Error(`hbase: refusing to wipe ${dir}`)
   }
-  const stopped = await down(opts)
+  const stopped = crash ? { ...await kill(opts), forced: true } : await down(opts)
   fs.rmSync(dir, { recursive: true, force: true })
-  return { ...stopped, removed: dir }
+  return { wasRunning: stopped.wasRunning, pid: stopped.pid, forced: stopped.forced, stopMs: stopped.stopMs, removed: dir }
 }
 
 async function waitServing (opts, proc, pid, timeoutMs) {

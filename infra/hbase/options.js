@@ -38,6 +38,9 @@ const SPEC = {
   // How long ZooKeeper waits before it declares a silent server dead (HBase's default is 90 s).
   // ZooKeeper runs with tickTime 1 s and grants sessions of 2..20 ticks.
   zkSessionTimeoutMs: ['BEACON_HBASE_ZK_SESSION_TIMEOUT_MS', 10000, { parse: parseInteger, min: 2000, max: 20000 }],
+  // The JVMs' class-data archive (infra/hbase/cds.js), shared by every
+  // instance of the checkout; 'off' for none.
+  cdsDir: ['BEACON_HBASE_CDS_DIR', path.join(REPO_ROOT, '.state', 'jvm-cds'), { parse: parseDirOrOff }],
   startTimeoutMs: ['BEACON_HBASE_START_TIMEOUT_MS', 180000, { parse: parseInteger, min: 1000, max: 3600000 }],
   configTable: ['BEACON_CONFIG_TABLE', SETTINGS.hbase.configTable, tableName],
   accessLogTable: ['BEACON_ACCESS_LOG_TABLE', SETTINGS.logSinks.hbase.table, tableName],
@@ -138,6 +141,11 @@ function parseDir (raw) {
   return s ? path.resolve(s) : undefined
 }
 parseDir.expected = 'a directory path'
+
+function parseDirOrOff (raw) {
+  return String(raw).trim() === 'off' ? '' : parseDir(raw)
+}
+parseDirOrOff.expected = 'a directory path, or off'
 
 function parseHost (raw) {
   const s = String(raw).trim()

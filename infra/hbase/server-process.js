@@ -7,6 +7,7 @@ const { spawn } = require('node:child_process')
 const { pathToFileURL } = require('node:url')
 const { setTimeout: sleep } = require('node:timers/promises')
 const { javaBin, javaFlags } = require('./jvm')
+const { cdsFiles, cdsFlags } = require('./cds')
 
 /** @typedef {import('./processes').HBaseProcess} HBaseProcess */
 
@@ -131,7 +132,9 @@ function spawnProcess (opts, proc, classpath) {
     `-Dhbase.log.dir=${opts.logDir}`,
     `-Dhbase.log.file=${path.basename(proc.logFile)}`,
     `-Dlog4j.configuration=${pathToFileURL(proc.log4jFile).href}`,
-    '-cp', `${opts.confDir}:${classpath}`,
+    ...cdsFlags(cdsFiles(opts, classpath), proc.name),
+    // The conf dir after the jars: the class-data archive covers those (see cds.js).
+    '-cp', `${classpath}:${opts.confDir}`,
     proc.mainClass, ...proc.args
   ]
   // logTail() shows only what follows the last marker, i.e. this run's lines.

@@ -54,13 +54,13 @@ const PACE_MS = 20
 let bootstrap
 
 beforeAll(async () => {
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
   fs.rmSync(APP_STATE_DIR, { recursive: true, force: true })
   bootstrap = (await hbase.up(options)).bootstrap
 })
 
 afterAll(async () => {
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
 })
 
 afterEach(stopRunningLoads)

@@ -67,7 +67,7 @@ const rpcs = []
 const report = []
 
 beforeAll(async () => {
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
   bootstrap = (await hbase.up(options)).bootstrap
   admin = createHBaseClient({ bootstrap, ...CLIENT })
   client = createHBaseClient({ bootstrap, ...CLIENT, onRpc: (event) => rpcs.push({ ...event, at: Date.now() }) })
@@ -91,7 +91,7 @@ afterEach(stopRunningLoads)
 afterAll(async () => {
   if (report.length) console.log(`cluster client report:\n${report.join('\n')}`)
   for (const c of [client, admin]) if (c) await c.destroy()
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
 }, 120000)
 
 /** Polls a real condition, up to BOUND_MS. */

@@ -54,7 +54,7 @@ function rssMb (pid) {
 let upMs
 
 beforeAll(async () => {
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
   const started = Date.now()
   const out = await npm('hbase:up')
   upMs = Date.now() - started
@@ -62,7 +62,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
 })
 
 test("HBase's Java client sees 3 live RegionServers, an active and a backup master, and regions on each", async () => {

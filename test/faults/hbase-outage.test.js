@@ -40,7 +40,7 @@ let app
 let bootstrap
 
 beforeAll(async () => {
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
   bootstrap = (await hbase.up(options, { log: () => {} })).bootstrap
   app = await startBeacon({
     bootstrap,
@@ -51,7 +51,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (app) await app.close()
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
 })
 
 afterEach(stopRunningLoads)

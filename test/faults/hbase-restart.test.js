@@ -52,7 +52,7 @@ async function expectFullService (tag) {
 }
 
 beforeAll(async () => {
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
   const info = await hbase.up(options, { log: () => {} })
   bootstrap = info.bootstrap
   client = createHBaseClient({ bootstrap, rpcTimeout: 1000, operationTimeout: 3000 })
@@ -62,7 +62,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (client) await client.close()
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
 })
 
 test('graceful stop and start: calls fail fast and typed while down, then the same client recovers', async () => {

@@ -72,7 +72,7 @@ beforeAll(async () => {
     handshake: false,
     precise: false
   })))
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
   const { bootstrap } = await hbase.up(options, { log: () => {} })
   app = await startBeacon({
     bootstrap,
@@ -87,7 +87,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const p of proxies) p.setDelay(0)
   if (app) await app.close()
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
   for (const p of proxies) p.destroy()
 })
 

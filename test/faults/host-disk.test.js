@@ -68,14 +68,14 @@ beforeAll(async () => {
     const left = unmountAllUnder(MOUNTS)
     if (left.length) console.warn(`host-disk: unmounted what an earlier run left: ${left.join(', ')}`)
   }
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
   bootstrap = (await hbase.up(options, { log: () => {} })).bootstrap
 })
 
 afterAll(async () => {
   for (const dir of [...mounted]) unmountOwn(dir)
   fs.rmSync(MOUNTS, { recursive: true, force: true })
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
 })
 
 afterEach(stopRunningLoads)

@@ -129,7 +129,7 @@ beforeAll(async () => {
   console.log(`lb: topology ${t.mode}${t.reason ? ` (${t.reason})` : ''}: ` +
     `${Object.entries(t.hosts).map(([h, a]) => `${h} ${a}`).join(', ')}`)
   hbaseOptions = hbase.resolveOptions({ ...hbaseOverrides, host: t.mode === 'netns' ? t.bridge.address : '127.0.0.1' })
-  await hbase.wipe(hbaseOptions)
+  await hbase.wipe(hbaseOptions, { crash: true })
   bootstrap = await hbaseUpOn(hbaseOptions.host)
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-lb-'))
   for (const name of HOSTS) await startHost(name)
@@ -146,7 +146,7 @@ afterAll(async () => {
   await stopRunningLoads()
   if (lb) await lb.stop()
   for (const name of Object.keys(hosts)) killHost(name)
-  if (hbaseOptions) await hbase.wipe(hbaseOptions)
+  if (hbaseOptions) await hbase.wipe(hbaseOptions, { crash: true })
   await topo.down({ force: true })
   if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true })
 })

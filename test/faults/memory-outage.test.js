@@ -25,7 +25,7 @@ const { until } = require('../support/until')
 const { rollupKey } = require('../../logging/rollup/layout')
 const { reportFault } = require('../support/fault-report')
 
-const OUTAGE_MS = Number(process.env.BEACON_MEMORY_OUTAGE_MS) || 40000
+const OUTAGE_MS = Number(process.env.BEACON_MEMORY_OUTAGE_MS) || 20000
 jest.setTimeout(OUTAGE_MS + 5 * 60 * 1000)
 
 const options = hbase.resolveOptions({
@@ -50,7 +50,7 @@ let url
 let adminUrl
 
 beforeAll(async () => {
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
   bootstrap = (await hbase.up(options, { log: () => {} })).bootstrap
   const [port, adminPort] = await freePorts(2)
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-memory-'))
@@ -66,7 +66,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (server) await server.stop(30000)
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
   if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true })
 })
 

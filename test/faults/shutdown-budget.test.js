@@ -60,7 +60,7 @@ const sockets = new Set() // slow clients
 const tmpDirs = []
 
 beforeAll(async () => {
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
   bootstrap = (await hbase.up(options, { log: () => {} })).bootstrap
   admin = createHBaseClient({ bootstrap, rpcTimeout: 1000, operationTimeout: 3000 })
 })
@@ -76,7 +76,7 @@ afterAll(async () => {
     }
   }
   if (admin) await admin.close().catch(() => {})
-  await hbase.wipe(options)
+  await hbase.wipe(options, { crash: true })
   for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true })
 })
 
