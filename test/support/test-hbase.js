@@ -10,8 +10,10 @@
 
 const crypto = require('node:crypto')
 const net = require('node:net')
+const os = require('node:os')
 const path = require('node:path')
 const hbase = require('../../infra/hbase')
+const { withStartLock } = require('../../infra/hbase/server-process')
 
 const ROOT = path.resolve(__dirname, '..', '..')
 
@@ -43,6 +45,23 @@ async function chooseTestHBase () {
   return { stateDir: path.join(ROOT, '.state', 'hbase-test'), ...checkoutPorts() }
 }
 
+/**
+ * Chooses the test HBase and makes sure it serves, under one lock per machine: two checkouts whose
+ * test runs start at once would otherwise both find the default ports free and both start on them
+ * (the second JVM then exits: "Could not start ZK at requested port of 2181").
+ * @param {{ log?: (line: string) => void }} [io]
+ * @returns {Promise<{ overrides: Record<string, string|number>, bootstrap: string[], alreadyRunning: boolean }>}
+ */
+async function upTestHBase ({ log = () => {} } = {}) {
+  const defaults = hbase.resolveOptions()
+  const lockDir = path.join(os.tmpdir(), `beacon-test-hbase-${defaults.host}-${defaults.zkPort}`)
+  return withStartLock({ stateDir: lockDir }, async () => {
+    const overrides = await chooseTestHBase()
+    const { bootstrap, alreadyRunning } = await hbase.up(hbase.resolveOptions(overrides), { log })
+    return { overrides, bootstrap, alreadyRunning }
+  }, 10 * 60 * 1000)
+}
+
 const ENV_OF = {
   stateDir: 'BEACON_HBASE_STATE_DIR',
   zkPort: 'BEACON_HBASE_ZK_PORT',
@@ -62,4 +81,4 @@ function testHBaseEnv () {
   return Object.fromEntries(Object.entries(overrides).map(([key, value]) => [ENV_OF[key], String(value)]))
 }
 
-module.exports = { chooseTestHBase, testHBaseEnv }
+module.exports = { chooseTestHBase, upTestHBase, testHBaseEnv }
