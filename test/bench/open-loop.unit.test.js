@@ -32,8 +32,10 @@ describe('open-loop generator', () => {
     })
 
     test('closed loop (rate 0) and connection per request both complete without errors', async () => {
+      // How many fit in 500 ms is the machine's speed (a benchmark's business, and 55 on a loaded
+      // 2-core box); that each connection loops on, answer after answer, is the generator's.
       const closed = await runOpenLoop({ host: '127.0.0.1', port: fixture.port, rate: 0, durationMs: 500, connections: 2, next: next() })
-      expect(closed.requests).toBeGreaterThan(100)
+      expect(closed.requests).toBeGreaterThanOrEqual(4)
       expect(closed.errors).toBe(0)
       const perRequest = await runOpenLoop({
         host: '127.0.0.1',
@@ -44,7 +46,7 @@ describe('open-loop generator', () => {
         keepAlive: false,
         next: next()
       })
-      expect(perRequest.requests).toBeGreaterThan(20)
+      expect(perRequest.requests).toBeGreaterThanOrEqual(4)
       expect(perRequest.errors).toBe(0)
     })
 
@@ -91,7 +93,7 @@ describe('open-loop generator', () => {
           setTimeout(() => controller.abort(), 300)
           const r = await run
           expect(Date.now() - started).toBeLessThan(5000)
-          expect(r.requests).toBeGreaterThan(20)
+          expect(r.requests).toBeGreaterThanOrEqual(4) // some answered before the abort, however loaded the machine
           expect(outcomes).toHaveLength(r.sent)
           expect(r.errors).toBe(0)
           expect([...seen].sort()).toEqual(outcomes.map((o) => `m/${o.n}`).sort())
