@@ -12,6 +12,7 @@ const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { parseArgs } = require('node:util')
 const { parseAudits, firstErrorLines, soakMarkdown } = require('./support/soak-report')
+const { signalGroup } = require('./support/process-group')
 
 const ROOT = path.join(__dirname, '..')
 const ALL = ['server-signals', 'lb-failover', 'hbase-outage', 'shutdown-budget', 'host-disk', 'hbase-chaos']
@@ -59,19 +60,6 @@ function options (argv) {
 
 function testFile (name) {
   return path.join(ROOT, 'test', 'faults', `${name}.test.js`)
-}
-
-/**
- * Signals a run's whole process group (jest and the servers it started), if it is still there.
- * @param {number} pid the group leader
- * @param {NodeJS.Signals} signal
- */
-function signalGroup (pid, signal) {
-  try {
-    process.kill(-pid, signal)
-  } catch (err) {
-    if (err.code !== 'ESRCH') throw err
-  }
 }
 
 /**
