@@ -4,6 +4,7 @@ const { parseBeaconQuery } = require('./query')
 const { renderBody, renderError, contentType } = require('./jsonp')
 const { ERRORS } = require('../lib/errors')
 const { accessEntry } = require('../logging/access-entry')
+const { writeEntry } = require('../logging/privacy')
 const { isPreflight } = require('./cors')
 
 const JS_TYPE = contentType(true)
@@ -80,7 +81,6 @@ function createDataPlane ({
   }
 
   function log (endpoint, req, status, id, ms) {
-    const sinks = endpoint.sinks
     const entry = accessEntry({
       ts: Date.now(),
       endpoint: endpoint.name,
@@ -91,7 +91,8 @@ function createDataPlane ({
       ua: req.headers['user-agent'],
       ref: req.headers.referer
     })
-    for (let i = 0; i < sinks.length; i++) sinks[i].write(entry)
+    // Sinks that store less of the client (privacy) get their copy; by default none do.
+    writeEntry(endpoint.sinks, endpoint.sinkGroups, entry, req.headers)
   }
 
   function fail (endpoint, req, res, started, err, callback, scriptContext, id) {

@@ -6,6 +6,7 @@ const { createConfigCache } = require('../lib/toggles/cache')
 const { callbackAllowlist } = require('./jsonp')
 const { createCorsPolicy } = require('./cors')
 const { ERRORS } = require('../lib/errors')
+const { groupSinks } = require('../logging/privacy')
 
 /**
  * Builds the declared endpoints from settings, the one place where an endpoint's declaration
@@ -16,14 +17,17 @@ const { ERRORS } = require('../lib/errors')
  * @param {object} options.settings validated settings (config/load.js)
  * @param {ReturnType<typeof import('../lib/toggles/store').createToggleStore>} options.store
  * @param {Map<string, { write: Function, durable?: boolean }>} options.sinks named access-log sinks (logging/)
+ * @param {Map<string, import('../logging/privacy').PrivacyPolicy|null>} [options.policies] sink
+ *   name → what it stores of the client (logging/privacy.js); a sink not in it keeps everything
  * @param {() => number} [options.now] clock for the caches
  * @param {(endpoint: string, outcome: string) => void} [options.onCacheOutcome]
  * @param {(id: string, reason: string) => void} [options.onInvalidConfig]
  * @returns {Map<string, { name: string, path: string, enabled: boolean, cacheControl: string,
- *   lookup: Function, sinks: object[], cache: object|null, source: object,
- *   cors: import('./cors').CorsPolicy|null }>} keyed by path
+ *   lookup: Function, sinks: object[], sinkGroups: import('../logging/privacy').SinkGroup[]|null,
+ *   cache: object|null, source: object, cors: import('./cors').CorsPolicy|null }>} keyed by path;
+ *   sinkGroups: the sinks by privacy policy, null when every one keeps everything
  */
-function buildEndpoints ({ settings, store, sinks, now, onCacheOutcome, onInvalidConfig }) {
+function buildEndpoints ({ settings, store, sinks, policies = new Map(), now, onCacheOutcome, onInvalidConfig }) {
   const endpoints = new Map()
   for (const [name, spec] of Object.entries(settings.endpoints)) {
     let source
@@ -60,6 +64,7 @@ function buildEndpoints ({ settings, store, sinks, now, onCacheOutcome, onInvali
       cacheControl: spec.cacheControl,
       lookup: cache ? cache.lookup : source.lookup,
       sinks: endpointSinks,
+      sinkGroups: privacyGroups(spec.accessLog, endpointSinks, policies),
       logBeforeAnswer: endpointSinks.some((sink) => sink.durable === true),
       allowsCallback: callbackAllowlist(spec.callbacks),
       // fetch(): a GET may carry If-None-Match (not a CORS-safelisted header), so it is allowed.
@@ -79,9 +84,10 @@ function buildEndpoints ({ settings, store, sinks, now, onCacheOutcome, onInvali
  * @param {Map<string, { name: string, enabled: boolean }>} endpoints from buildEndpoints
  * @param {Map<string, { write: Function, durable?: boolean }>} sinks named access-log sinks
  * @param {{ maxIdLength: number }} limits
+ * @param {Map<string, import('../logging/privacy').PrivacyPolicy|null>} [policies] as for buildEndpoints
  * @returns {Map<string, import('./events').EventRoute>} keyed by path
  */
-function buildEventRoutes (settings, endpoints, sinks, limits) {
+function buildEventRoutes (settings, endpoints, sinks, limits, policies = new Map()) {
   const routes = new Map()
   for (const endpoint of endpoints.values()) {
     const spec = settings.endpoints[endpoint.name].events
@@ -91,6 +97,7 @@ function buildEventRoutes (settings, endpoints, sinks, limits) {
       endpoint,
       rules: { names: new Set(spec.names), maxEvents: spec.maxEvents, maxBodyBytes: spec.maxBodyBytes, maxIdLength: limits.maxIdLength },
       sinks: eventSinks,
+      sinkGroups: privacyGroups(spec.sinks, eventSinks, policies),
       logBeforeAnswer: eventSinks.some((sink) => sink.durable === true)
     }
     const corsSpec = settings.endpoints[endpoint.name].cors
@@ -118,6 +125,10 @@ function sinksNamed (endpointName, names, sinks) {
     if (!sink) throw new ERRORS.INVALID_OPTION(`endpoint ${endpointName} logs to sink "${sinkName}", which was not created`)
     return sink
   })
+}
+
+function privacyGroups (names, endpointSinks, policies) {
+  return groupSinks(endpointSinks, names.map((name) => policies.get(name) ?? null))
 }
 
 /**

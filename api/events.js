@@ -5,6 +5,7 @@ const { errorBody } = require('./error-body')
 const { isPreflight } = require('./cors')
 const { parseEventBody, parseEventQuery, isEventMediaType } = require('./event-input')
 const { eventEntry } = require('../logging/access-entry')
+const { writeEntry } = require('../logging/privacy')
 
 const FAIL = Object.freeze({
   METHOD_NOT_ALLOWED: Object.freeze(new ERRORS.METHOD_NOT_ALLOWED()),
@@ -25,6 +26,8 @@ const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA
  * @property {import('./cors').CorsPolicy|null} cors
  * @property {import('./event-input').EventRules & { maxBodyBytes: number }} rules
  * @property {{ write: (entry: object) => void }[]} sinks
+ * @property {import('../logging/privacy').SinkGroup[]|null} [sinkGroups] the sinks by privacy
+ *   policy; null: every sink stores entries as they are
  * @property {boolean} logBeforeAnswer a sink is durable: log before answering
  */
 
@@ -75,7 +78,7 @@ function createEventHandler ({ maxUrlLength, hooks = {} }) {
   function record (route, req, events) {
     const ts = Date.now()
     const name = route.endpoint.name
-    const { sinks } = route
+    const { sinks, sinkGroups } = route
     for (const e of events) {
       const entry = eventEntry({
         ts,
@@ -87,7 +90,7 @@ function createEventHandler ({ maxUrlLength, hooks = {} }) {
         ua: req.headers['user-agent'],
         ref: req.headers.referer
       })
-      for (let i = 0; i < sinks.length; i++) sinks[i].write(entry)
+      writeEntry(sinks, sinkGroups, entry, req.headers)
       if (onEvent) onEvent(name, e.event)
     }
   }

@@ -3,6 +3,8 @@
 const { createHBaseClient } = require('../lib/hbase')
 const { createToggleStore } = require('../lib/toggles/store')
 const { createSinks } = require('../logging')
+const { createSinkPolicies, needsHashKeys, createHashKeys } = require('../logging/privacy')
+const { createHashSecretSource, loadHashSecret } = require('../lib/toggles/hash-secret')
 const { buildEndpoints, buildEventRoutes, sinkSettingsInUse } = require('./endpoints')
 const { createDataPlane } = require('./data-plane')
 const { createEventHandler } = require('./events')
@@ -75,11 +77,13 @@ function createBeacon (settings, deps) {
     logger
   })
   metrics.watchSinks(sinks)
+  const privacy = sinkPrivacy(sinkSettingsInUse(settings), store, logger)
 
   const endpoints = buildEndpoints({
     settings,
     store,
     sinks,
+    policies: privacy.policies,
     now,
     onCacheOutcome: hooks.onCacheOutcome,
     onInvalidConfig: (id, reason) => {
@@ -105,7 +109,7 @@ function createBeacon (settings, deps) {
     limits: settings.limits,
     maxUrlLength: settings.http.maxUrlLength,
     fallback: createPublicApp({ logger }),
-    eventRoutes: buildEventRoutes(settings, endpoints, sinks, settings.limits),
+    eventRoutes: buildEventRoutes(settings, endpoints, sinks, settings.limits, privacy.policies),
     handleEvents: createEventHandler({ maxUrlLength: settings.http.maxUrlLength, hooks }),
     onResponse: hooks.onResponse,
     onCors: hooks.onCors,
@@ -167,13 +171,14 @@ function createBeacon (settings, deps) {
     applyChange: propagation.applyChange,
 
     /**
-     * Reads the stored endpoint switches first (a failed read does not block), then listens.
+     * Reads the stored endpoint switches and, when a sink hashes addresses, the hash secret first
+     * (a failed read does not block: it is retried), then listens.
      * @param {{ port?: number, host?: string, adminPort?: number, adminHost?: string }} [where]
      *   default: the settings' ports and hosts
      * @returns {Promise<{ port: number, adminPort: number }>} the bound ports
      */
     async listen ({ port = settings.port, host = settings.host, adminPort = settings.adminPort, adminHost = settings.adminHost } = {}) {
-      await propagation.ready
+      await Promise.all([propagation.ready, privacy.ready])
       const bound = await listen(publicServer, port, host)
       const adminBound = await listen(adminServer, adminPort, adminHost)
       return { port: bound, adminPort: adminBound }
@@ -192,6 +197,7 @@ function createBeacon (settings, deps) {
       closing = (async () => {
         const budget = startShutdownBudget(timeoutMs)
         propagation.stop()
+        privacy.stop()
         const drainMs = budget.drainMs()
         const [drained] = await Promise.all([
           publicServer.listening ? publicServer.drain(drainMs) : { forced: false },
@@ -205,6 +211,22 @@ function createBeacon (settings, deps) {
       return closing
     }
   }
+}
+
+/**
+ * What each sink stores of the client (logging/privacy.js). When a sink hashes addresses, the
+ * secret of the daily keys is read from the config table (created there by the first host to
+ * need it), and retried while HBase cannot be reached; until then hashed addresses are null.
+ * @param {Record<string, any>} sinkSettings the sinks in use
+ * @param {ReturnType<typeof createToggleStore>} store
+ * @param {import('pino').Logger} logger
+ * @returns {{ policies: ReturnType<typeof createSinkPolicies>, ready: Promise<void>, stop: () => void }}
+ */
+function sinkPrivacy (sinkSettings, store, logger) {
+  if (!needsHashKeys(sinkSettings)) return { policies: createSinkPolicies(sinkSettings), ready: Promise.resolve(), stop () {} }
+  const hashKeys = createHashKeys()
+  const loading = loadHashSecret({ source: createHashSecretSource({ store }), onSecret: hashKeys.setSecret, logger })
+  return { policies: createSinkPolicies(sinkSettings, { hashKeys }), ready: loading.ready, stop: loading.stop }
 }
 
 /**

@@ -69,6 +69,15 @@ const SINK_DEFAULTS = {
   }
 }
 
+/**
+ * Filled into every access-log sink's `privacy` (logging/privacy.js): what it stores of the
+ * client. Everything, as before the setting existed: a default that stored less would change
+ * what every existing deployment keeps (and break what reads it) on upgrade, and an address is
+ * what abuse and fraud reviews need. Deployments that need no address should set `truncate`
+ * (docs/access-log.md#privacy argues it); the default costs the request path one null check.
+ */
+const SINK_PRIVACY_DEFAULTS = { ip: 'full', userAgent: 'full', honorOptOut: false }
+
 const HBASE_DEFAULT_CONFIG = { features: {} }
 
 const DEFAULTS = {
@@ -205,6 +214,7 @@ module.exports = deepFreeze({
   CORS_DEFAULTS,
   EVENT_DEFAULTS,
   SINK_DEFAULTS,
+  SINK_PRIVACY_DEFAULTS,
   ENV_VARS,
   CONFIG_FILE_ENV,
   CONFIG_DIR

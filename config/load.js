@@ -10,6 +10,7 @@ const {
   CORS_DEFAULTS,
   EVENT_DEFAULTS,
   SINK_DEFAULTS,
+  SINK_PRIVACY_DEFAULTS,
   ENV_VARS,
   CONFIG_FILE_ENV,
   CONFIG_DIR
@@ -174,7 +175,8 @@ function fillDefaults (settings) {
   if (isPlainObject(settings.logSinks)) {
     for (const [name, sink] of Object.entries(settings.logSinks)) {
       if (!isPlainObject(sink) || !Object.hasOwn(SINK_DEFAULTS, sink.type)) continue
-      fillMissing(sink, SINK_DEFAULTS[sink.type])
+      fillMissing(sink, { ...SINK_DEFAULTS[sink.type], privacy: {} })
+      if (isPlainObject(sink.privacy)) fillMissing(sink.privacy, SINK_PRIVACY_DEFAULTS)
       if (sink.type === 'hbase' && !Object.hasOwn(sink, 'journalDir')) sink.journalDir = 'journal/' + name
     }
   }

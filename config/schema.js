@@ -21,13 +21,21 @@ const closed = (properties, required = Object.keys(properties)) => ({ type: 'obj
 const tableName = str({ pattern: TABLE_PATTERN, description: 'an HBase table name like beacon_config or ns:beacon_config' })
 const hostName = str({ pattern: '^[A-Za-z0-9_.:-]+$', description: 'a host name or IP address' })
 
+// What a sink stores of the client (logging/privacy.js); load.js fills in the defaults.
+const privacy = closed({
+  ip: { enum: ['full', 'truncate', 'hash', 'none'] },
+  userAgent: { enum: ['full', 'none'] },
+  honorOptOut: { type: 'boolean', description: 'true or false' }
+})
+
 const fileSink = closed({
   type: { const: 'file' },
   path: str(),
   rotateSize: str({ pattern: '^[1-9][0-9]*[kmg]?$', description: 'a size like 100m (k, m or g)' }),
   rotateFrequency: { oneOf: [{ enum: ['hourly', 'daily'] }, int(1000)], description: '"hourly", "daily" or an interval in ms (>= 1000)' },
   keepFiles: int(1, 10000),
-  maxPendingLines: int(1)
+  maxPendingLines: int(1),
+  privacy
 })
 
 const hbaseSink = closed({
@@ -43,7 +51,8 @@ const hbaseSink = closed({
   journalDir: str(),
   overload: { enum: ['spill', 'shed'] },
   durable: { type: 'boolean', description: 'true or false' },
-  retryMaxMs: int(0)
+  retryMaxMs: int(0),
+  privacy
 })
 
 const cache = {

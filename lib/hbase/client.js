@@ -10,6 +10,7 @@ const { scanRows, countRows } = require('./scan')
 const { badArgument } = require('./errors')
 const { toBytes, resultToRow, buildGet, buildPut, buildDelete } = require('./cells')
 const { createAdmin } = require('./admin')
+const { cellCondition } = require('./filters')
 const { OperationGate } = require('./lifecycle')
 
 /**
@@ -160,6 +161,30 @@ class HBaseClient {
       const key = toBytes(row, 'row')
       const mutation = buildPut(key, cells, opts)
       await regionOp(this._core, 'Mutate', table, key, (region) => ({ region: region.spec, mutation }), opts.timeout)
+    })
+  }
+
+  /**
+   * Writes cells of one row only if the newest cell of `check.column` holds `check.value`, or,
+   * with `check.value` null, only if that cell is absent: HBase's check-and-put, decided
+   * atomically by the RegionServer under the row lock (first writer wins).
+   *
+   * A call retried after an attempt that got no answer may find its own first attempt applied
+   * and resolve false; a caller that must know which value won reads the row back.
+   * @param {string} table
+   * @param {import('./cells').Bytesish} row
+   * @param {{ column: string, value: import('./cells').Bytesish|null }} check column "family:qualifier"
+   * @param {Parameters<typeof buildPut>[1]} cells as for put()
+   * @param {{ timeout?: number, durability?: number }} [opts]
+   * @returns {Promise<boolean>} true: the condition held and the cells were written
+   */
+  checkAndPut (table, row, check, cells, opts = {}) {
+    return this._gate.run(async () => {
+      const key = toBytes(row, 'row')
+      const condition = cellCondition(key, check && check.column, check ? check.value : null)
+      const mutation = buildPut(key, cells, opts)
+      const res = await regionOp(this._core, 'Mutate', table, key, (region) => ({ region: region.spec, mutation, condition }), opts.timeout)
+      return res.processed === true
     })
   }
 

@@ -158,17 +158,43 @@ function valueFilter (op, cmp) {
  * @returns {Filter}
  */
 function singleColumnValueFilter (column, op, cmp, { filterIfMissing = true, latestVersionOnly = true } = {}) {
-  const at = typeof column === 'string' ? column.indexOf(':') : -1
-  if (at <= 0) throw badArgument('singleColumnValueFilter needs a column "family:qualifier"')
+  const { family, qualifier } = splitColumn(column, 'singleColumnValueFilter')
   checkComparator(cmp)
   return filter('SingleColumnValueFilter', {
-    columnFamily: Buffer.from(column.slice(0, at), 'utf8'),
-    columnQualifier: Buffer.from(column.slice(at + 1), 'utf8'),
+    columnFamily: family,
+    columnQualifier: qualifier,
     compareOp: compareOp(op),
     comparator: cmp,
     filterIfMissing,
     latestVersionOnly
   })
+}
+
+/**
+ * The condition of a check-and-put (HBase's Condition): the newest cell of `column` in `row`
+ * holds exactly `value`; with `value` null, the cell is absent (HBase reads an empty expected
+ * value as "absent or empty", so '' means the same).
+ * @param {Buffer} row
+ * @param {string} column "family:qualifier"
+ * @param {import('./cells').Bytesish|null} value
+ * @returns {object} protobuf Condition
+ */
+function cellCondition (row, column, value) {
+  const { family, qualifier } = splitColumn(column, 'checkAndPut')
+  const expected = value == null ? Buffer.alloc(0) : toBytes(value, 'checkAndPut expected value')
+  return { row, family, qualifier, compareType: COMPARE_OPS.EQUAL, comparator: binary(expected) }
+}
+
+/**
+ * @param {unknown} column "family:qualifier"
+ * @param {string} who the caller, named in the error
+ * @returns {{ family: Buffer, qualifier: Buffer }}
+ */
+function splitColumn (column, who) {
+  const at = typeof column === 'string' ? column.indexOf(':') : -1
+  if (at <= 0) throw badArgument(`${who} needs a column "family:qualifier"`)
+  const name = /** @type {string} */ (column)
+  return { family: Buffer.from(name.slice(0, at), 'utf8'), qualifier: Buffer.from(name.slice(at + 1), 'utf8') }
 }
 
 /**
@@ -228,5 +254,6 @@ module.exports = {
   anyOf,
   firstKeyOnly,
   keyOnly,
-  checkFilter
+  checkFilter,
+  cellCondition
 }

@@ -11,6 +11,9 @@
  *                         cell's timestamp (set by the RegionServer) is the version (ETags).
  *   `!endpoint:<name>`    an endpoint switch, `{"enabled":bool,"at":ms}` in the same column.
  *   `!changes`            the change feed: one cell per recently changed id, qualifier = id.
+ *   `!privacy:ip-hash`    the secret the access log's hashed addresses derive their daily keys
+ *                         from (lib/toggles/hash-secret.js): 32 random bytes in the same column,
+ *                         written once, by whichever host finds it absent first.
  * Ids are safe names ([A-Za-z0-9_-], lib/names.js), so a row starting with `!` is never an id
  * and sorts before every id: a scan of ids starts at FIRST_ID_ROW, past the reserved rows.
  */
@@ -19,6 +22,7 @@ const { findCell } = require('../hbase')
 
 const SWITCH_ROW_PREFIX = '!endpoint:'
 const CHANGES_ROW = '!changes'
+const HASH_SECRET_ROW = '!privacy:ip-hash'
 const FIRST_ID_ROW = '-' // the lowest character an id may start with
 
 /**
@@ -168,6 +172,26 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
     },
 
     /**
+     * The stored secret of hashed access-log addresses, as stored (never log it).
+     * @returns {Promise<Buffer|null>} null: none stored yet
+     */
+    async readHashSecret () {
+      const cell = findCell(await client.get(table, HASH_SECRET_ROW, { columns, timeout: timeoutMs }), family, qualifier)
+      return cell ? cell.value : null
+    },
+
+    /**
+     * Stores `secret` only if none is stored (HBase check-and-put: the first writer wins).
+     * @param {Buffer} secret
+     * @returns {Promise<boolean>} true: this one was stored; after a retried call it may have
+     *   been stored and still say false, so the caller reads the row back
+     */
+    async createHashSecret (secret) {
+      const cells = { [family]: { [qualifier]: secret } }
+      return client.checkAndPut(table, HASH_SECRET_ROW, { column: columns[0], value: null }, cells, { timeout: timeoutMs })
+    },
+
+    /**
      * The change feed's cells: which ids changed, and when (RegionServer clock).
      * @returns {Promise<Array<{ id: string, at: number }>>}
      */
@@ -192,4 +216,6 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
   }
 }
 
-module.exports = { createToggleStore, configSplitKeys, encodeToggles, decodeToggles, SWITCH_ROW_PREFIX, CHANGES_ROW, FIRST_ID_ROW }
+module.exports = {
+  createToggleStore, configSplitKeys, encodeToggles, decodeToggles, SWITCH_ROW_PREFIX, CHANGES_ROW, HASH_SECRET_ROW, FIRST_ID_ROW
+}

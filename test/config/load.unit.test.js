@@ -79,7 +79,8 @@ describe('defaults', () => {
         rotateSize: '100m',
         rotateFrequency: 'daily',
         keepFiles: 14,
-        maxPendingLines: 50000
+        maxPendingLines: 50000,
+        privacy: { ip: 'full', userAgent: 'full', honorOptOut: false }
       },
       hbase: {
         type: 'hbase',
@@ -94,7 +95,8 @@ describe('defaults', () => {
         durable: false,
         retryMaxMs: 30000,
         rollups: true,
-        rollupTable: 'beacon_access_rollup'
+        rollupTable: 'beacon_access_rollup',
+        privacy: { ip: 'full', userAgent: 'full', honorOptOut: false }
       }
     })
   })
@@ -241,7 +243,8 @@ describe('settings file', () => {
       rotateSize: '100m',
       rotateFrequency: 'daily',
       keepFiles: 14,
-      maxPendingLines: 50000
+      maxPendingLines: 50000,
+      privacy: { ip: 'full', userAgent: 'full', honorOptOut: false }
     })
     expect(settings.logSinks.hbase.journalDir).toBe(path.join(stateDir, 'journal'))
     expect(settings.logSinks.archive.journalDir).toBe(path.join(stateDir, 'journal', 'archive'))
