@@ -196,12 +196,16 @@ function putConfig (id, toggles) {
   })
 }
 
-/** Closed-loop load on sample5 through HAProxy; each request tagged (Referer) so its access-log row can be found. */
+/**
+ * Closed-loop load on sample5 through HAProxy, paced to at most 1,200 requests a second (CPU
+ * left for the other test lane); each request tagged (Referer) so its access-log row can be found.
+ */
 function startLoad () {
   const answers = []
   let n = 0
   const load = startLoops({
     loops: 12,
+    paceMs: 10,
     maxMs: 120000,
     async step (i, agent) {
       const tag = `lb-${++n}`

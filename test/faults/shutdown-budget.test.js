@@ -184,12 +184,16 @@ async function scrape (port, name, labels) {
   return line ? Number(line.slice(want.length + 1)) : NaN
 }
 
-/** Closed-loop load on sample5 (HBase log) and sample4 (file log); every answer counted. Stops by itself after 2 min. */
+/**
+ * Closed-loop load on sample5 (HBase log) and sample4 (file log), paced to at most 800 requests
+ * a second (CPU left for the other test lane); every answer counted. Stops by itself after 2 min.
+ */
 function startLoad (port) {
   const answers = { sample4: { ok: 0, other: 0, errors: 0 }, sample5: { ok: 0, other: 0, errors: 0 }, otherBodies: [] }
   let n = 0
   const load = startLoops({
     loops: 8,
+    paceMs: 10,
     maxMs: 120000,
     async step (i, agent) {
       const endpoint = i % 2 ? 'sample5' : 'sample4'
