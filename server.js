@@ -93,6 +93,12 @@ async function runPrimary (settings, logger, admin) {
       const accessLog = e.accessLog.join('+') || 'none'
       return `  ${base}${e.path}?id=1&callback=EXAMPLE.process   (${e.source}, cache ${e.cache}, log ${accessLog})`
     })
+    // OpenFeature (docs/openfeature.md): the bulk evaluation on the first endpoint that serves it
+    // without an API key.
+    const ofrep = Object.keys(settings.endpoints).find((name) => settings.endpoints[name].ofrep && !settings.endpoints[name].ofrep.apiKeys)
+    if (ofrep) {
+      lines.push(`  curl -H 'Content-Type: application/json' -d '{"context":{"targetingKey":"1"}}' ${base}/api/${ofrep}/ofrep/v1/evaluate/flags`)
+    }
     const adminUrl = `http://localhost:${settings.adminPort}`
     const tokenLine = admin.source === 'state'
       ? `  admin token: ${admin.file} (${admin.created ? 'created' : 'kept'}, mode 0600; the CLI on this machine reads it)\n`

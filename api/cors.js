@@ -28,8 +28,9 @@
 
 /**
  * @param {{ origins: string[], maxAgeSeconds: number }|undefined} spec validated settings
- * @param {{ methods: string, headers: string }} allow what a preflight permits: methods
- *   (`GET, HEAD`) and request headers (`If-None-Match`) the path accepts
+ * @param {{ methods: string, headers: string, expose?: string }} allow what a preflight
+ *   permits: methods (`GET, HEAD`) and request headers (`If-None-Match`) the path accepts;
+ *   expose: response headers an allowed page may read besides the safelisted ones (`ETag`)
  * @returns {CorsPolicy|null} null when the endpoint declares no CORS
  */
 function createCorsPolicy (spec, allow) {
@@ -37,6 +38,7 @@ function createCorsPolicy (spec, allow) {
   const any = spec.origins.includes('*')
   const origins = new Set(spec.origins)
   const maxAge = String(spec.maxAgeSeconds)
+  const expose = allow.expose || null
 
   function allows (origin) {
     return any || (typeof origin === 'string' && origins.has(origin))
@@ -45,12 +47,14 @@ function createCorsPolicy (spec, allow) {
   function decorate (headers, origin) {
     if (any) {
       headers['Access-Control-Allow-Origin'] = '*'
+      if (expose !== null) headers['Access-Control-Expose-Headers'] = expose
       return origin === undefined ? null : 'allowed'
     }
     headers.Vary = 'Origin'
     if (origin === undefined) return null
     if (!origins.has(origin)) return 'denied'
     headers['Access-Control-Allow-Origin'] = origin
+    if (expose !== null) headers['Access-Control-Expose-Headers'] = expose
     return 'allowed'
   }
 

@@ -3,9 +3,9 @@
 const { parseBeaconQuery } = require('./query')
 const { renderBody, renderError, contentType } = require('./jsonp')
 const { ERRORS } = require('../lib/errors')
-const { accessEntry } = require('../logging/access-entry')
-const { writeEntry } = require('../logging/privacy')
 const { isPreflight } = require('./cors')
+const { createViews, createLookupWarning } = require('./view')
+const { matchOfrepRoute } = require('./ofrep/routes')
 
 const JS_TYPE = contentType(true)
 const JSON_TYPE = contentType(false)
@@ -38,6 +38,10 @@ const FAIL = Object.freeze({
  *   (api/endpoints.js buildEventRoutes), answered by `handleEvents`
  * @param {(route: import('./events').EventRoute, req: import('http').IncomingMessage,
  *   res: import('http').ServerResponse) => void} [options.handleEvents]
+ * @param {Map<string, import('./ofrep/routes').OfrepRoute>} [options.ofrepRoutes] endpoint base
+ *   (`/api/<name>`) → OFREP route (api/ofrep/routes.js), answered by `handleOfrep`
+ * @param {(match: import('./ofrep/routes').OfrepMatch, req: import('http').IncomingMessage,
+ *   res: import('http').ServerResponse) => void} [options.handleOfrep]
  * @param {(endpoint: string, status: number, seconds: number) => void} [options.onResponse] metrics hook
  * @param {(endpoint: string, outcome: string) => void} [options.onCors] metrics hook: allowed,
  *   denied, preflight, preflight_denied
@@ -45,55 +49,12 @@ const FAIL = Object.freeze({
  * @returns {(req: import('http').IncomingMessage, res: import('http').ServerResponse) => void}
  */
 function createDataPlane ({
-  endpoints, limits, maxUrlLength, fallback, eventRoutes = new Map(), handleEvents, onResponse, onCors, logger
+  endpoints, limits, maxUrlLength, fallback, eventRoutes = new Map(), handleEvents, ofrepRoutes = new Map(), handleOfrep,
+  onResponse, onCors, logger
 }) {
-  // During an outage every request fails the same way: log once per interval, with a count.
-  let lastWarnAt = 0
-  let suppressed = 0
-  function warnLookupFailure (endpoint, err) {
-    const now = Date.now()
-    if (!logger || now - lastWarnAt < 5000) {
-      suppressed++
-      return
-    }
-    logger.warn(
-      { endpoint: endpoint.name, code: err.code, message: err.message, suppressedSinceLast: suppressed },
-      'config lookup failed; answering 503'
-    )
-    lastWarnAt = now
-    suppressed = 0
-  }
-
-  function finish (endpoint, req, res, started, status, id, headers, body) {
-    if (endpoint.cors) {
-      const outcome = endpoint.cors.decorate(headers, req.headers.origin)
-      if (outcome !== null && onCors) onCors(endpoint.name, outcome)
-    }
-    // Durable mode: the entry is in the write-ahead log before the client has its answer, so
-    // an answered request survives a crash of this process (its ms stops before the write).
-    const early = endpoint.logBeforeAnswer
-    if (early) log(endpoint, req, status, id, performance.now() - started)
-    res.writeHead(status, headers)
-    res.end(req.method === 'HEAD' ? undefined : body)
-    const ms = performance.now() - started
-    if (onResponse) onResponse(endpoint.name, status, ms / 1000)
-    if (!early && endpoint.sinks.length) log(endpoint, req, status, id, ms)
-  }
-
-  function log (endpoint, req, status, id, ms) {
-    const entry = accessEntry({
-      ts: Date.now(),
-      endpoint: endpoint.name,
-      id,
-      status,
-      ms,
-      ip: req.socket.remoteAddress,
-      ua: req.headers['user-agent'],
-      ref: req.headers.referer
-    })
-    // Sinks that store less of the client (privacy) get their copy; by default none do.
-    writeEntry(endpoint.sinks, endpoint.sinkGroups, entry, req.headers)
-  }
+  const warnLookupFailure = createLookupWarning(logger)
+  // An OFREP evaluation is a view of the same id: written, logged and counted the same way.
+  const { finish } = createViews({ onResponse, onCors })
 
   function fail (endpoint, req, res, started, err, callback, scriptContext, id) {
     const headers = {
@@ -149,7 +110,9 @@ function createDataPlane ({
     const endpoint = endpoints.get(path)
     if (endpoint === undefined) {
       const route = eventRoutes.get(path)
+      const ofrep = route === undefined && ofrepRoutes.size > 0 ? matchOfrepRoute(ofrepRoutes, path) : null
       if (route !== undefined) handleEvents(route, req, res)
+      else if (ofrep !== null) handleOfrep(ofrep, req, res)
       else fallback(req, res)
       return
     }
@@ -194,7 +157,7 @@ function createDataPlane ({
       (entry) => answer(endpoint, req, res, started, id, callback, entry),
       (err) => {
         // The store is unreachable and nothing usable is cached: a clear, retryable 503.
-        warnLookupFailure(endpoint, err)
+        warnLookupFailure(endpoint.name, err)
         fail(endpoint, req, res, started, FAIL.CONFIG_UNAVAILABLE, callback, scriptContext, id)
       }
     )

@@ -8,6 +8,8 @@ const { createHashSecretSource, loadHashSecret } = require('../lib/toggles/hash-
 const { buildEndpoints, buildEventRoutes, sinkSettingsInUse } = require('./endpoints')
 const { createDataPlane } = require('./data-plane')
 const { createEventHandler } = require('./events')
+const { buildOfrepRoutes } = require('./ofrep/routes')
+const { createOfrepHandler } = require('./ofrep/handler')
 const { createPublicApp } = require('./public-app')
 const { createAdminApp } = require('./admin-app')
 const { createToggleAdminRouter } = require('./admin-toggles')
@@ -111,6 +113,8 @@ function createBeacon (settings, deps) {
     fallback: createPublicApp({ logger }),
     eventRoutes: buildEventRoutes(settings, endpoints, sinks, settings.limits, privacy.policies),
     handleEvents: createEventHandler({ maxUrlLength: settings.http.maxUrlLength, hooks }),
+    ofrepRoutes: buildOfrepRoutes(settings, endpoints),
+    handleOfrep: createOfrepHandler({ hooks, logger }),
     onResponse: hooks.onResponse,
     onCors: hooks.onCors,
     logger

@@ -45,6 +45,16 @@ const CORS_DEFAULTS = { maxAgeSeconds: 600 }
 const EVENT_DEFAULTS = { maxEvents: 20, maxBodyBytes: 8192, gif: true }
 
 /**
+ * Filled into an endpoint's `ofrep` (OpenFeature evaluation, docs/openfeature.md; `true` is
+ * the object with these). A body is `{"context":{...}}`, a few hundred bytes from the JS
+ * providers: 8 KiB, the events' cap, leaves room and keeps big bodies cheap to refuse. 256
+ * characters is far past any real flag key and bounds what an error body echoes in `key`. A
+ * config yields at most 1,000 flags, keys of at most 8 dotted segments, so a huge config costs
+ * bounded work per request. No API key unless `apiKeysEnv` names the variable that holds them.
+ */
+const OFREP_DEFAULTS = { maxBodyBytes: 8192, maxKeyLength: 256, maxDepth: 8, maxFlags: 1000 }
+
+/**
  * Filled into every access-log sink by its `type`. A file sink must name its `path` and an
  * hbase sink its `table`; an hbase sink without `journalDir` gets `journal/<sink name>`, so
  * two sinks never share a journal.
@@ -146,7 +156,9 @@ const DEFAULTS = {
       defaultConfig: HBASE_DEFAULT_CONFIG,
       cache: { type: 'lru' },
       accessLog: [],
-      cacheControl: 'public, max-age=30'
+      cacheControl: 'public, max-age=30',
+      // OpenFeature on two samples, so `npm start` shows it: one cached and unlogged, one logged.
+      ofrep: true
     },
     // no-cache so that every page view reaches the server and is logged
     sample4: {
@@ -161,7 +173,8 @@ const DEFAULTS = {
       defaultConfig: HBASE_DEFAULT_CONFIG,
       cache: { type: 'lru' },
       accessLog: ['hbase'],
-      cacheControl: 'no-cache'
+      cacheControl: 'no-cache',
+      ofrep: true
     }
   }
 }
@@ -213,6 +226,7 @@ module.exports = deepFreeze({
   LRU_CACHE_DEFAULTS,
   CORS_DEFAULTS,
   EVENT_DEFAULTS,
+  OFREP_DEFAULTS,
   SINK_DEFAULTS,
   SINK_PRIVACY_DEFAULTS,
   ENV_VARS,

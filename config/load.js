@@ -4,18 +4,11 @@ const fs = require('node:fs')
 const path = require('node:path')
 const Ajv = require('ajv')
 const {
-  DEFAULTS,
-  ENDPOINT_DEFAULTS,
-  LRU_CACHE_DEFAULTS,
-  CORS_DEFAULTS,
-  EVENT_DEFAULTS,
-  SINK_DEFAULTS,
-  SINK_PRIVACY_DEFAULTS,
-  ENV_VARS,
-  CONFIG_FILE_ENV,
-  CONFIG_DIR
+  DEFAULTS, ENDPOINT_DEFAULTS, LRU_CACHE_DEFAULTS, CORS_DEFAULTS, EVENT_DEFAULTS,
+  SINK_DEFAULTS, SINK_PRIVACY_DEFAULTS, ENV_VARS, CONFIG_FILE_ENV, CONFIG_DIR
 } = require('./defaults')
 const { schema } = require('./schema')
+const { fillOfrep, resolveOfrepKeys } = require('./ofrep')
 const { ERRORS } = require('../lib/errors')
 
 // ajv's CommonJS export is the class itself (its types describe the ES module).
@@ -90,6 +83,7 @@ function loadSettings ({ env = process.env, file, overrides } = {}) {
   if (!validateSchema(settings)) throw invalid([...issues, ...schemaIssues(validateSchema.errors, settings, origins)])
 
   resolveValueFiles(settings, origins, issues)
+  resolveOfrepKeys(settings, env, (name) => originOf(origins, `/endpoints/${escapePointer(name)}/ofrep/apiKeysEnv`), issues)
   resolvePaths(settings)
   crossCheck(settings, origins, issues)
   if (issues.length) throw invalid(issues)
@@ -170,6 +164,7 @@ function fillDefaults (settings) {
       if (isPlainObject(endpoint.cache) && endpoint.cache.type === 'lru') fillMissing(endpoint.cache, LRU_CACHE_DEFAULTS)
       if (isPlainObject(endpoint.cors)) fillMissing(endpoint.cors, CORS_DEFAULTS)
       if (isPlainObject(endpoint.events)) fillMissing(endpoint.events, EVENT_DEFAULTS)
+      fillOfrep(endpoint)
     }
   }
   if (isPlainObject(settings.logSinks)) {

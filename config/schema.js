@@ -102,6 +102,20 @@ const events = closed({
   gif: { type: 'boolean' }
 })
 
+// OpenFeature evaluation (api/ofrep/); load.js turns `true` into `{}` and drops `false`, then
+// fills the defaults, so what is checked here is always the object. The keys themselves are
+// never in the settings: `apiKeysEnv` names the environment variable that holds them.
+const ofrep = {
+  ...closed({
+    apiKeysEnv: str({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'the name of an environment variable' }),
+    maxBodyBytes: int(64, 65536),
+    maxKeyLength: int(1, 1024),
+    maxDepth: int(1, 32),
+    maxFlags: int(1, 100000)
+  }, ['maxBodyBytes', 'maxKeyLength', 'maxDepth', 'maxFlags']),
+  description: 'true, false or an object like { "apiKeysEnv": "BEACON_OFREP_KEYS" }'
+}
+
 const endpoint = closed({
   source: { enum: ['fixed', 'hbase'] },
   value: { type: 'object' },
@@ -119,7 +133,8 @@ const endpoint = closed({
     items: str({ pattern: '^[A-Za-z_$][A-Za-z0-9_$.]{0,127}\\*?$', description: 'a callback name or a prefix ending in *' })
   },
   cors,
-  events
+  events,
+  ofrep
 }, ['source', 'defaultConfig', 'cache', 'accessLog', 'cacheControl', 'enabled'])
 
 /** The settings schema. */

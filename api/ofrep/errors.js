@@ -59,6 +59,12 @@ const OFREP_ERRORS = Object.freeze({
     'context.targetingKey must be a beacon id: letters, digits, _ or -, not longer than the configured limit'
   ),
   FLAG_NOT_FOUND: ofrepError('FLAG_NOT_FOUND', 404, 'FLAG_NOT_FOUND', 'no flag with this key in the config of this id'),
+  // Not OFREP's (its clients always POST): for people with curl. The handler adds `Allow`,
+  // which depends on whether the endpoint answers preflights.
+  METHOD_NOT_ALLOWED: ofrepError('METHOD_NOT_ALLOWED', 405, 'GENERAL', 'evaluations are sent with POST'),
+  // A preflight from an origin the endpoint does not list; the evaluation itself is answered
+  // without CORS headers instead (the browser keeps it from the page), as the JSONP path does.
+  ORIGIN_NOT_ALLOWED: ofrepError('ORIGIN_NOT_ALLOWED', 403, 'GENERAL', 'pages of this origin may not read this endpoint'),
   // RFC 9110 requires a challenge with every 401; Bearer is the scheme a browser-less client
   // can use (X-API-Key works too).
   API_KEY_MISSING: ofrepError(

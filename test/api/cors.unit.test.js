@@ -75,6 +75,20 @@ describe('"*"', () => {
   })
 })
 
+test('exposed headers: named to an allowed origin (or "*"), never to another', () => {
+  const allow = { ...ALLOW, expose: 'ETag, Retry-After' }
+  const listed = createCorsPolicy({ origins: [SHOP], maxAgeSeconds: 60 }, allow)
+  const headers = {}
+  expect(listed.decorate(headers, SHOP)).toBe('allowed')
+  expect(headers).toEqual({ 'Access-Control-Allow-Origin': SHOP, 'Access-Control-Expose-Headers': 'ETag, Retry-After', Vary: 'Origin' })
+  const denied = {}
+  expect(listed.decorate(denied, 'https://evil.example')).toBe('denied')
+  expect(denied).toEqual({ Vary: 'Origin' })
+  const any = {}
+  createCorsPolicy({ origins: ['*'], maxAgeSeconds: 60 }, allow).decorate(any, undefined)
+  expect(any).toEqual({ 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': 'ETag, Retry-After' })
+})
+
 test('no cors declared: no policy', () => {
   expect(createCorsPolicy(undefined, ALLOW)).toBeNull()
 })

@@ -5,18 +5,10 @@
 // caps), their defaults from config/defaults.js, and the errors that name the bad key.
 
 const { loadSettings } = require('../../config')
+const { loadError } = require('../support/settings')
 const { CORS_DEFAULTS, EVENT_DEFAULTS } = require('../../config/defaults')
 
 const withSample5 = (sample5) => ({ env: {}, overrides: { endpoints: { sample5 } } })
-
-function loadError (options) {
-  try {
-    loadSettings(options)
-  } catch (err) {
-    return err
-  }
-  throw new Error('expected loadSettings to throw')
-}
 
 test('no endpoint declares cors or events by default', () => {
   const settings = loadSettings({ env: {} })

@@ -4,6 +4,8 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { loadSettings, describeEndpoints, DEFAULTS } = require('../../config')
+const { OFREP_DEFAULTS } = require('../../config/defaults')
+const { loadError } = require('../support/settings')
 
 const CONFIG_DIR = path.join(__dirname, '..', '..', 'config')
 const SAMPLE1 = JSON.parse(fs.readFileSync(path.join(CONFIG_DIR, 'fixed', 'sample1.json'), 'utf8'))
@@ -19,16 +21,6 @@ function writeJson (value) {
   const file = path.join(tmp, `settings-${++fileCount}.json`)
   fs.writeFileSync(file, typeof value === 'string' ? value : JSON.stringify(value))
   return file
-}
-
-/** Runs loadSettings and returns the CONFIG_INVALID error it throws. */
-function loadError (options) {
-  try {
-    loadSettings({ env: {}, ...options })
-  } catch (err) {
-    return err
-  }
-  throw new Error('expected loadSettings to throw')
 }
 
 function expectDeepFrozen (value, where = 'settings') {
@@ -122,9 +114,10 @@ describe('defaults', () => {
         enabled: true
       },
       sample2: hbase(OFF, [], 'public, max-age=30'),
-      sample3: hbase(LRU, [], 'public, max-age=30'),
+      // OpenFeature on two samples, so that `npm start` shows it (test/config/ofrep-settings.unit.test.js)
+      sample3: { ...hbase(LRU, [], 'public, max-age=30'), ofrep: OFREP_DEFAULTS },
       sample4: hbase(LRU, ['file'], 'no-cache'),
-      sample5: hbase(LRU, ['hbase'], 'no-cache')
+      sample5: { ...hbase(LRU, ['hbase'], 'no-cache'), ofrep: OFREP_DEFAULTS }
     })
   })
 

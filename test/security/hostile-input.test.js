@@ -8,6 +8,7 @@ const http = require('node:http')
 const vm = require('node:vm')
 const { startBeacon, request } = require('../support/beacon')
 const { prng, rawRequest, runThreePasses, settledHeapUsed, CONCURRENCY } = require('../support/hostile')
+const { buildOfrepCorpus, checkOfrep, OFREP_HOSTILE_APP } = require('../support/hostile-ofrep')
 const { renderError } = require('../../api/jsonp')
 const { ERRORS } = require('../../lib/errors')
 
@@ -365,6 +366,28 @@ function check (c, res) {
   return null
 }
 
+/**
+ * Runs a corpus three times (test/support/hostile.js) and expects no wrong answer in any pass,
+ * the same answers every pass, and a flat heap.
+ * @returns {Promise<{ warm: { counts: Record<string, number> }, growthMb: number }>}
+ */
+async function expectCleanPasses (target, corpus, checkAnswer) {
+  const { passes: [warm, second, third], growthMb } = await runThreePasses(target, corpus, agent, checkAnswer)
+  expect(warm.failures).toEqual([])
+  expect(second.failures).toEqual([])
+  expect(third.failures).toEqual([])
+  // The same corpus gets the same answers every pass.
+  expect(second.counts).toEqual(warm.counts)
+  expect(third.counts).toEqual(warm.counts)
+  // A leak in a hot path grows per request: 20,000 more requests retaining even 1.5 KB each is
+  // 30 MB. Both readings follow a full GC when one can be had (see settledHeapUsed), so the real
+  // noise is a few MB (sink buffers, metrics, sockets in flight); without it, heapUsed also
+  // counts uncollected young-generation garbage, tens of MB at most. 30 MB catches a
+  // per-request leak either way without flaking on GC timing.
+  expect(growthMb).toBeLessThan(30)
+  return { warm, growthMb }
+}
+
 let app
 let agent
 
@@ -385,20 +408,7 @@ test('a hostile corpus gets only 4xx (200/304 when valid), no reflection, flat h
   expect(corpus.filter((c) => c.valid).length).toBeGreaterThan(500)
   expect(corpus.filter((c) => c.kind === 'raw').length).toBeGreaterThan(500)
 
-  const { passes: [warm, second, third], growthMb } = await runThreePasses(app, corpus, agent, check)
-  expect(warm.failures).toEqual([])
-  expect(second.failures).toEqual([])
-  expect(third.failures).toEqual([])
-  // The same corpus gets the same answers every pass.
-  expect(second.counts).toEqual(warm.counts)
-  expect(third.counts).toEqual(warm.counts)
-
-  // A leak in a hot path grows per request: 20,000 more requests retaining even 1.5 KB each is
-  // 30 MB. Both readings follow a full GC when one can be had (see settledHeapUsed), so the real
-  // noise is a few MB (sink buffers, metrics, sockets in flight); without it, heapUsed also
-  // counts uncollected young-generation garbage, tens of MB at most. 30 MB catches a
-  // per-request leak either way without flaking on GC timing.
-  expect(growthMb).toBeLessThan(30)
+  const { warm, growthMb } = await expectCleanPasses(app, corpus, check)
 
   const after = await request(`${app.url}/api/sample1.js?id=7&callback=cb`)
   expect(after.status).toBe(200)
@@ -406,4 +416,23 @@ test('a hostile corpus gets only 4xx (200/304 when valid), no reflection, flat h
   const byStatus = Object.entries(warm.counts).sort().map(([s, n]) => `${s}:${n}`).join(' ')
   console.log(`hostile-input: ${total} requests/pass x3, by status ${byStatus}; heap growth ${growthMb.toFixed(1)} ` +
     `MB (${settledHeapUsed.afterGc ? 'after gc' : 'no gc'}); ${((Date.now() - started) / 1000).toFixed(1)} s`)
+})
+
+// The OpenFeature paths (POST /api/<name>/ofrep/v1/evaluate/flags[/{key}]) on a beacon with
+// CORS, an API key and a small body cap: test/support/hostile-ofrep.js says what each case
+// must get. The flag key may come back, in `key`, as the protocol requires; nothing else may.
+test('the OFREP paths: only 4xx (2xx/304 when valid), nothing reflected but `key`, flat heap, server up', async () => {
+  const started = Date.now()
+  const ofrep = await startBeacon(OFREP_HOSTILE_APP)
+  try {
+    const corpus = buildOfrepCorpus(SEED, 2000)
+    const { warm, growthMb } = await expectCleanPasses(ofrep, corpus, checkOfrep)
+    const after = await request(`${ofrep.url}/api/sample1.js?id=7`)
+    expect(after.status).toBe(200)
+    const byStatus = Object.entries(warm.counts).sort().map(([s, n]) => `${s}:${n}`).join(' ')
+    console.log(`hostile-input (OFREP): ${corpus.length} requests/pass x3, by status ${byStatus}; heap growth ${growthMb.toFixed(1)} MB; ` +
+      `${((Date.now() - started) / 1000).toFixed(1)} s`)
+  } finally {
+    await ofrep.close()
+  }
 })
