@@ -14,7 +14,7 @@ const path = require('node:path')
 const readline = require('node:readline')
 const { spawn } = require('node:child_process')
 const hbase = require('../infra/hbase')
-const { upTestHBase } = require('./support/test-hbase')
+const { upTestHBase, useTestJvmProfile } = require('./support/test-hbase')
 const { signalGroup } = require('./support/process-group')
 
 const ROOT = path.join(__dirname, '..')
@@ -105,6 +105,7 @@ async function main () {
   if (missing.length) throw new Error(`test/lanes.js names fault files that do not exist: ${missing.join(', ')}`)
   const laneTwoFaults = all.filter((n) => !LANE_ONE_FAULTS.includes(n))
 
+  useTestJvmProfile()
   const { alreadyRunning, overrides } = await upTestHBase({ log: (line) => process.stderr.write(`${line}\n`) })
   let results
   try {

@@ -11,7 +11,7 @@ const readline = require('node:readline')
 const { spawn } = require('node:child_process')
 const { ensureClasspath } = require('../../infra/hbase/classpath')
 const { ensureToolCompiled, toolJvmArgs } = require('../../infra/hbase/tool')
-const { javaBin } = require('../../infra/hbase/jvm')
+const { javaBin, javaFlags } = require('../../infra/hbase/jvm')
 const { CONFIG_TABLE, CONFIG_FAMILY, LOG_TABLE, LOG_FAMILY, DEFAULT_LOG_BUCKETS } = require('./hbase-client-workloads')
 
 const HEAP = ['-Xms256m', '-Xmx1g']
@@ -44,7 +44,7 @@ async function startJavaLoad ({ hbaseOpts, bootstrap, N, log = () => {} }) {
     '--log-table', LOG_TABLE, '--log-family', LOG_FAMILY, '--buckets', String(DEFAULT_LOG_BUCKETS),
     ...['rows', 'concurrency', 'multi-get', 'batch', 'inflight'].flatMap((k) => [`--${k}`, String(N[k])])
   ]
-  const child = spawn(javaBin(), [...HEAP, ...toolJvmArgs(hbaseOpts, classpath, 'BeaconHBaseLoad', args)], {
+  const child = spawn(javaBin(), [...HEAP, ...toolJvmArgs(hbaseOpts, classpath, 'BeaconHBaseLoad', args, javaFlags())], {
     stdio: ['pipe', 'pipe', 'pipe']
   })
   const stderrTail = []

@@ -17,24 +17,27 @@ const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
-const { javaBin, javaFlags } = require('./jvm')
+const { javaBin, serverJavaFlags } = require('./jvm')
 
 const DUMP_TIMEOUT_MS = 180000
 
 /**
  * Where the archive and the class lists for this java binary and classpath live.
- * @param {Readonly<Record<string, any>>} opts from resolveOptions(): `cdsDir` ('' when off)
+ * @param {Readonly<Record<string, any>>} opts from resolveOptions(): `cdsDir` ('' when off), `jvm`
  * @param {string} classpath the jars (no directories)
- * @returns {{ archive: string, listPrefix: string } | null}
+ * @returns {{ archive: string, listPrefix: string, flags: string[] } | null} flags: the JVM flags the
+ *   archive is for (its collector must be the one the servers run)
  */
 function cdsFiles (opts, classpath) {
   if (!opts.cdsDir) return null
   const java = fs.realpathSync(onPath(javaBin()))
   const { size, mtimeMs } = fs.statSync(java)
+  const flags = serverJavaFlags(opts.jvm)
   const key = crypto.createHash('sha256')
-    .update([java, size, mtimeMs, javaFlags().join(' '), classpath].join('\0'))
+    .update([java, size, mtimeMs, flags.join(' '), classpath].join('\0'))
     .digest('hex').slice(0, 16)
-  return { archive: path.join(opts.cdsDir, `hbase-${key}.jsa`), listPrefix: path.join(opts.cdsDir, `hbase-${key}.classes`) }
+  const base = path.join(opts.cdsDir, `hbase-${key}`)
+  return { archive: `${base}.jsa`, listPrefix: `${base}.classes`, flags }
 }
 
 /** The file a command name runs: itself if it is a path, else the first match on PATH. */
@@ -86,7 +89,7 @@ function recordedClasses (files) {
 /**
  * Builds the archive from the recorded class lists, if there are lists and no archive yet.
  * Written to a temporary file and renamed, so that two builds at once leave one whole archive.
- * @param {{ archive: string, listPrefix: string } | null} files from cdsFiles()
+ * @param {{ archive: string, listPrefix: string, flags: string[] } | null} files from cdsFiles()
  * @param {string} classpath the jars the archive is for
  * @param {{ log?: (line: string) => void }} [io]
  * @returns {Promise<{ built: boolean, classes: number, ms: number }>}
@@ -100,7 +103,7 @@ async function ensureArchive (files, classpath, { log = () => {} } = {}) {
   const list = `${tmp}.lst`
   fs.writeFileSync(list, classes.join('\n') + '\n')
   try {
-    const args = [...javaFlags(), '-Xshare:dump', `-XX:SharedClassListFile=${list}`, `-XX:SharedArchiveFile=${tmp}`, '-cp', classpath]
+    const args = [...files.flags, '-Xshare:dump', `-XX:SharedClassListFile=${list}`, `-XX:SharedArchiveFile=${tmp}`, '-cp', classpath]
     const { code, output } = await runJava(args)
     if (code !== 0 || !fs.existsSync(tmp)) {
       log(`hbase: no class-data archive (java -Xshare:dump exited ${code}); starting without one:\n${output.slice(-2000)}`)

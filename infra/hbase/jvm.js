@@ -26,4 +26,37 @@ function javaFlags () {
   ]
 }
 
-module.exports = { javaBin, javaFlags }
+// A tool run (setup, shutdown, a look at the cluster, a dump) lives seconds: compiling its hot
+// code with C2 and running G1's worker threads cost more CPU than they save.
+const SHORT_LIVED = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC']
+
+/**
+ * The flags of a short-lived JVM: HBase's own (javaFlags()) plus a JIT and a collector for a run of
+ * seconds. Not for HBase's servers or a load generator, which run long and hot.
+ * @returns {string[]}
+ */
+function shortLivedJavaFlags () {
+  return [...javaFlags(), ...SHORT_LIVED]
+}
+
+/**
+ * The flags of an HBase server JVM of the given profile (infra/hbase options, BEACON_HBASE_JVM):
+ * `server` runs long and hot (`npm start`, the bench); `light` is for instances a test starts,
+ * kills and restarts within minutes under modest load, where C2's compilations and G1's threads
+ * cost more CPU than the code they speed up gives back.
+ * @param {'server'|'light'} profile
+ * @returns {string[]}
+ */
+function serverJavaFlags (profile) {
+  return profile === 'light' ? shortLivedJavaFlags() : javaFlags()
+}
+
+/**
+ * The same for javac, whose own JVM takes them through `-J`.
+ * @returns {string[]}
+ */
+function javacFlags () {
+  return SHORT_LIVED.map((flag) => `-J${flag}`)
+}
+
+module.exports = { javaBin, javaFlags, shortLivedJavaFlags, serverJavaFlags, javacFlags }

@@ -35,6 +35,9 @@ const SPEC = {
   heap: ['BEACON_HBASE_HEAP', (o) => o.regionServers > 1 ? '512m' : '1g', { parse: parseHeap }],
   masterHeap: ['BEACON_HBASE_MASTER_HEAP', '384m', { parse: parseHeap }],
   zkHeap: ['BEACON_HBASE_ZK_HEAP', '128m', { parse: parseHeap }],
+  // server: C2 and G1, for long, hot runs; light: C1 and the serial collector (jvm.js), for the
+  // instances tests start and kill within minutes.
+  jvm: ['BEACON_HBASE_JVM', 'server', { parse: parseJvmProfile }],
   // How long ZooKeeper waits before it declares a silent server dead (HBase's default is 90 s).
   // ZooKeeper runs with tickTime 1 s and grants sessions of 2..20 ticks.
   zkSessionTimeoutMs: ['BEACON_HBASE_ZK_SESSION_TIMEOUT_MS', 10000, { parse: parseInteger, min: 2000, max: 20000 }],
@@ -152,6 +155,12 @@ function parseHost (raw) {
   return /^[\w.:-]+$/.test(s) ? s : undefined
 }
 parseHost.expected = 'a host name or IP address'
+
+function parseJvmProfile (raw) {
+  const s = String(raw).trim()
+  return s === 'server' || s === 'light' ? s : undefined
+}
+parseJvmProfile.expected = 'server or light'
 
 function parseHeap (raw) {
   const s = String(raw).trim()

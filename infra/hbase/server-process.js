@@ -6,7 +6,7 @@ const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { pathToFileURL } = require('node:url')
 const { setTimeout: sleep } = require('node:timers/promises')
-const { javaBin, javaFlags } = require('./jvm')
+const { javaBin, serverJavaFlags } = require('./jvm')
 const { cdsFiles, cdsFlags } = require('./cds')
 
 /** @typedef {import('./processes').HBaseProcess} HBaseProcess */
@@ -127,7 +127,7 @@ function spawnProcess (opts, proc, classpath) {
   const args = [
     // A cluster's small JVMs start with a small heap and grow; the standalone one reserves its heap.
     ...(opts.cluster ? [`-Xmx${proc.heap}`] : [`-Xms${proc.heap}`, `-Xmx${proc.heap}`]),
-    ...javaFlags(),
+    ...serverJavaFlags(opts.jvm),
     ...instanceMarkers(opts, proc),
     `-Dhbase.log.dir=${opts.logDir}`,
     `-Dhbase.log.file=${path.basename(proc.logFile)}`,

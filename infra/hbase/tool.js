@@ -4,7 +4,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { pathToFileURL } = require('node:url')
-const { javaFlags, javaBin } = require('./jvm')
+const { javaBin, shortLivedJavaFlags, javacFlags } = require('./jvm')
 
 const JAVA_DIR = path.join(__dirname, 'java')
 // setup/shutdown (BeaconHBaseTool), read-only views (BeaconHBaseInspect: cluster, dump) and the
@@ -24,7 +24,8 @@ async function ensureToolCompiled (opts, classpath) {
   if (built > Math.max(...SOURCES.map(mtime)) && built > mtime(opts.classpathFile)) return
   fs.mkdirSync(opts.classesDir, { recursive: true })
   const javac = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'javac') : 'javac'
-  const { code, output } = await run(javac, ['-nowarn', '-cp', classpath, '-d', opts.classesDir, ...SOURCES])
+  const args = [...javacFlags(), '-nowarn', '-cp', classpath, '-d', opts.classesDir, ...SOURCES]
+  const { code, output } = await run(javac, args)
   if (code !== 0) throw new Error(`hbase: javac ${SOURCES.join(' ')} failed (exit ${code}):\n${output}`)
 }
 
@@ -58,11 +59,13 @@ async function runTool (opts, classpath, args, { stdinLines, signal, tool = CLAS
  * @param {string} classpath
  * @param {string} tool class name
  * @param {string[]} args command and its arguments
+ * @param {string[]} [flags] the JVM's flags: by default those of a run of seconds; a long, hot
+ *   run (a load generator) passes jvm.js javaFlags()
  * @returns {string[]}
  */
-function toolJvmArgs (opts, classpath, tool, args) {
+function toolJvmArgs (opts, classpath, tool, args, flags = shortLivedJavaFlags()) {
   return [
-    ...javaFlags(),
+    ...flags,
     `-Dlog4j.configuration=${pathToFileURL(path.join(opts.confDir, 'tool-log4j.properties')).href}`,
     '-cp', [opts.classesDir, opts.confDir, classpath].join(':'),
     tool, ...args

@@ -104,3 +104,19 @@ test('the config table is cut by the id\'s first digit, one region per RegionSer
   expect(configSplitKeys(3)).toEqual(['4', '7'])
   expect(() => configSplitKeys(10)).toThrow(RangeError)
 })
+
+describe('JVM profile (BEACON_HBASE_JVM)', () => {
+  const { javaFlags, serverJavaFlags, shortLivedJavaFlags } = require('../../infra/hbase/jvm')
+
+  test('server by default: the JDK\'s own JIT and collector; light: C1 only and the serial collector', () => {
+    expect(resolveOptions({ stateDir: STATE }, {}).jvm).toBe('server')
+    expect(serverJavaFlags('server')).toEqual(javaFlags())
+    const light = resolveOptions({ stateDir: STATE }, { BEACON_HBASE_JVM: 'light' })
+    expect(serverJavaFlags(light.jvm)).toEqual([...javaFlags(), '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'])
+    expect(shortLivedJavaFlags()).toEqual(serverJavaFlags('light'))
+  })
+
+  test('anything else is refused, naming the variable and what it takes', () => {
+    expect(() => resolveOptions({ stateDir: STATE }, { BEACON_HBASE_JVM: 'fast' })).toThrow(/BEACON_HBASE_JVM="fast".*server or light/)
+  })
+})

@@ -17,6 +17,17 @@ const { withStartLock } = require('../../infra/hbase/server-process')
 
 const ROOT = path.resolve(__dirname, '..', '..')
 
+/**
+ * Every HBase a test run starts (the shared one, the fault tests' own, those `npm run` scripts
+ * start as children) runs the light JVM profile (infra/hbase/jvm.js): they live minutes under
+ * paced load, where C1 and the serial collector take about half the CPU of C2 and G1. Set in the
+ * environment, so that children inherit it; a profile chosen by the caller's environment wins.
+ * Called by test/lanes.js and jest's global setup before either starts an HBase.
+ */
+function useTestJvmProfile () {
+  process.env.BEACON_HBASE_JVM ||= 'light'
+}
+
 function portFree (host, port) {
   return new Promise((resolve) => {
     const server = net.createServer()
@@ -81,4 +92,4 @@ function testHBaseEnv () {
   return Object.fromEntries(Object.entries(overrides).map(([key, value]) => [ENV_OF[key], String(value)]))
 }
 
-module.exports = { chooseTestHBase, upTestHBase, testHBaseEnv }
+module.exports = { chooseTestHBase, upTestHBase, testHBaseEnv, useTestJvmProfile }

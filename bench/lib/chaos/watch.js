@@ -15,7 +15,7 @@ const { pathToFileURL } = require('node:url')
 const { ensureClasspath } = require('../../../infra/hbase/classpath')
 const { ensureToolCompiled } = require('../../../infra/hbase/tool')
 const { writeConfig } = require('../../../infra/hbase/site-config')
-const { javaBin, javaFlags } = require('../../../infra/hbase/jvm')
+const { javaBin, shortLivedJavaFlags, javacFlags } = require('../../../infra/hbase/jvm')
 
 const SOURCE = path.join(__dirname, 'java', 'BeaconChaosWatch.java')
 const CLASS = 'BeaconChaosWatch'
@@ -44,7 +44,8 @@ async function compileWatcher (opts) {
   fs.mkdirSync(classesDir, { recursive: true })
   const javac = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'javac') : 'javac'
   await new Promise((resolve, reject) => {
-    execFile(javac, ['-nowarn', '-cp', `${opts.classesDir}:${classpath}`, '-d', classesDir, SOURCE], (err, stdout, stderr) => {
+    const args = [...javacFlags(), '-nowarn', '-cp', `${opts.classesDir}:${classpath}`, '-d', classesDir, SOURCE]
+    execFile(javac, args, (err, stdout, stderr) => {
       if (err) reject(new Error(`chaos: javac ${SOURCE} failed: ${stderr || err.message}`))
       else resolve()
     })
@@ -63,7 +64,8 @@ async function startWatch (opts, { intervalMs = 500, startTimeoutMs = 60000 } = 
   const { classpath, classesDir } = await compileWatcher(opts)
   writeConfig(opts)
   const args = [
-    ...javaFlags(),
+    // Not short, but light: a look twice a second never warms enough code to pay for C2.
+    ...shortLivedJavaFlags(),
     '-Xmx128m',
     `-Dlog4j.configuration=${pathToFileURL(path.join(opts.confDir, 'tool-log4j.properties')).href}`,
     '-cp', [classesDir, opts.classesDir, opts.confDir, classpath].join(':'),
