@@ -30,9 +30,17 @@ const MAX_RESTARTS_PER_WINDOW = 10
 async function ensureEmbeddedHBase (settings, logger) {
   const infra = require('./infra/hbase')
   const hbaseSink = Object.values(settings.logSinks).find((s) => s.type === 'hbase')
+  // Tables it creates get the sink's retention as their TTL (an existing table keeps its own).
   const options = infra.resolveOptions({
     configTable: settings.hbase.configTable,
-    ...(hbaseSink ? { accessLogTable: hbaseSink.table } : {})
+    ...(hbaseSink
+      ? {
+          accessLogTable: hbaseSink.table,
+          rollupTable: hbaseSink.rollupTable,
+          accessLogRetention: hbaseSink.retention,
+          rollupRetention: hbaseSink.rollupRetention
+        }
+      : {})
   })
   logger.info('no HBase address configured: starting the embedded local HBase (npm run hbase:up)')
   const info = await infra.up(options, { log: (line) => logger.info(line) })

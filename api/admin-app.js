@@ -9,7 +9,8 @@ const { sendError } = require('./error-body')
  * then whatever `routes` mounts (metrics, dashboard, the toggle admin API). Never listens by
  * itself.
  * @param {object} options
- * @param {() => Promise<{ ready: boolean, checks: object }>} options.readiness
+ * @param {() => Promise<{ ready: boolean, checks: object, retention?: object }>} options.readiness what /readyz
+ *   answers (anything beside ready and checks is shown as it is)
  * @param {(app: import('express').Express) => void} options.routes
  * @param {{ error: Function }} options.logger
  * @returns {import('express').Express}
@@ -23,8 +24,8 @@ function createAdminApp ({ readiness, routes, logger }) {
   })
   app.get('/readyz', async (req, res, next) => {
     try {
-      const { ready, checks } = await readiness()
-      res.status(ready ? 200 : 503).set('Cache-Control', 'no-store').json({ status: ready ? 'ready' : 'not ready', checks })
+      const { ready, checks, ...shown } = await readiness()
+      res.status(ready ? 200 : 503).set('Cache-Control', 'no-store').json({ status: ready ? 'ready' : 'not ready', checks, ...shown })
     } catch (err) {
       next(err)
     }

@@ -109,6 +109,8 @@ function createLogQueryRouter ({ logQuery, logger }) {
         source: result.rollupMinutes !== undefined
           ? { rollupMinutes: result.rollupMinutes, scannedMinutes: result.scannedMinutes }
           : 'scan',
+        // Whether rows the retention took may be missing (logging/query/horizon.js).
+        ...(result.horizon ? { horizon: result.horizon } : {}),
         ms: Date.now() - started
       })
     } catch (err) {

@@ -23,7 +23,7 @@ const { groupSinks } = require('../logging/privacy')
  * @param {(endpoint: string, outcome: string) => void} [options.onCacheOutcome]
  * @param {(id: string, reason: string) => void} [options.onInvalidConfig]
  * @returns {Map<string, { name: string, path: string, enabled: boolean, cacheControl: string,
- *   lookup: Function, sinks: object[], sinkGroups: import('../logging/privacy').SinkGroup[]|null,
+ *   lookup: Function, reload: Function, sinks: object[], sinkGroups: import('../logging/privacy').SinkGroup[]|null,
  *   cache: object|null, source: object, cors: import('./cors').CorsPolicy|null }>} keyed by path;
  *   sinkGroups: the sinks by privacy policy, null when every one keeps everything
  */
@@ -63,6 +63,8 @@ function buildEndpoints ({ settings, store, sinks, policies = new Map(), now, on
       enabled: spec.enabled,
       cacheControl: spec.cacheControl,
       lookup: cache ? cache.lookup : source.lookup,
+      // A read past the cache (an OFREP refetch after a change: api/ofrep/refetch.js).
+      reload: cache ? cache.reload : source.lookup,
       sinks: endpointSinks,
       sinkGroups: privacyGroups(spec.accessLog, endpointSinks, policies),
       logBeforeAnswer: endpointSinks.some((sink) => sink.durable === true),

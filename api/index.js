@@ -10,11 +10,15 @@ const { createDataPlane } = require('./data-plane')
 const { createEventHandler } = require('./events')
 const { buildOfrepRoutes } = require('./ofrep/routes')
 const { createOfrepHandler } = require('./ofrep/handler')
+const { createStreamHub } = require('./ofrep/stream-hub')
+const { createStreamHandler } = require('./ofrep/stream-handler')
 const { createPublicApp } = require('./public-app')
 const { createAdminApp } = require('./admin-app')
 const { createToggleAdminRouter } = require('./admin-toggles')
 const { createLogQueryRouter } = require('./admin-log')
 const { createLogQuery } = require('../logging/query')
+const { createRetention } = require('../logging/retention')
+const { createLogLifecycleRouter } = require('./admin-log-lifecycle')
 const { createDashboardRouter } = require('./dashboard')
 const { createTrafficRouter } = require('./traffic')
 const { createMetrics } = require('./metrics')
@@ -97,12 +101,18 @@ function createBeacon (settings, deps) {
     cors: Object.keys(settings.endpoints).filter((name) => settings.endpoints[name].cors),
     events: Object.fromEntries(Object.entries(settings.endpoints).filter(([, e]) => e.events).map(([name, e]) => [name, e.events.names]))
   })
+  const ofrepRoutes = buildOfrepRoutes(settings, endpoints)
+  // The change streams hear of every change through the one path caches hear of it.
+  const streams = createStreamHub({ routes: ofrepRoutes.values(), controlPollMs: settings.hbase.controlPollMs })
+  metrics.watchStreams(streams)
   const propagation = createPropagation({
     endpoints,
     store,
     broadcast: cluster && cluster.broadcast,
     controlPollMs: settings.hbase.controlPollMs,
-    logger
+    logger,
+    onConfigChange: streams.configChanged,
+    onEndpointSwitch: streams.endpointSwitched
   })
   if (cluster) cluster.onChange(propagation.applyChange)
 
@@ -113,14 +123,19 @@ function createBeacon (settings, deps) {
     fallback: createPublicApp({ logger }),
     eventRoutes: buildEventRoutes(settings, endpoints, sinks, settings.limits, privacy.policies),
     handleEvents: createEventHandler({ maxUrlLength: settings.http.maxUrlLength, hooks }),
-    ofrepRoutes: buildOfrepRoutes(settings, endpoints),
-    handleOfrep: createOfrepHandler({ hooks, logger }),
+    ofrepRoutes,
+    handleOfrep: createOfrepHandler({
+      hooks,
+      logger,
+      handleStream: createStreamHandler({ hub: streams, maxIdLength: settings.limits.maxIdLength, onCors: hooks.onCors })
+    }),
     onResponse: hooks.onResponse,
     onCors: hooks.onCors,
     logger
   }), settings.http)
 
-  const logQuery = accessLogQuery(settings, client)
+  const lifecycle = accessLogLifecycle(settings, client)
+  const logQuery = accessLogQuery(settings, client, lifecycle && lifecycle.retention)
 
   let closing = null
   const readiness = createReadiness({
@@ -128,6 +143,7 @@ function createBeacon (settings, deps) {
     pingTimeoutMs: Math.min(1000, settings.hbase.rpcTimeoutMs),
     endpoints,
     sinks,
+    retention: lifecycle && lifecycle.retention,
     closing: () => closing !== null
   })
   const adminServer = createHttpServer(createAdminApp({
@@ -144,6 +160,8 @@ function createBeacon (settings, deps) {
       }))
       // GET /admin/log/scan and /admin/log/count: after the toggle router, whose guard covers /admin.
       app.use(createLogQueryRouter({ logQuery, logger }))
+      // /admin/log/retention and /admin/log/erase
+      app.use(createLogLifecycleRouter({ lifecycle, maxIdLength: settings.limits.maxIdLength, now, logger }))
       app.get('/metrics', async (req, res, next) => {
         try {
           res.set('Content-Type', metrics.contentType).send(await (cluster ? cluster.metricsText() : metrics.metrics()))
@@ -173,6 +191,7 @@ function createBeacon (settings, deps) {
     readiness,
     logQuery,
     applyChange: propagation.applyChange,
+    streams,
 
     /**
      * Reads the stored endpoint switches and, when a sink hashes addresses, the hash secret first
@@ -189,8 +208,9 @@ function createBeacon (settings, deps) {
     },
 
     /**
-     * Graceful shutdown within one budget (api/shutdown-budget.js): stop accepting → drain
-     * in-flight requests → flush and close the access logs → close HBase. Idempotent.
+     * Graceful shutdown within one budget (api/shutdown-budget.js): stop accepting → end the
+     * change streams → drain in-flight requests → flush and close the access logs → close
+     * HBase. Idempotent.
      * @param {{ timeoutMs?: number }} [opts] the budget (default settings.shutdownTimeoutMs)
      * @returns {Promise<{ forced: boolean, leftOnDisk: number }>} forced: requests were still
      *   running at the drain deadline and were cut; leftOnDisk: access-log entries the HBase
@@ -203,8 +223,11 @@ function createBeacon (settings, deps) {
         propagation.stop()
         privacy.stop()
         const drainMs = budget.drainMs()
+        const draining = publicServer.listening ? publicServer.drain(drainMs) : { forced: false }
+        // After the server stopped accepting: a client that reconnects at once reaches another worker.
+        streams.close()
         const [drained] = await Promise.all([
-          publicServer.listening ? publicServer.drain(drainMs) : { forced: false },
+          draining,
           adminServer.listening ? adminServer.drain(Math.min(drainMs, 1000)) : null
         ])
         const sinksClosed = await sinks.closeAll({ timeoutMs: budget.sinksMs() })
@@ -237,7 +260,8 @@ function sinkPrivacy (sinkSettings, store, logger) {
  * The HBase access-log sink that queries and the traffic view read: the one named `hbase`, else
  * the first HBase sink; null when there is none.
  * @param {any} settings
- * @returns {{ table: string, buckets?: number, rollups?: boolean, rollupTable?: string }|null}
+ * @returns {{ table: string, buckets?: number, rollups?: boolean, rollupTable?: string, retention: string,
+ *   rollupRetention: string }|null}
  */
 function queriedLogSink (settings) {
   const sinks = Object.entries(settings.logSinks || {}).filter(([, spec]) => spec && spec.type === 'hbase')
@@ -246,15 +270,34 @@ function queriedLogSink (settings) {
 }
 
 /**
+ * That sink's retention (logging/retention.js) and what an erase works on (logging/erase.js).
  * @param {any} settings
  * @param {import('../lib/hbase').HBaseClient} client
+ * @returns {{ retention: ReturnType<typeof createRetention>, target: import('../logging/erase').EraseTarget }|null}
+ */
+function accessLogLifecycle (settings, client) {
+  const spec = queriedLogSink(settings)
+  if (!spec) return null
+  const rollupTable = spec.rollups === false ? null : spec.rollupTable || null
+  const timeout = settings.hbase.operationTimeoutMs
+  return {
+    retention: createRetention({ client, logTable: spec.table, rollupTable, configured: spec, timeout }),
+    target: { client, table: spec.table, buckets: spec.buckets || 16, rollupTable, timeout }
+  }
+}
+
+/**
+ * @param {any} settings
+ * @param {import('../lib/hbase').HBaseClient} client
+ * @param {ReturnType<typeof createRetention>|null} retention
  * @returns {ReturnType<typeof createLogQuery>|null} the access-log reader (logging/query/)
  */
-function accessLogQuery (settings, client) {
+function accessLogQuery (settings, client, retention) {
   const spec = queriedLogSink(settings)
   if (!spec) return null
   const rollupTable = spec.rollups === false ? null : spec.rollupTable || null
   return createLogQuery({
+    retention,
     client,
     table: spec.table,
     buckets: spec.buckets || 16,

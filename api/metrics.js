@@ -273,7 +273,48 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     )
   }
 
-  return { register, hooks, watchSinks, declareBrowserPaths, metrics: () => register.metrics(), contentType: register.contentType }
+  /**
+   * Exposes the change streams (api/ofrep/stream-hub.js): open streams as a gauge, what they
+   * did as counters advanced by the difference at scrape time.
+   * @param {{ stats: () => { open: Record<string, number>, counts: Record<string, { opened: number, events: number, cut: number,
+   *   refused: Record<string, number> }> } }} hub
+   */
+  function watchStreams (hub) {
+    if (Object.keys(hub.stats().open).length === 0) return
+    new client.Gauge({ // eslint-disable-line no-new -- registered, read at scrape time
+      name: 'beacon_change_streams',
+      help: 'Change streams (GET /api/<name>/changes) open on this process, by endpoint',
+      labelNames: ['endpoint'],
+      registers: [register],
+      collect () {
+        for (const [endpoint, n] of Object.entries(hub.stats().open)) this.set({ endpoint }, n)
+      }
+    })
+    const last = new Map()
+    new client.Counter({ // eslint-disable-line no-new -- registered, read at scrape time
+      name: 'beacon_change_stream_events_total',
+      help: 'Change streams by endpoint and what happened: opened, event (a refetchEvaluation written), cut (the client stopped ' +
+        'reading), or the error code a request for one was refused with',
+      labelNames: ['endpoint', 'outcome'],
+      registers: [register],
+      collect () {
+        for (const [endpoint, c] of Object.entries(hub.stats().counts)) {
+          /** @type {Array<[string, number]>} */
+          const outcomes = [['opened', c.opened], ['event', c.events], ['cut', c.cut], ...Object.entries(c.refused)]
+          for (const [outcome, n] of outcomes) {
+            const key = endpoint + ' ' + outcome
+            const delta = n - (last.get(key) || 0)
+            if (delta > 0 || !last.has(key)) this.inc({ endpoint, outcome }, Math.max(0, delta))
+            last.set(key, n)
+          }
+        }
+      }
+    })
+  }
+
+  return {
+    register, hooks, watchSinks, watchStreams, declareBrowserPaths, metrics: () => register.metrics(), contentType: register.contentType
+  }
 }
 
 module.exports = { createMetrics }

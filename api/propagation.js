@@ -15,29 +15,43 @@ const { publishChange, watchChangeFeed } = require('../lib/toggles/change-feed')
  *   worker of this host (cluster IPC); default: this process only
  * @param {number} options.controlPollMs
  * @param {import('pino').Logger} options.logger
+ * @param {(id: string, at: number|null) => void} [options.onConfigChange] after an id's caches
+ *   dropped it here, whichever way the change came (the change streams, api/ofrep/stream-hub.js)
+ * @param {(name: string) => void} [options.onEndpointSwitch] after this process's copy of an
+ *   endpoint's switch changed
  *
- * @typedef {{ cmd: 'invalidate', id: string } | { cmd: 'endpoint', name: string, enabled: boolean }} Change
+ * A change, as the cluster broadcast carries it; `at`: when an id's config was changed (epoch
+ * ms), for the change streams.
+ * @typedef {{ cmd: 'invalidate', id: string, at?: number } | { cmd: 'endpoint', name: string, enabled: boolean }} Change
  */
-function createPropagation ({ endpoints, store, broadcast, controlPollMs, logger }) {
+function createPropagation ({
+  endpoints, store, broadcast, controlPollMs, logger, onConfigChange = () => {}, onEndpointSwitch = () => {}
+}) {
   const byName = new Map([...endpoints.values()].map((e) => [e.name, e]))
   // Switches applied from this host; a poll read that overlaps one is stale (endpoint-switches.js).
   let localSwitches = 0
 
-  /** Drops one id from every endpoint cache of this process. */
-  function invalidate (id) {
+  /**
+   * Drops one id from every endpoint cache of this process.
+   * @param {string} id
+   * @param {number|null} at when it changed (epoch ms), when known
+   */
+  function invalidate (id, at) {
     for (const endpoint of endpoints.values()) if (endpoint.cache) endpoint.cache.invalidate(id)
+    onConfigChange(id, at)
   }
 
   function setEndpointEnabled (name, enabled) {
     const endpoint = byName.get(name)
-    if (!endpoint) return
-    if (endpoint.enabled !== enabled) logger.info({ endpoint: name, enabled }, enabled ? 'endpoint enabled' : 'endpoint disabled')
+    if (!endpoint || endpoint.enabled === enabled) return
+    logger.info({ endpoint: name, enabled }, enabled ? 'endpoint enabled' : 'endpoint disabled')
     endpoint.enabled = enabled
+    onEndpointSwitch(name)
   }
 
   /** @param {Change} change from this process or relayed by the cluster primary */
   function applyChange (change) {
-    if (change.cmd === 'invalidate') invalidate(change.id)
+    if (change.cmd === 'invalidate') invalidate(change.id, Number.isFinite(change.at) ? change.at : null)
     else if (change.cmd === 'endpoint') {
       localSwitches++
       setEndpointEnabled(change.name, change.enabled)
@@ -72,7 +86,7 @@ function createPropagation ({ endpoints, store, broadcast, controlPollMs, logger
      * @param {string} id
      */
     configChanged (id) {
-      spread({ cmd: 'invalidate', id })
+      spread({ cmd: 'invalidate', id, at: Date.now() })
       publishChange(store, id).catch((err) => {
         logger.warn(
           { id, code: err.code, message: err.message },

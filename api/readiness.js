@@ -11,14 +11,19 @@
  * @param {number} options.pingTimeoutMs
  * @param {Map<string, { cache: { stats: () => { size: number } }|null }>} options.endpoints
  * @param {Map<string, { stats: () => any, type?: string, maxQueue?: number, overload?: string }>} options.sinks
+ * @param {{ describe: () => Promise<any> }|null} [options.retention] the queried access log's
+ *   (logging/retention.js): shown beside the checks, never a reason to be unready
  * @param {() => boolean} options.closing
- * @returns {() => Promise<{ ready: boolean, checks: Record<string, string|number> }>}
+ * @returns {() => Promise<{ ready: boolean, checks: Record<string, string|number>, retention?: any }>}
  */
-function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, closing }) {
+function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, retention = null, closing }) {
   return async function readiness () {
     /** @type {Record<string, string|number>} */
     const checks = {}
     let hbaseOk = true
+    // Read beside the ping, from the cache most of the time (a master call a minute at most), and
+    // never waited for longer than the ping: a load balancer's probe must not hang on the master.
+    const described = retention ? withinMs(retention.describe(), pingTimeoutMs) : null
     try {
       await client.ping({ timeout: pingTimeoutMs })
       checks.hbase = 'reachable'
@@ -44,8 +49,20 @@ function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, closing }) 
       else if (stats.state === 'down') check = `spilling to the journal (HBase not answering; ${stats.journalPending} pending)`
       checks[`accessLog.${name}`] = check
     }
-    return { ready: (hbaseOk || cachedEntries > 0) && !saturated && !closing(), checks }
+    const ready = (hbaseOk || cachedEntries > 0) && !saturated && !closing()
+    return described ? { ready, checks, retention: await described } : { ready, checks }
   }
+}
+
+/**
+ * @param {Promise<any>} promise
+ * @param {number} ms
+ * @returns {Promise<any>} its value, or `{ error }` when it failed or took longer than ms
+ */
+function withinMs (promise, ms) {
+  let timer
+  const late = new Promise((resolve) => { timer = setTimeout(resolve, ms, { error: 'no answer in time' }) })
+  return Promise.race([promise.catch((err) => ({ error: err.code || err.message })), late]).finally(() => clearTimeout(timer))
 }
 
 /**

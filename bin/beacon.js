@@ -28,6 +28,7 @@ const path = require('node:path')
 const { parseArgs } = require('node:util')
 const { DEFAULTS } = require('../config/defaults')
 const { logCommands } = require('./log')
+const { logLifecycleCommands, retentionLines } = require('./log-lifecycle')
 const { journalCommands } = require('./journal')
 const { authHeaders, unauthorizedHint } = require('./admin-auth')
 
@@ -127,6 +128,7 @@ const COMMANDS = [
     })
   },
   ...logCommands({ usageError, CliError, EXIT, answerError, unreachable }),
+  ...logLifecycleCommands({ usageError, EXIT, answerError, unreachable }),
   ...journalCommands({ usageError, CliError, EXIT })
 ]
 
@@ -138,11 +140,13 @@ function commonOf (command) {
   return command.local ? { help: COMMON.help } : COMMON
 }
 
-/** @param {{ status: string, checks: Record<string, string|number>, url?: string }} value */
+/** @param {{ status: string, checks: Record<string, string|number>, retention?: any, url?: string }} value */
 function statusLines (value) {
   const checks = Object.entries(value.checks || {})
   const width = Math.max(0, ...checks.map(([name]) => name.length))
-  return [`${value.status}  ${value.url}`, ...checks.map(([name, result]) => `  ${name.padEnd(width)}  ${result}`)].join('\n')
+  // How long the access log is kept: shown, not a check (bin/log-lifecycle.js).
+  const retention = value.retention ? ['  retention', ...retentionLines(value.retention).map((line) => `    ${line}`)] : []
+  return [`${value.status}  ${value.url}`, ...checks.map(([name, result]) => `  ${name.padEnd(width)}  ${result}`), ...retention].join('\n')
 }
 
 function readJson (value) {

@@ -23,6 +23,7 @@ const http = require('node:http')
 const https = require('node:https')
 const { once } = require('node:events')
 const { authHeaders } = require('./admin-auth')
+const { horizonWarning } = require('./log-lifecycle')
 
 const TTY_PROGRESS_MS = 1000
 const PIPE_PROGRESS_MS = 10000
@@ -251,13 +252,20 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
         'Counts are exact. Whole minutes come from the per-minute rollups (a minute not counted yet,',
         'and the part-minutes at either end, from the raw rows); --status, --by status and --scan read',
         'every row of the range. Ctrl-C stops the count on the server too and exits 130. A bad time,',
-        'range or filter exits 1.'
+        'range or filter exits 1. When part of the range was counted from raw rows older than the',
+        'retention (beacon log retention), a line on stderr says so (and the JSON\'s horizon.complete is false).'
       ],
       run: (args, values, call, base) => {
         needFrom(values)
         const q = queryOf(values, ['from', 'to', 'endpoint', 'id', 'status', 'by'])
         if (values.scan) q.set('scan', '1')
-        return interruptible(async (signal) => JSON.parse(await readText(await open(base, `/admin/log/count?${q}`, signal))))
+        return interruptible(async (signal) => {
+          const value = JSON.parse(await readText(await open(base, `/admin/log/count?${q}`, signal)))
+          // Past the retention the raw rows may be gone: said on stderr, so stdout stays the answer.
+          const warning = horizonWarning(value.horizon)
+          if (warning) process.stderr.write(warning + '\n')
+          return value
+        })
       },
       format: (value, values) => ({ text: values.json ? JSON.stringify(withoutUrl(value)) : countLines(value), code: EXIT.OK })
     },

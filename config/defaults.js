@@ -51,8 +51,21 @@ const EVENT_DEFAULTS = { maxEvents: 20, maxBodyBytes: 8192, gif: true }
  * characters is far past any real flag key and bounds what an error body echoes in `key`. A
  * config yields at most 1,000 flags, keys of at most 8 dotted segments, so a huge config costs
  * bounded work per request. No API key unless `apiKeysEnv` names the variable that holds them.
+ *
+ * The change stream (GET /api/<name>/changes): at most `maxStreams` open at once per worker (0:
+ * no stream), what bench/sse.js measured one worker to hold at a small cost; heartbeats well
+ * inside the idle timeouts of common proxies and load balancers; and OFREP's own default for
+ * how long a hidden page keeps its stream open (`inactivityDelaySec`).
  */
-const OFREP_DEFAULTS = { maxBodyBytes: 8192, maxKeyLength: 256, maxDepth: 8, maxFlags: 1000 }
+const OFREP_DEFAULTS = {
+  maxBodyBytes: 8192,
+  maxKeyLength: 256,
+  maxDepth: 8,
+  maxFlags: 1000,
+  maxStreams: 10000,
+  heartbeatMs: 15000,
+  inactivityDelaySec: 120
+}
 
 /**
  * Filled into every access-log sink by its `type`. A file sink must name its `path` and an
@@ -64,7 +77,9 @@ const SINK_DEFAULTS = {
   // (docs/access-log.md, "A full or failing local disk"); past them entries are shed and counted.
   file: { rotateSize: '100m', rotateFrequency: 'daily', keepFiles: 14, maxPendingLines: 50000 },
   // rollups: exact per-minute counts of the log, kept in rollupTable (logging/rollup/); one
-  // rollup table serves every log table.
+  // rollup table serves every log table. retention / rollupRetention: the HBase TTL of the log's
+  // and the rollups' column family, set when a table is created (docs/access-log.md#retention
+  // argues the figures); an existing table keeps its own until `beacon log retention --set`.
   hbase: {
     buckets: 16,
     batchSize: 500,
@@ -75,7 +90,9 @@ const SINK_DEFAULTS = {
     durable: false,
     retryMaxMs: 30000,
     rollups: true,
-    rollupTable: 'beacon_access_rollup'
+    rollupTable: 'beacon_access_rollup',
+    retention: '90d',
+    rollupRetention: '400d'
   }
 }
 
@@ -122,7 +139,7 @@ const DEFAULTS = {
     // how often each process re-reads the endpoint switches and the config change feed (changes
     // made on other hosts); 0 = never. A change is served everywhere within one interval plus
     // one read: 1 s keeps that under the 2 s promised, at two small reads a second per worker.
-    controlPollMs: 1000,
+    controlPollMs: 500,
     // config reads (multi-gets) each endpoint may have out at once; ids asked for meanwhile
     // queue and go together in the next one, so batches grow with the load. HBase spends about
     // as much CPU on one RPC as on 5-7 rows of a multi-get (bench/results/hbase-client-java-*).
@@ -200,6 +217,9 @@ const ENV_VARS = [
   // the rollups of the sink named `hbase`: on/off, and their table
   ['BEACON_ACCESS_ROLLUPS', 'logSinks.hbase.rollups', 'bool'],
   ['BEACON_ACCESS_ROLLUP_TABLE', 'logSinks.hbase.rollupTable', 'string'],
+  // how long HBase keeps the rows and the rollups of the sink named `hbase` (a table's TTL)
+  ['BEACON_ACCESS_LOG_RETENTION', 'logSinks.hbase.retention', 'string'],
+  ['BEACON_ACCESS_ROLLUP_RETENTION', 'logSinks.hbase.rollupRetention', 'string'],
   // durable mode of the sink named `hbase`: write-ahead log before answering (logging/wal.js)
   ['BEACON_ACCESS_LOG_DURABLE', 'logSinks.hbase.durable', 'bool']
 ]

@@ -9,6 +9,7 @@ const {
 } = require('./defaults')
 const { schema } = require('./schema')
 const { fillOfrep, resolveOfrepKeys } = require('./ofrep')
+const { retentionIssues } = require('./duration')
 const { ERRORS } = require('../lib/errors')
 
 // ajv's CommonJS export is the class itself (its types describe the ES module).
@@ -241,6 +242,7 @@ function crossCheck (settings, origins, issues) {
   if (settings.port !== 0 && settings.port === settings.adminPort) {
     issues.push(`adminPort must differ from port (both ${settings.port})${originOf(origins, '/adminPort')}`)
   }
+  retentionIssues(settings.logSinks, (name, key) => originOf(origins, `/logSinks/${escapePointer(name)}/${key}`), issues)
   const owners = new Map()
   for (const [name, sink] of Object.entries(settings.logSinks)) {
     const key = sink.type === 'file' ? 'path' : 'journalDir'

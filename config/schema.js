@@ -9,6 +9,7 @@
  */
 
 const { safeNamePattern } = require('../lib/names')
+const { DURATION_PATTERN, DURATION_HELP } = require('./duration')
 
 const NAME_PATTERN = safeNamePattern(64) // endpoint and sink names
 const TABLE_PATTERN = '^([A-Za-z0-9_-]+:)?[A-Za-z0-9_][A-Za-z0-9_.-]*$'
@@ -19,6 +20,7 @@ const port = int(0, 65535)
 const closed = (properties, required = Object.keys(properties)) => ({ type: 'object', additionalProperties: false, required, properties })
 
 const tableName = str({ pattern: TABLE_PATTERN, description: 'an HBase table name like beacon_config or ns:beacon_config' })
+const duration = str({ pattern: DURATION_PATTERN, description: DURATION_HELP })
 const hostName = str({ pattern: '^[A-Za-z0-9_.:-]+$', description: 'a host name or IP address' })
 
 // What a sink stores of the client (logging/privacy.js); load.js fills in the defaults.
@@ -43,6 +45,8 @@ const hbaseSink = closed({
   table: tableName,
   rollups: { type: 'boolean', description: 'true or false' },
   rollupTable: tableName,
+  retention: duration,
+  rollupRetention: duration,
   buckets: int(1, 256),
   batchSize: int(1, 100000),
   flushIntervalMs: int(1),
@@ -111,8 +115,11 @@ const ofrep = {
     maxBodyBytes: int(64, 65536),
     maxKeyLength: int(1, 1024),
     maxDepth: int(1, 32),
-    maxFlags: int(1, 100000)
-  }, ['maxBodyBytes', 'maxKeyLength', 'maxDepth', 'maxFlags']),
+    maxFlags: int(1, 100000),
+    maxStreams: int(0, 1000000),
+    heartbeatMs: int(100, 600000),
+    inactivityDelaySec: int(1, 86400)
+  }, ['maxBodyBytes', 'maxKeyLength', 'maxDepth', 'maxFlags', 'maxStreams', 'heartbeatMs', 'inactivityDelaySec']),
   description: 'true, false or an object like { "apiKeysEnv": "BEACON_OFREP_KEYS" }'
 }
 

@@ -79,6 +79,14 @@ const ERRORS = Object.freeze({
     400
   ),
   UNSUPPORTED_MEDIA_TYPE: createError('UNSUPPORTED_MEDIA_TYPE', 'events must be sent as text/plain or application/json', 415),
+  // Change streams (GET /api/<name>/changes, api/ofrep/stream-handler.js). An EventSource cannot
+  // send headers: a keyed endpoint's stream takes the token of its OFREP answer in the URL.
+  STREAM_TOKEN_MISSING: createError(
+    'STREAM_TOKEN_MISSING', 'this change stream needs the token its OFREP answer gives (the eventStreams URL) or an API key', 401
+  ),
+  STREAM_TOKEN_WRONG: createError('STREAM_TOKEN_WRONG', 'this token or API key is not valid for this change stream', 403),
+  // Capacity, not the client's fault: a 503 with Retry-After, which a load balancer may send elsewhere.
+  TOO_MANY_STREAMS: createError('TOO_MANY_STREAMS', 'this worker holds as many change streams as it may; retry shortly', 503),
   // The admin API (token-guarded; ADMIN_PORT).
   UNAUTHORIZED: createError('UNAUTHORIZED', 'a valid bearer token is required', 401),
   ADMIN_DISABLED: createError('ADMIN_DISABLED', 'the admin API is off: set BEACON_ADMIN_TOKEN to enable it', 404),
@@ -105,6 +113,12 @@ const ERRORS = Object.freeze({
   BAD_LOG_QUERY: createError('BAD_LOG_QUERY', 'the access-log query has an invalid parameter', 400),
   LOG_NOT_CONFIGURED: createError('LOG_NOT_CONFIGURED', 'no HBase access log is configured on this host', 404),
   LOG_UNAVAILABLE: createError('LOG_UNAVAILABLE', 'the access log cannot be read now; retry shortly', 503),
+  // PUT /admin/log/retention: the detail names the key, never its value.
+  BAD_RETENTION: createError(
+    'BAD_RETENTION',
+    'a retention must be a duration like 30s, 15m, 12h, 90d or 2w (at least 1s, under 68 years), or "forever"',
+    400
+  ),
   CONFIG_INVALID: createError('CONFIG_INVALID', 'invalid settings', 500),
   // A module was built with options it cannot work with: a bug in the caller, caught at start.
   INVALID_OPTION: createError('INVALID_OPTION', 'invalid option', 500),

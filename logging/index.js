@@ -52,8 +52,9 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
         }))
       } else if (spec.type === 'hbase') {
         if (!client) throw new ERRORS.INVALID_OPTION(`access-log sink "${name}" writes to HBase but no client was given`)
-        // privacy is applied before an entry reaches a sink (logging/privacy.js), not by the sink.
-        const { type, journalDir, rollups, rollupTable, privacy, ...rest } = spec
+        // privacy is applied before an entry reaches a sink (logging/privacy.js), not by the sink;
+        // the retentions are the tables' TTLs (retention.js).
+        const { type, journalDir, rollups, rollupTable, privacy, retention, rollupRetention, ...rest } = spec
         // Two HBase sinks of one process must not share row keys or journal names.
         const sinkWriterId = hbaseCount > 1 ? `${writerId}-${name}` : writerId
         const rollup =

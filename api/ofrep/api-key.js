@@ -53,25 +53,36 @@ function presentedKeys (headers) {
 }
 
 /**
- * Whether a request carries one of the endpoint's API keys. When it presents two (X-API-Key and
- * a Bearer token, e.g. a proxy's own token beside the key), one match is enough.
+ * Which of the endpoint's API keys a request carries. When it presents two (X-API-Key and a
+ * Bearer token, e.g. a proxy's own token beside the key), one match is enough.
  *
  * An empty `keys` matches nothing (fail closed): an endpoint that needs no key is one where
  * the wiring does not call this at all.
  * @param {import('http').IncomingHttpHeaders} headers the request's headers (lower-case names)
  * @param {readonly string[]} keys the endpoint's keys; pass the same (frozen) array every time
+ * @returns {{ outcome: 'ok'|'missing'|'wrong', key: string|null }} missing → 401, wrong → 403;
+ *   key: the configured key that matched (the change stream's token is signed with it)
+ */
+function matchApiKey (headers, keys) {
+  const presented = presentedKeys(headers)
+  if (presented.length === 0) return { outcome: 'missing', key: null }
+  const expected = digestsOf(keys)
+  let matched = -1
+  for (const key of presented) {
+    const d = digest(key)
+    expected.forEach((e, i) => { if (crypto.timingSafeEqual(d, e)) matched = i })
+  }
+  return matched < 0 ? { outcome: 'wrong', key: null } : { outcome: 'ok', key: keys[matched] }
+}
+
+/**
+ * Whether a request carries one of the endpoint's API keys (matchApiKey's outcome).
+ * @param {import('http').IncomingHttpHeaders} headers
+ * @param {readonly string[]} keys
  * @returns {'ok'|'missing'|'wrong'} missing → 401, wrong → 403
  */
 function checkApiKey (headers, keys) {
-  const presented = presentedKeys(headers)
-  if (presented.length === 0) return 'missing'
-  const expected = digestsOf(keys)
-  let match = false
-  for (const key of presented) {
-    const d = digest(key)
-    for (const e of expected) match = crypto.timingSafeEqual(d, e) || match
-  }
-  return match ? 'ok' : 'wrong'
+  return matchApiKey(headers, keys).outcome
 }
 
-module.exports = { checkApiKey }
+module.exports = { checkApiKey, matchApiKey }

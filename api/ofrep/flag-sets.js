@@ -2,7 +2,7 @@
 
 const { flagsOf } = require('./flags')
 const { reasonOf, evaluateAll, evaluateOne, disabledItems, disabledItem } = require('./evaluate')
-const { renderBulk } = require('./responses')
+const { renderBulk, withEventStreams } = require('./responses')
 
 /**
  * One endpoint's OFREP answers per config version: what the HTTP wiring calls once it has the
@@ -14,6 +14,11 @@ const { renderBulk } = require('./responses')
  * mapped and serialized once per version, not per request; an entry the cache drops is
  * collected with its flags. (An endpoint without a cache gets a new entry per read, and pays
  * the mapping per request, as it pays the HBase read.)
+ *
+ * A bulk answer with a change stream also names the id (and a keyed endpoint's token) in its
+ * `eventStreams`, so the last such answer is kept beside the entry's: an entry is one id's
+ * version, so it is the one asked for again, and the unknown ids that share the default entry
+ * cost a string join and a hash each.
  */
 
 /**
@@ -28,13 +33,17 @@ const { renderBulk } = require('./responses')
  * @property {ReadonlyArray<Readonly<import('./flags').Flag>>} flags
  * @property {string} reason
  * @property {Readonly<import('./responses').RenderedBulk>|null} bulk null until a bulk request needs it
+ * @property {Linked|null} linked the last answer with eventStreams
+ *
+ * @typedef {{ streams: string, rendered: Readonly<import('./responses').RenderedBulk> }} Linked
  */
 
 /**
  * @param {FlagSetOptions} options
- * @returns {{ bulk: (entry: import('../../lib/toggles/entry').ConfigEntry) => Readonly<import('./responses').RenderedBulk>,
+ * @returns {{ bulk: (entry: import('../../lib/toggles/entry').ConfigEntry, streams?: string|null) =>
+ *     Readonly<import('./responses').RenderedBulk>,
  *   flag: (entry: import('../../lib/toggles/entry').ConfigEntry, key: string) => import('./evaluate').EvaluationItem|null,
- *   disabledBulk: () => Readonly<import('./responses').RenderedBulk>,
+ *   disabledBulk: (streams?: string|null) => Readonly<import('./responses').RenderedBulk>,
  *   disabledFlag: (key: string) => import('./evaluate').EvaluationItem }}
  */
 function createFlagSets ({ name, source, disabledConfig, limits }) {
@@ -42,6 +51,8 @@ function createFlagSets ({ name, source, disabledConfig, limits }) {
   const byEntry = new WeakMap()
   /** @type {Readonly<import('./responses').RenderedBulk>|null} */
   let disabled = null
+  /** @type {Linked|null} */
+  let disabledLinked = null
 
   /** @returns {EntryFlags} */
   function of (entry) {
@@ -50,18 +61,32 @@ function createFlagSets ({ name, source, disabledConfig, limits }) {
       // entry.json is the script-safe JSON of the config: still JSON, and `__proto__`-free.
       const flags = flagsOf(JSON.parse(entry.json), limits)
       const reason = reasonOf(source, entry.found)
-      kept = { flags, reason, bulk: null }
+      kept = { flags, reason, bulk: null, linked: null }
       byEntry.set(entry, kept)
     }
     return kept
   }
 
+  /**
+   * @param {Readonly<import('./responses').RenderedBulk>} rendered
+   * @param {string|null} streams the eventStreams JSON (api/ofrep/stream-link.js)
+   * @param {Linked|null} last
+   * @param {(linked: Linked) => void} keep
+   */
+  function linked (rendered, streams, last, keep) {
+    if (streams === null) return rendered
+    if (last !== null && last.streams === streams) return last.rendered
+    const next = { streams, rendered: withEventStreams(rendered, streams) }
+    keep(next)
+    return next.rendered
+  }
+
   return {
     // Rendered on the first bulk request only: server providers ask one flag at a time.
-    bulk (entry) {
+    bulk (entry, streams = null) {
       const kept = of(entry)
       if (kept.bulk === null) kept.bulk = renderBulk(evaluateAll(kept.flags, kept.reason), { endpoint: name, version: entry.version })
-      return kept.bulk
+      return linked(kept.bulk, streams, kept.linked, (next) => { kept.linked = next })
     },
     flag (entry, key) {
       const { flags, reason } = of(entry)
@@ -69,9 +94,9 @@ function createFlagSets ({ name, source, disabledConfig, limits }) {
     },
     // Switching an endpoint off and on is a runtime toggle: its DISABLED answer is built on the
     // first request that needs it, then kept (the config it lists is settings, fixed at start).
-    disabledBulk () {
+    disabledBulk (streams = null) {
       if (disabled === null) disabled = renderBulk(disabledItems(disabledConfig, limits), { endpoint: name })
-      return disabled
+      return linked(disabled, streams, disabledLinked, (next) => { disabledLinked = next })
     },
     disabledFlag: disabledItem
   }

@@ -3,10 +3,14 @@
 const { isPreflight } = require('../cors')
 const { readBody } = require('../read-body')
 const { createViews, createLookupWarning } = require('../view')
-const { checkApiKey } = require('./api-key')
+const { errorBody } = require('../error-body')
+const { ERRORS } = require('../../lib/errors')
+const { matchApiKey } = require('./api-key')
 const { OFREP_ERRORS } = require('./errors')
 const { parseEvaluationRequest, parseFlagKey, isJsonMediaType } = require('./request')
 const { bulkResponse, flagResponse, errorResponse } = require('./responses')
+const { eventStreamsJson } = require('./stream-link')
+const { lastModifiedOf } = require('./refetch')
 
 /**
  * Answers the OFREP paths of an endpoint (api/ofrep/routes.js) over node:http: the protocol
@@ -20,7 +24,11 @@ const { bulkResponse, flagResponse, errorResponse } = require('./responses')
  * 5. the body, read with the cap (413 past it, unread);
  * 6. the evaluation request (strict JSON, the targetingKey is the beacon id);
  * 7. the endpoint's runtime switch: a disabled endpoint answers DISABLED items;
- * 8. the endpoint's lookup (cache + source, as the JSONP path uses it), then the flags.
+ * 8. the endpoint's lookup (cache + source, as the JSONP path uses it), then the flags; the
+ *    refetch a change event triggers reads the id past the cache (api/ofrep/refetch.js).
+ *
+ * A bulk answer names the id's change stream in `eventStreams` when the endpoint has one; the
+ * stream itself (`GET <base>/changes`) is `handleStream`'s (api/ofrep/stream-handler.js).
  *
  * Every answer but a preflight is a view of the endpoint (api/view.js): one access-log entry
  * with the HTTP status and the id (null until the body named one), one count in the request
@@ -31,10 +39,13 @@ const { bulkResponse, flagResponse, errorResponse } = require('./responses')
  * @param {{ onResponse?: (endpoint: string, status: number, seconds: number) => void,
  *   onCors?: (endpoint: string, outcome: string) => void }} [options.hooks] metrics
  * @param {{ warn: Function }} [options.logger]
+ * @param {(route: import('./routes').OfrepRoute, req: import('http').IncomingMessage,
+ *   res: import('http').ServerResponse) => void} [options.handleStream] the change streams;
+ *   without it, their paths answer 404
  * @returns {(match: import('./routes').OfrepMatch, req: import('http').IncomingMessage,
  *   res: import('http').ServerResponse) => void}
  */
-function createOfrepHandler ({ hooks = {}, logger } = {}) {
+function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {}) {
   const { onCors } = hooks
   const { finish } = createViews(hooks)
   const warnLookupFailure = createLookupWarning(logger)
@@ -55,22 +66,23 @@ function createOfrepHandler ({ hooks = {}, logger } = {}) {
     res.end(answer.body === null ? undefined : answer.body)
   }
 
-  function evaluate (route, req, res, started, key, parsed) {
+  function evaluate (route, req, res, started, key, parsed, apiKey) {
     const { flagSets, endpoint } = route
     const { id } = parsed
+    const streams = key === null ? eventStreamsJson(route, id, apiKey) : null
     if (!endpoint.enabled) {
       const ifNoneMatch = req.headers['if-none-match']
-      const answer = key === null ? bulkResponse(flagSets.disabledBulk(), ifNoneMatch) : flagResponse(flagSets.disabledFlag(key))
+      const answer = key === null ? bulkResponse(flagSets.disabledBulk(streams), ifNoneMatch) : flagResponse(flagSets.disabledFlag(key))
       return send(route, req, res, started, id, answer)
     }
     const answerWith = (entry) => {
-      if (key === null) return send(route, req, res, started, id, bulkResponse(flagSets.bulk(entry), req.headers['if-none-match']))
+      if (key === null) return send(route, req, res, started, id, bulkResponse(flagSets.bulk(entry, streams), req.headers['if-none-match']))
       const item = flagSets.flag(entry, key)
       send(route, req, res, started, id, item === null ? errorResponse(OFREP_ERRORS.FLAG_NOT_FOUND, key) : flagResponse(item))
     }
     let result
     try {
-      result = endpoint.lookup(id)
+      result = key === null && route.configs ? route.refetch.lookup(endpoint, id, lastModifiedIn(req.url)) : endpoint.lookup(id)
     } catch (err) {
       result = Promise.reject(err)
     }
@@ -82,7 +94,8 @@ function createOfrepHandler ({ hooks = {}, logger } = {}) {
     })
   }
 
-  return function handleOfrep ({ route, rawKey }, req, res) {
+  return function handleOfrep ({ route, rawKey, stream }, req, res) {
+    if (stream) return handleStream(route, req, res)
     const started = performance.now()
     // Parsed at once for the error bodies of the single-flag path, which name the key; acted
     // on only after the method and the API key are checked.
@@ -97,9 +110,11 @@ function createOfrepHandler ({ hooks = {}, logger } = {}) {
       answer.headers.Allow = route.cors !== null ? 'POST, OPTIONS' : 'POST'
       return send(route, req, res, started, null, answer, unread)
     }
+    let apiKey = null
     if (route.apiKeys !== null) {
-      const outcome = checkApiKey(req.headers, route.apiKeys)
+      const { outcome, key } = matchApiKey(req.headers, route.apiKeys)
       if (outcome !== 'ok') return refuse(outcome === 'missing' ? OFREP_ERRORS.API_KEY_MISSING : OFREP_ERRORS.API_KEY_WRONG)
+      apiKey = key
     }
     if (parsedKey !== null && parsedKey.ok === false) return refuse(parsedKey.error)
     const contentType = req.headers['content-type']
@@ -108,9 +123,23 @@ function createOfrepHandler ({ hooks = {}, logger } = {}) {
       if (body === null) return refuse(OFREP_ERRORS.BODY_TOO_LARGE, true)
       const parsed = parseEvaluationRequest(contentType, body, route.limits)
       if (parsed.ok === false) return refuse(parsed.error, false)
-      evaluate(route, req, res, started, parsedKey === null ? null : parsedKey.key, parsed)
+      evaluate(route, req, res, started, parsedKey === null ? null : parsedKey.key, parsed, apiKey)
     })
   }
+}
+
+/** @param {string} url @returns {number|null} the `flagConfigLastModified` of a refetch */
+function lastModifiedIn (url) {
+  const q = url.indexOf('?')
+  return q < 0 ? null : lastModifiedOf(url.slice(q + 1))
+}
+
+const NOT_FOUND = errorBody(new ERRORS.NOT_FOUND())
+
+/** The change stream of a handler built without one: the 404 of an unknown path. */
+function noStream (route, req, res) {
+  res.writeHead(404, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(NOT_FOUND) })
+  res.end(NOT_FOUND)
 }
 
 module.exports = { createOfrepHandler }

@@ -75,6 +75,19 @@ function renderBulk (items, info) {
 }
 
 /**
+ * A bulk answer with its `eventStreams` member (api/ofrep/stream-link.js), which names the id
+ * (and, on a keyed endpoint, carries a token): the same flags give another body for another
+ * id, so the ETag is that of the whole body, as RFC 9110 wants of a strong one.
+ * @param {Readonly<RenderedBulk>} rendered from renderBulk
+ * @param {string} streamsJson the JSON of the eventStreams array
+ * @returns {Readonly<RenderedBulk>}
+ */
+function withEventStreams (rendered, streamsJson) {
+  const body = rendered.body.slice(0, -1) + ',"eventStreams":' + streamsJson + '}'
+  return Object.freeze({ body, etag: etagOf(body) })
+}
+
+/**
  * The bulk answer to one request: 304 when its If-None-Match matches, else 200.
  * @param {Readonly<RenderedBulk>} rendered from renderBulk
  * @param {string|string[]|undefined} ifNoneMatchHeader the request's If-None-Match
@@ -108,4 +121,4 @@ function errorResponse (error, key) {
   return json(error.status, serializeConfig(body), error.headers)
 }
 
-module.exports = { renderBulk, bulkResponse, flagResponse, errorResponse, flagSetMetadata }
+module.exports = { renderBulk, withEventStreams, bulkResponse, flagResponse, errorResponse, flagSetMetadata }

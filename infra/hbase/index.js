@@ -14,6 +14,7 @@ const server = require('./server-process')
 const { ACCESS_LOG_FAMILY, accessLogSplitKeys } = require('../../logging/access-log-layout')
 const { ROLLUP_FAMILY } = require('../../logging/rollup/layout')
 const { DEFAULTS: SETTINGS } = require('../../config/defaults')
+const { parseDuration } = require('../../config/duration')
 const { encodeToggles, configSplitKeys } = require('../../lib/toggles/store')
 
 /** @typedef {import('./processes').HBaseProcess} HBaseProcess */
@@ -104,12 +105,24 @@ async function setupTables (opts, { log = noop, classpath, signal } = {}) {
     '--rollup-table', opts.rollupTable,
     '--rollup-family', ROLLUP_FAMILY,
     '--expect-servers', String(opts.regionServers),
+    ...ttlArgs('--log-ttl', opts.accessLogRetention),
+    ...ttlArgs('--rollup-ttl', opts.rollupRetention),
     ...accessLogSplitKeys(opts.accessLogBuckets, opts.accessLogRegions).flatMap((key) => ['--split', key]),
     ...configSplitKeys(opts.regionServers).flatMap((key) => ['--config-split', key])
   ]
   const summary = /** @type {any} */ (await runTool(opts, classpath, args, { stdinLines: seedLines(opts.seedCount), signal }))
   if (summary.probe === null) throw new Error(`hbase: row 1 of ${opts.configTable} is missing after setup`)
   return summary
+}
+
+/**
+ * @param {string} flag
+ * @param {string} retention a duration (config/duration.js)
+ * @returns {string[]} the flag and its seconds, or nothing for `forever` (the tool's default)
+ */
+function ttlArgs (flag, retention) {
+  const seconds = parseDuration(retention)
+  return seconds == null ? [] : [flag, String(seconds)]
 }
 
 function * seedLines (count) {

@@ -3,12 +3,14 @@
 const path = require('node:path')
 
 const { DEFAULTS: SETTINGS } = require('../../config/defaults')
+const { parseDuration, DURATION_HELP } = require('../../config/duration')
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..')
 
 const port = { parse: parseInteger, min: 1, max: 65535 }
 const infoPort = { parse: parseInteger, min: -1, max: 65535, check: (n) => n !== 0 || 'must be -1 (disabled) or 1..65535' }
 const tableName = { parse: parseTableName }
+const retention = { parse: parseRetention }
 
 // key -> [env var, default, kind]. A default may be a function of the options resolved so far.
 /** @typedef {((raw: any) => any) & { expected?: string }} SpecParse */
@@ -48,6 +50,9 @@ const SPEC = {
   configTable: ['BEACON_CONFIG_TABLE', SETTINGS.hbase.configTable, tableName],
   accessLogTable: ['BEACON_ACCESS_LOG_TABLE', SETTINGS.logSinks.hbase.table, tableName],
   rollupTable: ['BEACON_ACCESS_ROLLUP_TABLE', SETTINGS.logSinks.hbase.rollupTable, tableName],
+  // The TTL a table gets when setup creates it (config/duration.js); an existing one keeps its own.
+  accessLogRetention: ['BEACON_ACCESS_LOG_RETENTION', SETTINGS.logSinks.hbase.retention, retention],
+  rollupRetention: ['BEACON_ACCESS_ROLLUP_RETENTION', SETTINGS.logSinks.hbase.rollupRetention, retention],
   accessLogBuckets: ['BEACON_ACCESS_LOG_BUCKETS', 16, { parse: parseInteger, min: 1, max: 256 }],
   accessLogRegions: ['BEACON_ACCESS_LOG_REGIONS', 8, { parse: parseInteger, min: 1, max: 256 }],
   seedCount: ['BEACON_SEED_COUNT', 10000, { parse: parseInteger, min: 1, max: 10000000 }]
@@ -173,5 +178,11 @@ function parseTableName (raw) {
   return /^([\w-]+:)?\w[\w.-]*$/.test(s) ? s : undefined
 }
 parseTableName.expected = 'an HBase table name'
+
+function parseRetention (raw) {
+  const s = String(raw).trim()
+  return parseDuration(s) === undefined ? undefined : s
+}
+parseRetention.expected = DURATION_HELP
 
 module.exports = { resolveOptions, REPO_ROOT }

@@ -6,6 +6,10 @@ const { toBytes, toNumber } = require('./cells')
 const { listRegions } = require('./region-op')
 const { ADDRESS } = require('./pool')
 
+/** A column family's TTL attribute, and the value that means none (Integer.MAX_VALUE seconds: HConstants.FOREVER). */
+const TTL = 'TTL'
+const FOREVER_SECONDS = 2147483647
+
 const PROCEDURE_RUNNING = 1
 const PROCEDURE_FINISHED = 2
 const ADMIN_TIMEOUT = 120000
@@ -38,7 +42,7 @@ function notTheActiveMaster (err) {
 
 /**
  * Master operations the setup scripts and tests need: create/delete tables (with pre-split
- * regions), split, merge and move regions, switch the balancer. Each waits until the master's
+ * regions), read and set column families' TTLs, split, merge and move regions, switch the balancer. Each waits until the master's
  * procedure has finished. The active master is found through the bootstrap servers
  * (ClientMetaService.GetActiveMaster) and found again when it fails over.
  * @param {import('./region-op').Core} core the client's pool, locator, retry policy and options
@@ -141,20 +145,39 @@ function createAdmin (core, run) {
     return res.serverInfo.serverName
   }
 
+  /**
+   * The schema of one table as the master has it.
+   * @param {string} table
+   * @param {number} deadline
+   * @returns {Promise<any>} protobuf TableSchema
+   */
+  async function tableSchema (table, deadline) {
+    const res = await callMaster('GetTableDescriptors', { tableNames: [tableNameProto(table)] }, deadline)
+    const schema = (res.tableSchema || [])[0]
+    if (!schema) throw new HBaseError('HBASE_TABLE_NOT_FOUND', `table ${table} does not exist`)
+    return schema
+  }
+
   return {
     /**
      * Creates a table, optionally pre-split; resolves once its regions are open.
      * @param {string} table "name" or "namespace:name"
-     * @param {{ families: string[], splits?: Array<Buffer|string>, maxVersions?: number, timeout?: number }} spec
+     * @param {{ families: string[], splits?: Array<Buffer|string>, maxVersions?: number, ttl?: number|null,
+     *   attributes?: Record<string, string>, timeout?: number }} spec ttl: seconds HBase keeps every
+     *   family's cells (from their timestamps); null or absent: forever. attributes: more family
+     *   attributes as HBase names them (DATA_BLOCK_ENCODING, COMPRESSION, BLOCKSIZE…), for every family
      * @returns {Promise<void>}
      */
     createTable: (table, spec) => run(async () => {
       if (!spec || !Array.isArray(spec.families) || spec.families.length === 0) {
         throw badArgument('createTable needs at least one column family')
       }
-      const { families, splits = [], maxVersions, timeout = ADMIN_TIMEOUT } = spec
+      const { families, splits = [], maxVersions, ttl = null, timeout = ADMIN_TIMEOUT } = spec
       const deadline = Date.now() + timeout
+      /** @type {Array<{ first: Buffer, second: Buffer }>} */
       const attributes = maxVersions ? [{ first: Buffer.from('VERSIONS'), second: Buffer.from(String(maxVersions)) }] : []
+      if (ttl !== null) attributes.push(ttlAttribute(ttl))
+      attributes.push(...familyAttributes(spec.attributes))
       const res = await callMaster('CreateTable', {
         tableSchema: {
           tableName: tableNameProto(table),
@@ -194,6 +217,42 @@ function createAdmin (core, run) {
     tableExists: (table) => run(async () => {
       const res = await callMaster('GetTableDescriptors', { tableNames: [tableNameProto(table)] }, Date.now() + options.operationTimeout)
       return (res.tableSchema || []).length > 0
+    }),
+
+    /**
+     * The TTL of each column family of a table: seconds HBase keeps a cell after its timestamp
+     * (expired cells are hidden from reads at once, removed at the next compaction); null: forever.
+     * @param {string} table
+     * @param {{ timeout?: number }} [opts]
+     * @returns {Promise<Record<string, number|null>>} family → seconds
+     */
+    familyTtls: (table, { timeout = options.operationTimeout } = {}) => run(async () => {
+      const schema = await tableSchema(table, Date.now() + timeout)
+      return Object.fromEntries((schema.columnFamilies || []).map((f) => [f.name.toString('utf8'), ttlOf(f)]))
+    }),
+
+    /**
+     * Sets the TTL of one column family of an existing table (the master's ModifyColumn: the
+     * family's other attributes are kept as they are); resolves when the table's regions have
+     * reopened with it. Cells older than the new TTL vanish from reads at once.
+     * @param {string} table
+     * @param {string} family
+     * @param {number|null} ttl seconds, or null: forever
+     * @param {{ timeout?: number }} [opts]
+     * @returns {Promise<void>}
+     */
+    setFamilyTtl: (table, family, ttl, { timeout = ADMIN_TIMEOUT } = {}) => run(async () => {
+      const deadline = Date.now() + timeout
+      const schema = await tableSchema(table, deadline)
+      const current = (schema.columnFamilies || []).find((f) => f.name.toString('utf8') === family)
+      if (!current) throw badArgument(`table ${table} has no column family "${family}"`)
+      const attributes = (current.attributes || []).filter((a) => a.first.toString('utf8') !== TTL)
+      if (ttl !== null) attributes.push(ttlAttribute(ttl))
+      const res = await callMaster('ModifyColumn', {
+        tableName: tableNameProto(table),
+        columnFamilies: { ...current, attributes }
+      }, deadline)
+      await waitProcedure(toNumber(res.procId), `set the TTL of ${table}:${family}`, deadline)
     }),
 
     /**
@@ -264,6 +323,44 @@ function createAdmin (core, run) {
       master = null
     }
   }
+}
+
+/**
+ * @param {number} seconds
+ * @returns {{ first: Buffer, second: Buffer }} the TTL attribute as HBase stores it (decimal text)
+ */
+function ttlAttribute (seconds) {
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds >= FOREVER_SECONDS) {
+    throw badArgument(`a TTL must be whole seconds from 1 to ${FOREVER_SECONDS - 1}, or null (forever)`)
+  }
+  return { first: Buffer.from(TTL), second: Buffer.from(String(seconds)) }
+}
+
+/**
+ * @param {Record<string, string>|undefined} attributes family attribute → value (HBase's names)
+ * @returns {Array<{ first: Buffer, second: Buffer }>}
+ */
+function familyAttributes (attributes) {
+  if (attributes === undefined) return []
+  if (attributes === null || typeof attributes !== 'object') throw badArgument('attributes must be an object of strings')
+  return Object.entries(attributes).map(([name, value]) => {
+    // TTL and VERSIONS have options of their own, checked there.
+    if (!/^[A-Z][A-Z0-9_]*$/.test(name) || name === TTL || name === 'VERSIONS') {
+      throw badArgument(`"${name}" is not a family attribute createTable takes (upper-case, not TTL or VERSIONS)`)
+    }
+    if (typeof value !== 'string' || value === '') throw badArgument(`family attribute ${name} needs a non-empty string value`)
+    return { first: Buffer.from(name), second: Buffer.from(value) }
+  })
+}
+
+/**
+ * @param {{ attributes?: Array<{ first: Buffer, second: Buffer }> }} family protobuf ColumnFamilySchema
+ * @returns {number|null} its TTL in seconds; null: forever (no attribute, or HBase's FOREVER)
+ */
+function ttlOf (family) {
+  const attribute = (family.attributes || []).find((a) => a.first.toString('utf8') === TTL)
+  const seconds = attribute ? Number(attribute.second.toString('utf8')) : FOREVER_SECONDS
+  return Number.isInteger(seconds) && seconds > 0 && seconds < FOREVER_SECONDS ? seconds : null
 }
 
 module.exports = { createAdmin }

@@ -190,22 +190,26 @@ function groupCells (cells) {
 }
 
 /**
- * Delete a whole row, whole families, or all versions of some columns.
+ * Delete a whole row, whole families, or all versions of some columns; with `timestamp`, only
+ * the versions written at or before it (HBase keeps later ones).
  * @param {Buffer} row
- * @param {{ families?: string[], columns?: string[] }} [opts]
+ * @param {{ families?: string[], columns?: string[], timestamp?: number }} [opts]
  * @returns {object} protobuf MutationProto
  */
 function buildDelete (row, opts = {}) {
+  /** @type {Record<string, any>} */
   const mutation = { row, mutateType: DELETE, columnValue: [] }
+  const stamp = opts.timestamp != null ? { timestamp: opts.timestamp } : {}
+  if (opts.timestamp != null) mutation.timestamp = opts.timestamp
   for (const family of opts.families || []) {
-    mutation.columnValue.push({ family: toBytes(family, 'family'), qualifierValue: [{ deleteType: DELETE_FAMILY }] })
+    mutation.columnValue.push({ family: toBytes(family, 'family'), qualifierValue: [{ deleteType: DELETE_FAMILY, ...stamp }] })
   }
   for (const column of opts.columns || []) {
     const at = column.indexOf(':')
     if (at <= 0) throw badArgument(`column "${column}" must be "family:qualifier"`)
     mutation.columnValue.push({
       family: Buffer.from(column.slice(0, at), 'utf8'),
-      qualifierValue: [{ qualifier: Buffer.from(column.slice(at + 1), 'utf8'), deleteType: DELETE_MULTIPLE_VERSIONS }]
+      qualifierValue: [{ qualifier: Buffer.from(column.slice(at + 1), 'utf8'), deleteType: DELETE_MULTIPLE_VERSIONS, ...stamp }]
     })
   }
   return mutation

@@ -108,7 +108,10 @@ class HBaseClient {
     const policy = new RetryPolicy({ pause, maxPause, rpcTimeout, signal: this._gate.signal })
     /** @type {import('./region-op').Core} */
     this._core = Object.freeze({ options: this.options, pool, locator, policy })
-    /** Master operations: createTable, deleteTable, tableExists, splitRegion, mergeRegions, moveRegion, setBalancer. */
+    /**
+     * Master operations: createTable, deleteTable, tableExists, familyTtls, setFamilyTtl, splitRegion,
+     * mergeRegions, moveRegion, setBalancer.
+     */
     this.admin = createAdmin(this._core, (operation) => this._gate.run(operation))
   }
 
@@ -189,10 +192,11 @@ class HBaseClient {
   }
 
   /**
-   * Deletes a row, or some of its families/columns.
+   * Deletes a row, or some of its families/columns (with `timestamp`: only the versions written
+   * at or before it).
    * @param {string} table
    * @param {import('./cells').Bytesish} row
-   * @param {{ families?: string[], columns?: string[], timeout?: number }} [opts]
+   * @param {{ families?: string[], columns?: string[], timestamp?: number, timeout?: number }} [opts]
    * @returns {Promise<void>}
    */
   delete (table, row, opts = {}) {
@@ -216,6 +220,26 @@ class HBaseClient {
       const actions = puts.map((p) => {
         const key = toBytes(p.row, 'row')
         return { row: key, mutation: buildPut(key, p.cells, opts) }
+      })
+      const results = await runBatch(this._core, table, actions, opts.timeout)
+      return results.map((r) => (r instanceof Error ? r : null))
+    })
+  }
+
+  /**
+   * Deletes many rows (or some of their families/columns, as delete() does) in one Multi RPC
+   * per server. Each result is null (deleted; deleting a row that is not there is no error) or
+   * the HBaseError of that row alone.
+   * @param {string} table
+   * @param {Array<{ row: import('./cells').Bytesish, families?: string[], columns?: string[], timestamp?: number }>} deletes
+   * @param {{ timeout?: number }} [opts]
+   * @returns {Promise<Array<null|Error>>}
+   */
+  multiDelete (table, deletes, opts = {}) {
+    return this._gate.run(async () => {
+      const actions = deletes.map((d) => {
+        const key = toBytes(d.row, 'row')
+        return { row: key, mutation: buildDelete(key, d) }
       })
       const results = await runBatch(this._core, table, actions, opts.timeout)
       return results.map((r) => (r instanceof Error ? r : null))

@@ -45,6 +45,7 @@ const SERVICES = {
     DisableTable: ['DisableTableRequest', 'DisableTableResponse'],
     DeleteTable: ['DeleteTableRequest', 'DeleteTableResponse'],
     GetTableDescriptors: ['GetTableDescriptorsRequest', 'GetTableDescriptorsResponse'],
+    ModifyColumn: ['ModifyColumnRequest', 'ModifyColumnResponse'],
     MoveRegion: ['MoveRegionRequest', 'MoveRegionResponse'],
     SplitRegion: ['SplitTableRegionRequest', 'SplitTableRegionResponse'],
     MergeTableRegions: ['MergeTableRegionsRequest', 'MergeTableRegionsResponse'],

@@ -2,6 +2,8 @@
 
 const { LRUCache } = require('lru-cache')
 
+const noop = () => {}
+
 /**
  * Local LRU cache in front of a config source.
  *
@@ -84,8 +86,23 @@ function createConfigCache ({ source, max, ttlMs, staleWhileRevalidateMs, maxSta
     return refresh(id)
   }
 
+  /**
+   * Reads `id` from the source now and caches what it reads, whatever is cached: for a caller
+   * that knows the id changed after the cached entry may have been read. A read already in
+   * flight may have started before the change, so it is waited for, never shared.
+   * @param {string} id
+   * @returns {Promise<import('./entry').ConfigEntry>}
+   */
+  function reload (id) {
+    count('miss')
+    const pending = inflight.get(id)
+    const after = pending ? pending.then(noop, noop) : Promise.resolve()
+    return after.then(() => refresh(id))
+  }
+
   return {
     lookup,
+    reload,
     /** Drops one id so the next lookup reads the store (admin changes on this process). */
     invalidate: (id) => cache.delete(id),
     clear: () => cache.clear(),

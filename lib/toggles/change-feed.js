@@ -28,7 +28,8 @@ function publishChange (store, id, retainMs = RETAIN_MS) {
  * process that just started has nothing stale to drop.
  * @param {object} options
  * @param {{ readChanges: () => Promise<Array<{ id: string, at: number }>> }} options.store
- * @param {(id: string) => void} options.invalidate
+ * @param {(id: string, at: number) => void} options.invalidate given when the change was recorded
+ *   (the RegionServer's timestamp, epoch ms)
  * @param {number} options.intervalMs
  * @param {{ warn: Function }} [options.logger]
  * @returns {{ ready: Promise<void>, stop: () => void }}
@@ -42,7 +43,7 @@ function watchChangeFeed ({ store, invalidate, intervalMs, logger }) {
       const changes = await store.readChanges()
       let newest = watermark ?? 0
       for (const { id, at } of changes) {
-        if (watermark !== null && at > watermark) invalidate(id)
+        if (watermark !== null && at > watermark) invalidate(id, at)
         if (at > newest) newest = at
       }
       watermark = newest

@@ -30,6 +30,9 @@ const MINUTE_MS = 60 * 1000
  * @property {number} [scannedMinutes] whole minutes not counted by the rollups yet, scanned
  * @property {number} scanned rows HBase returned (the server-side filters' narrowing, before
  *   the exact test)
+ * @property {number|null} [rawFrom] from the rollups: the oldest time counted from raw rows (null:
+ *   none were); a scan read every row from `from`
+ * @property {import('./horizon').CountHorizon} [horizon] where the retention may have taken rows
  */
 
 /**

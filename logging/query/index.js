@@ -7,6 +7,7 @@ const { countLog } = require('./count')
 const { checkRollups } = require('../rollup/read')
 const { eligible, countFromRollups } = require('./rollup-count')
 const { ndjsonLine, csvLine, csvHeader } = require('./format')
+const { countHorizon } = require('./horizon')
 
 /**
  * The access log's read side: parse a query, scan rows in time order, count them. The admin API
@@ -25,10 +26,12 @@ const { ndjsonLine, csvLine, csvHeader } = require('./format')
  * @param {() => number} [options.now] clock for relative times and the default `to`
  * @param {string|null} [options.rollupTable] where the log's rollups are (count(), check()); null: none
  * @param {string[]} [options.endpoints] the endpoints (a count of one id from the rollups reads their groups)
+ * @param {{ current: () => Promise<import('../retention').Ttls> }|null} [options.retention] the log's
+ *   TTLs (../retention.js): a count says where they may have taken rows (./horizon.js)
  */
 function createLogQuery ({
   client, table, buckets, maxIdLength, timeout, scanCaching = 500, countCaching = 2000, countConcurrency = 4, maxGroups = 100000,
-  now = Date.now, rollupTable = null, endpoints = []
+  now = Date.now, rollupTable = null, endpoints = [], retention = null
 }) {
   if (!client || typeof client.scan !== 'function') throw new ERRORS.INVALID_OPTION('createLogQuery needs an HBase client')
   if (typeof table !== 'string' || table === '') throw new ERRORS.INVALID_OPTION('createLogQuery needs the access-log table')
@@ -70,7 +73,8 @@ function createLogQuery ({
 
     /**
      * Exact counts: from the rollups where they can answer (./rollup-count.js; `scan: true`
-     * forces a scan), else by scanning (./count.js).
+     * forces a scan), else by scanning (./count.js); with the retention known, where it may have
+     * taken rows (`horizon`).
      * @param {import('./count').CountQuery} query
      * @param {{ signal?: AbortSignal }} [options]
      * @returns {Promise<import('./count').CountResult>}
@@ -79,8 +83,15 @@ function createLogQuery ({
       queries++
       const source = { ...base, caching: countCaching, concurrency: countConcurrency, maxGroups }
       try {
-        if (rollupTable && !query.scan && eligible(query)) return await countFromRollups(source, { rollupTable, endpoints }, query, options)
-        return await countLog(source, query, options)
+        const result = rollupTable && !query.scan && eligible(query)
+          ? await countFromRollups(source, { rollupTable, endpoints }, query, options)
+          : await countLog(source, query, options)
+        if (retention) {
+          const rawFrom = result.rawFrom !== undefined ? result.rawFrom : query.from
+          // A master that cannot say (failing over) does not fail a count the RegionServers answered.
+          result.horizon = countHorizon({ rawFrom }, await retention.current().catch(() => null), now())
+        }
+        return result
       } catch (err) {
         stoppedEarly++
         throw err

@@ -17,7 +17,8 @@ const COMMON = ['from', 'to', 'endpoint', 'id', 'status']
 const KNOWN = Object.freeze({
   scan: Object.freeze([...COMMON, 'limit', 'format', 'after']),
   count: Object.freeze([...COMMON, 'by', 'scan']),
-  check: Object.freeze(['from', 'to'])
+  check: Object.freeze(['from', 'to']),
+  erase: Object.freeze(['id', 'from', 'to', 'dryRun'])
 })
 // A row key: 2 hex chars of bucket, 13 digits of epoch ms, the writer's suffix (printable ASCII).
 const ROW_KEY = /^[0-9a-f]{2}\d{13}[\x21-\x7e]{1,200}$/
@@ -104,4 +105,26 @@ function parseLogQuery (kind, raw, { now, maxIdLength }) {
   return /** @type {any} */ (query)
 }
 
-module.exports = { parseLogQuery, KNOWN, FORMATS }
+/**
+ * Parses the parameters of an erase (POST /admin/log/erase): the id, required and checked as the
+ * data plane checks ids (400 MISSING_ID, BAD_ID); the range, the whole log by default.
+ * @param {Record<string, unknown>} raw
+ * @param {{ now: number, maxIdLength: number }} context
+ * @returns {{ id: string, from: number, to: number, dryRun: boolean }}
+ * @throws {import('../../lib/errors').BeaconError} MISSING_ID, BAD_ID, BAD_LOG_QUERY, BAD_TIME, BAD_TIME_RANGE
+ */
+function parseEraseQuery (raw, { now, maxIdLength }) {
+  for (const name of Object.keys(raw)) {
+    if (!KNOWN.erase.includes(name)) throw bad(`an unknown parameter was given; erase takes ${KNOWN.erase.join(', ')}`)
+  }
+  const id = raw.id
+  if (id === undefined || id === '') throw new ERRORS.MISSING_ID()
+  if (!isSafeName(id, maxIdLength)) throw new ERRORS.BAD_ID(`at most ${maxIdLength} characters`)
+  const from = single(raw, 'from')
+  const range = parseTimeRange({ from: from === undefined ? '0000000000000' : from, to: single(raw, 'to') }, now)
+  const dryRun = single(raw, 'dryRun')
+  if (dryRun !== undefined && dryRun !== '1' && dryRun !== 'true') throw bad('dryRun takes 1 or true: count the rows, delete nothing')
+  return { id, ...range, dryRun: dryRun !== undefined }
+}
+
+module.exports = { parseLogQuery, parseEraseQuery, KNOWN, FORMATS }

@@ -30,7 +30,8 @@ function eligible (query) {
  *   endpoints an id filter reads the groups of
  * @param {import('./count').CountQuery} query eligible()
  * @param {{ signal?: AbortSignal }} [options]
- * @returns {Promise<import('./count').CountResult & { rollupMinutes: number, scannedMinutes: number }>}
+ * @returns {Promise<import('./count').CountResult & { rollupMinutes: number, scannedMinutes: number }>} rawFrom: the
+ *   oldest time counted from raw rows (null: none were)
  */
 async function countFromRollups (source, rollups, query, options = {}) {
   const { by, endpoint, id } = query
@@ -68,8 +69,11 @@ async function countFromRollups (source, rollups, query, options = {}) {
     else raw.push([minute, minute + MINUTE_MS])
   }
   raw.push([midTo, query.to])
+  // The oldest time counted from raw rows: what the retention may have taken (./horizon.js).
+  let rawFrom = Infinity
   for (const [from, to] of raw) {
     if (from >= to) continue
+    rawFrom = Math.min(rawFrom, from)
     const part = await countLog(source, { ...query, from, to }, options)
     total += part.total
     scanned += part.scanned
@@ -84,7 +88,10 @@ async function countFromRollups (source, rollups, query, options = {}) {
     if (options.signal && options.signal.aborted) throw options.signal.reason
     if (!covered.has(minute.minute)) continue // counted from its raw rows above (rolled up since)
     if (minute.from === 'rollup') rollupMinutes++
-    else scannedMinutes++
+    else {
+      scannedMinutes++
+      rawFrom = Math.min(rawFrom, minute.minute)
+    }
     for (const [qualifier, n] of minute.groups) {
       const g = parseGroup(qualifier)
       const unreadable = g.class === 'unreadable'
@@ -96,7 +103,7 @@ async function countFromRollups (source, rollups, query, options = {}) {
       else if (by === 'minute') add(new Date(minute.minute).toISOString(), n)
     }
   }
-  const result = { total, scanned, rollupMinutes, scannedMinutes }
+  const result = { total, scanned, rollupMinutes, scannedMinutes, rawFrom: rawFrom === Infinity ? null : rawFrom }
   if (by !== undefined) {
     result.groups = [...groups].map(([key, count]) => ({ key, count }))
     result.groups.sort(

@@ -1,13 +1,13 @@
 'use strict'
 
-const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, rollupKey, minuteOfRollupKey, totalsOf } = require('./layout')
-const { countMinute } = require('./minute-scan')
+const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, rollupKey, minuteOfRollupKey } = require('./layout')
+const { recountMinute } = require('./recount')
 
 /**
  * The rollup job (layout.js says why its counts are exact). Every `intervalMs` it looks for
  * marked minutes that ended at least `settleMs` ago, oldest first, and for each: reads its marks,
- * counts the minute's raw rows (minute-scan.js), writes the absolute counts with the newest
- * mark's HBase timestamp as their version, and deletes the marks it read. Any number of rollers
+ * counts the minute's raw rows, writes the absolute counts with the newest mark's HBase timestamp
+ * as their version, and deletes the marks it read (recount.js). Any number of rollers
  * (workers, hosts) may run at once: the result is the same, only the work is repeated.
  *
  * @param {object} deps
@@ -56,25 +56,11 @@ function createRoller ({
   }
 
   /**
-   * Counts one marked minute and clears the marks read.
+   * Counts one marked minute and clears the marks read (./recount.js).
    * @param {{ key: string, cells: Array<{ qualifier: string, timestamp: number }> }} marked
    */
   async function rollMinute (marked) {
-    const minute = minuteOfRollupKey(marked.key)
-    const version = Math.max(...marked.cells.map((c) => c.timestamp))
-    const { groups, rows } = await countMinute(client, { logTable, buckets, minute, timeout: timeoutMs })
-    if (groups.size > 0) {
-      const cells = (counts) =>
-        [...counts].map(([group, n]) => ({ family: ROLLUP_FAMILY, qualifier: group, value: String(n), timestamp: version }))
-      await client.multiPut(rollupTable, [
-        { row: rollupKey('c', logTable, minute), cells: cells(groups) },
-        { row: rollupKey('t', logTable, minute), cells: cells(totalsOf(groups)) }
-      ], { timeout: timeoutMs }).then(throwFirst)
-    }
-    await client.delete(rollupTable, marked.key, {
-      columns: marked.cells.map((c) => `${ROLLUP_FAMILY}:${c.qualifier}`),
-      timeout: timeoutMs
-    })
+    const rows = await recountMinute({ client, logTable, rollupTable, buckets, timeout: timeoutMs }, marked)
     stats.minutesRolled++
     stats.rowsCounted += rows
   }
@@ -146,12 +132,6 @@ function createRoller ({
       timer = null
     }
   }
-}
-
-/** @param {Array<Error|null>} results */
-function throwFirst (results) {
-  const err = results.find(Boolean)
-  if (err) throw err
 }
 
 module.exports = { createRoller }

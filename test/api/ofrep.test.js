@@ -126,7 +126,11 @@ test('a disabled endpoint: DISABLED items for the default keys, 200; no config r
     const lookups = await metric('beacon_config_lookups_total{endpoint="sample5",outcome="miss"}')
     const bulk = await evaluate('sample5', { targetingKey: '12' })
     expect(bulk.status).toBe(200)
-    expect(bulk.json).toEqual({ flags: [{ key: 'features', reason: 'DISABLED' }], metadata: { endpoint: 'sample5' } })
+    expect(bulk.json).toEqual({
+      flags: [{ key: 'features', reason: 'DISABLED' }],
+      metadata: { endpoint: 'sample5' },
+      eventStreams: [{ type: 'sse', endpoint: { requestUri: '/api/sample5/changes?id=12' }, inactivityDelaySec: 120 }]
+    })
     expect((await evaluate('sample5', { targetingKey: '12' }, 'variant')).json).toEqual({ key: 'variant', reason: 'DISABLED' })
     expect(await metric('beacon_config_lookups_total{endpoint="sample5",outcome="miss"}')).toBe(lookups)
   } finally {

@@ -146,8 +146,14 @@ test('status: one line per check, no token needed; --json; --url and ADMIN_PORT 
   expect(res.code).toBe(0)
   const lines = res.stdout.trimEnd().split('\n')
   expect(lines[0]).toBe(`ready  ${app.adminUrl}`)
-  const checks = lines.slice(1).map((l) => l.trim().split(/\s+/)[0]).sort()
+  const retention = lines.indexOf('  retention')
+  const checks = lines.slice(1, retention).map((l) => l.trim().split(/\s+/)[0]).sort()
   expect(checks).toEqual(['accessLog.file', 'accessLog.hbase', 'cachedConfigs', 'hbase'])
+  // After the checks, how long the access log is kept (the test's table has no TTL).
+  expect(lines.slice(retention + 1)).toEqual([
+    expect.stringMatching(/^ {4}t_alog_\S+ +forever {2}\(the settings say 90d: beacon log retention --set… applies it\)$/),
+    expect.stringMatching(/^ {4}beacon_access_rollup +\S+/)
+  ])
   expect(lines).toContainEqual(expect.stringMatching(/^ {2}hbase +reachable$/))
   expect(lines).toContainEqual(expect.stringMatching(/^ {2}accessLog\.hbase +ok$/))
 

@@ -88,6 +88,8 @@ describe('defaults', () => {
         retryMaxMs: 30000,
         rollups: true,
         rollupTable: 'beacon_access_rollup',
+        retention: '90d',
+        rollupRetention: '400d',
         privacy: { ip: 'full', userAgent: 'full', honorOptOut: false }
       }
     })

@@ -17,7 +17,10 @@ test('on for sample3 and sample5 only, with the defaults; the limits of api/ofre
   const on = Object.entries(settings.endpoints).filter(([, e]) => e.ofrep).map(([name]) => name)
   expect(on).toEqual(['sample3', 'sample5'])
   expect(settings.endpoints.sample5.ofrep).toEqual(OFREP_DEFAULTS)
-  expect(OFREP_LIMITS).toEqual(OFREP_DEFAULTS)
+  // The change stream's settings are the wiring's alone (api/ofrep/routes.js); the rest are bounds.
+  const { maxStreams, heartbeatMs, inactivityDelaySec, ...bounds } = OFREP_DEFAULTS
+  expect(OFREP_LIMITS).toEqual(bounds)
+  expect({ maxStreams, heartbeatMs, inactivityDelaySec }).toEqual({ maxStreams: 10000, heartbeatMs: 15000, inactivityDelaySec: 120 })
 })
 
 test('true, false and the object form; a layer can switch it off', () => {
@@ -38,6 +41,10 @@ test.each([
   ['an unknown key', { keys: [KEY] }, /endpoints\.sample2\.ofrep\.keys is not a known key/],
   ['the keys themselves', { apiKeys: [KEY] }, /endpoints\.sample2\.ofrep\.apiKeys is not a known key/],
   ['a body cap under 64 bytes', { maxBodyBytes: 10 }, /endpoints\.sample2\.ofrep\.maxBodyBytes must be >= 64/],
+  ['a negative stream cap', { maxStreams: -1 }, /endpoints\.sample2\.ofrep\.maxStreams must be >= 0/],
+  ['a heartbeat under 100 ms', { heartbeatMs: 10 }, /endpoints\.sample2\.ofrep\.heartbeatMs must be >= 100/],
+  ['an inactivity delay of 0', { inactivityDelaySec: 0 }, /endpoints\.sample2\.ofrep\.inactivityDelaySec must be >= 1/],
+  ['a fractional stream cap', { maxStreams: 1.5 }, /endpoints\.sample2\.ofrep\.maxStreams must be integer/],
   ['a bad variable name', { apiKeysEnv: 'MY KEYS' }, /endpoints\.sample2\.ofrep\.apiKeysEnv must be the name of an environment variable/],
   ['an unset variable', { apiKeysEnv: 'NOT_SET' }, /endpoints\.sample2\.ofrep\.apiKeysEnv names NOT_SET, which is not set/],
   ['a short key', { apiKeysEnv: 'SHORT' }, /env SHORT \(endpoints\.sample2\.ofrep\.apiKeysEnv\) must hold comma-separated API keys/]

@@ -20,6 +20,9 @@ describe('lib/errors', () => {
       ORIGIN_NOT_ALLOWED: 403,
       BAD_EVENT: 400,
       UNSUPPORTED_MEDIA_TYPE: 415,
+      STREAM_TOKEN_MISSING: 401,
+      STREAM_TOKEN_WRONG: 403,
+      TOO_MANY_STREAMS: 503,
       UNAUTHORIZED: 401,
       ADMIN_DISABLED: 404,
       BAD_BODY: 400,
@@ -35,6 +38,7 @@ describe('lib/errors', () => {
       BAD_LOG_QUERY: 400,
       LOG_NOT_CONFIGURED: 404,
       LOG_UNAVAILABLE: 503,
+      BAD_RETENTION: 400,
       CONFIG_INVALID: 500,
       INVALID_OPTION: 500,
       INTERNAL: 500

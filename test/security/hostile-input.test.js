@@ -8,7 +8,8 @@ const http = require('node:http')
 const vm = require('node:vm')
 const { startBeacon, request } = require('../support/beacon')
 const { prng, rawRequest, runThreePasses, settledHeapUsed, CONCURRENCY } = require('../support/hostile')
-const { buildOfrepCorpus, checkOfrep, OFREP_HOSTILE_APP } = require('../support/hostile-ofrep')
+const { buildOfrepCorpus, checkOfrep, buildStreamCorpus, checkStream, OFREP_HOSTILE_APP } = require('../support/hostile-ofrep')
+const { buildEraseCorpus, checkErase, ERASE_TOKEN } = require('../support/hostile-erase')
 const { renderError } = require('../../api/jsonp')
 const { ERRORS } = require('../../lib/errors')
 
@@ -392,7 +393,8 @@ let app
 let agent
 
 beforeAll(async () => {
-  app = await startBeacon()
+  // The admin API on (a token) for the erase route's corpus.
+  app = await startBeacon({ env: { BEACON_ADMIN_TOKEN: ERASE_TOKEN } })
   agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY })
 })
 
@@ -418,15 +420,19 @@ test('a hostile corpus gets only 4xx (200/304 when valid), no reflection, flat h
     `MB (${settledHeapUsed.afterGc ? 'after gc' : 'no gc'}); ${((Date.now() - started) / 1000).toFixed(1)} s`)
 })
 
-// The OpenFeature paths (POST /api/<name>/ofrep/v1/evaluate/flags[/{key}]) on a beacon with
-// CORS, an API key and a small body cap: test/support/hostile-ofrep.js says what each case
-// must get. The flag key may come back, in `key`, as the protocol requires; nothing else may.
-test('the OFREP paths: only 4xx (2xx/304 when valid), nothing reflected but `key`, flat heap, server up', async () => {
+// The OpenFeature paths (POST /api/<name>/ofrep/v1/evaluate/flags[/{key}]) and the change
+// streams (GET /api/<name>/changes) on a beacon with CORS, an API key and a small body cap:
+// test/support/hostile-ofrep.js says what each case must get. The flag key may come back, in
+// `key`, as the protocol requires; nothing else may. Every valid stream is opened and cut.
+test('the OFREP paths and change streams: only 4xx (2xx/304 when valid), nothing reflected but `key`, flat heap, server up', async () => {
   const started = Date.now()
   const ofrep = await startBeacon(OFREP_HOSTILE_APP)
   try {
-    const corpus = buildOfrepCorpus(SEED, 2000)
-    const { warm, growthMb } = await expectCleanPasses(ofrep, corpus, checkOfrep)
+    const corpus = [...buildOfrepCorpus(SEED, 2000), ...buildStreamCorpus(SEED, 600)]
+    const check = (c, res) => (c.kind === 'stream' ? checkStream(c, res) : checkOfrep(c, res))
+    const { warm, growthMb } = await expectCleanPasses(ofrep, corpus, check)
+    expect(corpus.filter((c) => c.kind === 'stream' && c.expect.includes(200)).length).toBeGreaterThan(100)
+    expect(ofrep.beacon.streams.stats().counts.sample5.opened).toBeGreaterThan(100)
     const after = await request(`${ofrep.url}/api/sample1.js?id=7`)
     expect(after.status).toBe(200)
     const byStatus = Object.entries(warm.counts).sort().map(([s, n]) => `${s}:${n}`).join(' ')
@@ -435,4 +441,18 @@ test('the OFREP paths: only 4xx (2xx/304 when valid), nothing reflected but `key
   } finally {
     await ofrep.close()
   }
+})
+
+// The erase route on the admin port (POST /admin/log/erase, token-guarded): test/support/
+// hostile-erase.js says what each case must get. It deletes rows, so bad input must never reach
+// HBase as a wider erase than asked: every case but the valid ones is refused before any scan.
+test('the erase route: only 4xx (200 when valid), nothing reflected, flat heap, server up', async () => {
+  const started = Date.now()
+  const corpus = buildEraseCorpus(SEED, 300)
+  const { warm, growthMb } = await expectCleanPasses({ url: app.adminUrl }, corpus, checkErase)
+  const after = await request(`${app.url}/api/sample1.js?id=7`)
+  expect(after.status).toBe(200)
+  const byStatus = Object.entries(warm.counts).sort().map(([s, n]) => `${s}:${n}`).join(' ')
+  console.log(`hostile-input (erase): ${corpus.length} requests/pass x3, by status ${byStatus}; heap growth ${growthMb.toFixed(1)} MB; ` +
+    `${((Date.now() - started) / 1000).toFixed(1)} s`)
 })

@@ -6,7 +6,8 @@
 // conflicting framing over raw sockets); wrong methods and endpoints without OFREP. Every case
 // says which answers are right; `checkOfrep` holds an answer to that and to the rules of every
 // answer: never a 5xx, nothing of the input in the body except the `key` member, no CORS
-// header for an origin the endpoint does not list.
+// header for an origin the endpoint does not list. The change streams (GET …/changes) have a
+// corpus of their own: buildStreamCorpus, checkStream.
 
 const { prng, rawRequest } = require('./hostile')
 
@@ -162,6 +163,93 @@ function malformed (rand, pick, path, keyed) {
   return { kind: 'raw', bytes: Buffer.from(text, 'latin1'), expect, needles: [MARK] }
 }
 
+const STREAM_BAD_QUERIES = [
+  '', 'id=', 'id', 'ID=7', 'id=a%20b', 'id=a+b', 'id=%zz', 'id=%', 'id=%00', 'id=%C3%28', 'id=' + 'a'.repeat(65), `id=${MARK}`,
+  'id=7&id=8', 'id[]=7', 'id=..%2F..%2Fetc', 'id=%3Cscript%3E', 'id=7%0D%0ASet-Cookie:%20x=1', 'x=7', '&&&', '=7'
+]
+const STREAM_LAST_IDS = ['1764150000000', '0', '-1', 'evt-1', MARK, '9'.repeat(40), '', ' ', '1764150000000, 2', 'x'.repeat(4000)]
+
+/**
+ * One change-stream case (GET /api/<name>/changes): a valid stream (200, read up to its first
+ * bytes), or a request each check must refuse.
+ * @returns {object}
+ */
+function generateStreamCase (rand) {
+  const pick = (list) => list[Math.floor(rand() * list.length)]
+  const name = pick(['sample5', 'sample5', 'sample3', 'sample1'])
+  const keyed = name === 'sample3' ? { 'X-API-Key': API_KEY } : {}
+  const path = `/api/${name}/changes`
+  const valid = `?id=${pick(VALID_IDS)}&_=${MARK}`
+  const stream = (fields) => ({ kind: 'stream', method: 'GET', path: path + valid, headers: keyed, needles: [MARK], ...fields })
+  const r = rand()
+  if (r < 0.25) {
+    const headers = { ...keyed }
+    if (rand() < 0.5) headers['Last-Event-ID'] = pick(STREAM_LAST_IDS)
+    if (rand() < 0.3 && name === 'sample5') headers.Origin = SHOP
+    return stream({ headers, expect: [200], origin: headers.Origin })
+  }
+  if (r < 0.45) return stream({ path: path + '?' + pick(STREAM_BAD_QUERIES), expect: [400] })
+  if (r < 0.55) {
+    // A keyed endpoint without its key, with a wrong one, or with a token that is not its own.
+    const basic = { Authorization: 'Basic ' + Buffer.from('a:' + MARK).toString('base64') }
+    const cases = [[{}, '', [401]], [{ 'X-API-Key': MARK }, '', [403]], [{}, `&token=${MARK}`, [403]],
+      [{}, '&token=' + 'A'.repeat(32), [403]], [basic, '', [401]], [{}, '&token=a&token=b', [403]]]
+    const [headers, extra, expect] = pick(cases)
+    return stream({ path: `/api/sample3/changes${valid}${extra}`, headers, expect })
+  }
+  if (r < 0.65) {
+    const method = pick(['POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'])
+    return stream({ method, expect: [405] })
+  }
+  if (r < 0.75) {
+    // Origins: a browser page of an origin sample5 does not list is refused; the others declare none.
+    const origin = pick(['https://evil.example', 'null', 'https://shop.example.evil', MARK, SHOP.toUpperCase()])
+    return stream({ headers: { ...keyed, Origin: origin }, expect: name === 'sample5' ? [403] : [200], origin })
+  }
+  if (r < 0.82) {
+    const preflight = { Origin: pick([SHOP, 'https://evil.example']), 'Access-Control-Request-Method': 'GET' }
+    const expect = name !== 'sample5' ? [405] : preflight.Origin === SHOP ? [204] : [403]
+    return stream({ method: 'OPTIONS', headers: preflight, expect, origin: preflight.Origin })
+  }
+  if (r < 0.9) {
+    const other = pick(['/api/sample2/changes', '/api/sample5/changes/', '/api/sample5/changesx', '/api/sample5//changes',
+      '/api/nope/changes'])
+    return stream({ path: other + valid, expect: [404] })
+  }
+  if (r < 0.95) return stream({ path: path + '?id=' + 'a'.repeat(3000), expect: [414] })
+  return stream({ headers: { ...keyed, 'X-Pad': 'v'.repeat(9000) }, expect: [431] })
+}
+
+/**
+ * Why the answer to a change-stream case is wrong, or null: the statuses it may get, a 200 is an
+ * event stream that opens with its retry delay and a stamp, nothing of the request comes back.
+ * @param {{ expect: number[], needles: string[], origin?: string }} c
+ * @param {{ error?: string, status?: number, contentType?: string, setCookie?: any, acao?: string, body?: string }} res
+ * @returns {string|null}
+ */
+function checkStream (c, res) {
+  if (res.error) return `no response (${res.error})`
+  if (!c.expect.includes(res.status)) return `status ${res.status}, expected one of ${c.expect.join(', ')}`
+  if (res.setCookie) return 'response sets a cookie'
+  if (res.acao !== undefined && c.origin !== SHOP) return `Access-Control-Allow-Origin ${JSON.stringify(res.acao)} for another origin`
+  if (res.status === 200) {
+    if (res.contentType !== 'text/event-stream; charset=utf-8') return `a 200 of type ${res.contentType}`
+    if (!/^retry: \d+\nid: \d+\n\n/.test(res.body)) return 'a stream that does not open with retry and id'
+  }
+  for (const n of c.needles) if (res.body && res.body.includes(n)) return `body reflects ${JSON.stringify(n.slice(0, 40))}`
+  return null
+}
+
+/**
+ * @param {number} seed
+ * @param {number} size
+ * @returns {object[]} the change-stream cases, the same for the same seed
+ */
+function buildStreamCorpus (seed, size) {
+  const rand = prng(seed)
+  return Array.from({ length: size }, () => generateStreamCase(rand))
+}
+
 /**
  * @param {number} seed
  * @param {number} size
@@ -205,4 +293,4 @@ function checkOfrep (c, res) {
   return null
 }
 
-module.exports = { buildOfrepCorpus, checkOfrep, OFREP_HOSTILE_APP }
+module.exports = { buildOfrepCorpus, checkOfrep, buildStreamCorpus, checkStream, OFREP_HOSTILE_APP }

@@ -74,6 +74,39 @@ function rawSend (port, bytes) {
   })
 }
 
+// A change stream (GET …/changes): resolves at the first bytes of a 200 (a stream never ends on
+// its own) and then cuts it, or at the end of any other answer.
+function streamSend (base, c) {
+  return new Promise((resolve) => {
+    let timer = null
+    const req = http.request(base + c.path, { method: c.method, headers: c.headers, agent: false }, (res) => {
+      let body = ''
+      const done = () => {
+        clearTimeout(timer)
+        req.destroy()
+        resolve({
+          status: res.statusCode,
+          contentType: res.headers['content-type'],
+          setCookie: res.headers['set-cookie'],
+          acao: res.headers['access-control-allow-origin'],
+          body
+        })
+      }
+      res.setEncoding('utf8')
+      if (res.statusCode === 200) {
+        res.once('data', (d) => { body += d; done() })
+      } else {
+        res.on('data', (d) => { body += d })
+        res.on('end', done)
+      }
+      res.on('error', (err) => resolve({ error: err.code || err.message }))
+    })
+    req.on('error', (err) => resolve({ error: err.code || err.message }))
+    timer = setTimeout(() => req.destroy(new Error('client timeout')), 10000)
+    req.end()
+  })
+}
+
 function parseRaw (buf, error) {
   const text = buf.toString('utf8')
   const m = /^HTTP\/1\.[01] (\d{3})/.exec(text)
@@ -110,7 +143,8 @@ function dechunk (body) {
 /**
  * Sends every case of `corpus` (CONCURRENCY at a time) and checks each answer.
  * @param {{ url: string }} app
- * @param {object[]} corpus cases: { kind: 'http', method, path, headers?, body? } or { kind: 'raw', bytes }
+ * @param {object[]} corpus cases: { kind: 'http', method, path, headers?, body? }, { kind: 'raw', bytes }, or
+ *   { kind: 'stream', method, path, headers? } (read up to a stream's first bytes, then cut)
  * @param {import('node:http').Agent} agent
  * @param {(c: object, res: object) => string|null} check why an answer is wrong, or null
  * @returns {Promise<{ counts: Record<string, number>, failures: object[] }>} answers by status
@@ -124,7 +158,9 @@ async function runCorpus (app, corpus, agent, check) {
   async function worker () {
     while (next < corpus.length) {
       const c = corpus[next++]
-      const res = c.kind === 'raw' ? await rawSend(port, c.bytes) : await httpSend(app.url, c, agent)
+      const res = c.kind === 'raw'
+        ? await rawSend(port, c.bytes)
+        : c.kind === 'stream' ? await streamSend(app.url, c) : await httpSend(app.url, c, agent)
       const key = res.error ? 'none' : String(res.status)
       counts[key] = (counts[key] || 0) + 1
       const why = check(c, res)
@@ -180,4 +216,4 @@ function settledHeapUsed () {
 
 settledHeapUsed.afterGc = typeof gc === 'function'
 
-module.exports = { prng, rawRequest, httpSend, rawSend, runCorpus, runThreePasses, describe, settledHeapUsed, CONCURRENCY }
+module.exports = { prng, rawRequest, httpSend, rawSend, streamSend, runCorpus, runThreePasses, describe, settledHeapUsed, CONCURRENCY }

@@ -8,7 +8,8 @@
 //   number (integerFlag and floatFlag both match) and codeDefaultFlag (`properties: {}`)
 //   matches every object, so under oneOf no response would ever be valid. Here they are an
 //   anyOf, and codeDefaultFlag is what its description says: an item without `value`.
-// - `example`/`description` keywords are left out (ajv's strict mode refuses unknown keywords).
+// - `example`/`description` keywords are left out (ajv's strict mode refuses unknown keywords),
+//   and so is `format: uri` (no ajv-formats here).
 //
 // `extraReasons` widens the reason enum, for answers that knowingly leave it (beacon's DEFAULT).
 
@@ -54,6 +55,34 @@ const flagNotFound = {
   properties: { key, errorCode: { type: 'string', enum: ['FLAG_NOT_FOUND'] }, errorDetails, metadata }
 }
 
+// eventStream: `type`, and exactly one of `url` or `endpoint` (whose requestUri is a path).
+const eventStream = {
+  type: 'object',
+  required: ['type'],
+  properties: {
+    type: { type: 'string' },
+    url: { type: 'string' },
+    endpoint: {
+      type: 'object',
+      required: ['requestUri'],
+      properties: { origin: { type: 'string' }, requestUri: { type: 'string', pattern: '^/' } }
+    },
+    inactivityDelaySec: { type: 'integer', minimum: 1 }
+  },
+  oneOf: [{ required: ['url'] }, { required: ['endpoint'] }]
+}
+
+// The JSON in an SSE event's `data` (sseEventData).
+const sseEventData = {
+  type: 'object',
+  required: ['type'],
+  properties: {
+    type: { type: 'string' },
+    etag: { type: 'string' },
+    lastModified: { oneOf: [{ type: 'integer', minimum: 0 }, { type: 'string' }] }
+  }
+}
+
 /** @param {string[]} reasons */
 function bulkEvaluationSuccess (reasons) {
   return {
@@ -62,7 +91,7 @@ function bulkEvaluationSuccess (reasons) {
     properties: {
       flags: { type: 'array', items: { oneOf: [evaluationSuccess(reasons), evaluationFailure] } },
       metadata,
-      eventStreams: { type: 'array' }
+      eventStreams: { type: 'array', items: eventStream }
     }
   }
 }
@@ -89,7 +118,9 @@ function ofrepValidators ({ extraReasons = [] } = {}) {
     flagNotFound: ajv.compile(flagNotFound),
     bulkEvaluationSuccess: ajv.compile(bulkEvaluationSuccess(reasons)),
     bulkEvaluationFailure: ajv.compile(bulkEvaluationFailure),
-    generalErrorResponse: ajv.compile(generalErrorResponse)
+    generalErrorResponse: ajv.compile(generalErrorResponse),
+    eventStream: ajv.compile(eventStream),
+    sseEventData: ajv.compile(sseEventData)
   }
   return Object.fromEntries(Object.entries(compiled).map(([name, validate]) => [
     name,

@@ -10,6 +10,7 @@ import java.util.TreeMap;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.HConstants;
 import org.apache.hadoop.hbase.HRegionLocation;
 import org.apache.hadoop.hbase.ServerName;
 import org.apache.hadoop.hbase.TableName;
@@ -38,7 +39,8 @@ import org.apache.hadoop.hbase.util.Bytes;
  *   the access-log table (asking the balancer if one holds none). Arguments (all required but the
  *   repeating --split and --config-split, and --expect-servers): --timeout-ms N --config-table T
  *   --config-family F --config-qualifier Q --seed-check-row R --probe-row R --log-table T [--rollup-table T --rollup-family F]
- *   --log-family F [--split KEY]... [--config-split KEY]... [--expect-servers N]
+ *   --log-family F [--split KEY]... [--config-split KEY]... [--expect-servers N] [--log-ttl SECONDS] [--rollup-ttl SECONDS]
+ *   (a TTL only for a table it creates: absent, HBase keeps cells forever)
  *   stdin: one "rowkey TAB value" line per config row; read only when the seed is missing.
  * shutdown: asks the master for an orderly cluster shutdown. Arguments: --timeout-ms N
  */
@@ -95,6 +97,8 @@ public final class BeaconHBaseTool {
     List<String> splits = args.getOrDefault("--split", List.of());
     List<String> configSplits = args.getOrDefault("--config-split", List.of());
     int expectServers = Integer.parseInt(args.getOrDefault("--expect-servers", List.of("1")).get(0));
+    int logTtl = ttlArg(args, "--log-ttl");
+    int rollupTtl = ttlArg(args, "--rollup-ttl");
 
     try (Connection conn = ConnectionFactory.createConnection(conf); Admin admin = conn.getAdmin()) {
       List<String> created = new ArrayList<>();
@@ -104,9 +108,11 @@ public final class BeaconHBaseTool {
       });
       // getDescriptor goes through the master and fails until it is initialized.
       await(deadline, "master initialized and tables present", () -> {
-        if (ensureTable(admin, configTable, configFamily, configSplits)) created.add(configTable.getNameAsString());
-        if (ensureTable(admin, logTable, logFamily, splits)) created.add(logTable.getNameAsString());
-        if (rollupTable != null && ensureTable(admin, rollupTable, rollupFamily, List.of())) created.add(rollupTable.getNameAsString());
+        if (ensureTable(admin, configTable, configFamily, configSplits, HConstants.FOREVER)) created.add(configTable.getNameAsString());
+        if (ensureTable(admin, logTable, logFamily, splits, logTtl)) created.add(logTable.getNameAsString());
+        if (rollupTable != null && ensureTable(admin, rollupTable, rollupFamily, List.of(), rollupTtl)) {
+          created.add(rollupTable.getNameAsString());
+        }
       });
       // After a crash the master is up before WAL recovery reopens the user regions: read every region.
       Map<String, Integer> regions = new HashMap<>();
@@ -141,15 +147,24 @@ public final class BeaconHBaseTool {
     }
   }
 
-  /** Creates the table unless it exists; never alters or drops an existing one. */
-  private static boolean ensureTable(Admin admin, TableName name, byte[] family, List<String> splits)
+  /** A TTL argument in seconds; absent: HBase's FOREVER. */
+  private static int ttlArg(Map<String, List<String>> args, String name) {
+    List<String> value = args.getOrDefault(name, List.of());
+    return value.isEmpty() ? HConstants.FOREVER : Integer.parseInt(value.get(0));
+  }
+
+  /**
+   * Creates the table unless it exists, its family with this TTL (seconds); never alters or drops
+   * an existing one (`beacon log retention --set` changes a TTL).
+   */
+  private static boolean ensureTable(Admin admin, TableName name, byte[] family, List<String> splits, int ttl)
       throws IOException {
     try {
       admin.getDescriptor(name);
       return false;
     } catch (TableNotFoundException e) {
       TableDescriptorBuilder desc = TableDescriptorBuilder.newBuilder(name)
-          .setColumnFamily(ColumnFamilyDescriptorBuilder.of(family));
+          .setColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(family).setTimeToLive(ttl).build());
       byte[][] keys = splits.stream().map(Bytes::toBytes).toArray(byte[][]::new);
       if (keys.length == 0) admin.createTable(desc.build());
       else admin.createTable(desc.build(), keys);

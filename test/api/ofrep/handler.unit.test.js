@@ -138,7 +138,12 @@ test('a disabled endpoint answers DISABLED items without reading its config', as
   try {
     const bulk = await post(BULK)
     expect(bulk.status).toBe(200)
-    expect(bulk.json).toEqual({ flags: [{ key: 'features', reason: 'DISABLED' }], metadata: { endpoint: 'sample5' } })
+    // The change stream is still named: the client hears when the endpoint is switched back on.
+    expect(bulk.json).toEqual({
+      flags: [{ key: 'features', reason: 'DISABLED' }],
+      metadata: { endpoint: 'sample5' },
+      eventStreams: [{ type: 'sse', endpoint: { requestUri: '/api/sample5/changes?id=42' }, inactivityDelaySec: 120 }]
+    })
     expect((await post(BULK + '/any.key')).json).toEqual({ key: 'any.key', reason: 'DISABLED' })
     expect((await post(BULK, { body: '{}' })).status).toBe(400) // the request is still checked
   } finally {
