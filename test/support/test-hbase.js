@@ -18,11 +18,12 @@ const { withStartLock } = require('../../infra/hbase/server-process')
 const ROOT = path.resolve(__dirname, '..', '..')
 
 /**
- * Every HBase a test run starts (the shared one, the fault tests' own, those `npm run` scripts
- * start as children) runs the light JVM profile (infra/hbase/jvm.js): they live minutes under
- * paced load, where C1 and the serial collector take about half the CPU of C2 and G1. Set in the
- * environment, so that children inherit it; a profile chosen by the caller's environment wins.
- * Called by test/lanes.js and jest's global setup before either starts an HBase.
+ * The HBase instances a test starts for itself (the fault tests' own, those `npm run` scripts
+ * start as children) run the light JVM profile (infra/hbase/jvm.js): they live minutes under paced
+ * load and are killed and restarted, where C1 and the serial collector take about half the CPU of
+ * C2 and G1. Set in the environment, so that children inherit it; a profile chosen by the caller's
+ * environment wins. The shared test HBase is not one of them (upTestHBase). Called by
+ * test/lanes.js and jest's global setup before either starts an HBase.
  */
 function useTestJvmProfile () {
   process.env.BEACON_HBASE_JVM ||= 'light'
@@ -68,7 +69,10 @@ async function upTestHBase ({ log = () => {} } = {}) {
   const lockDir = path.join(os.tmpdir(), `beacon-test-hbase-${defaults.host}-${defaults.zkPort}`)
   return withStartLock({ stateDir: lockDir }, async () => {
     const overrides = await chooseTestHBase()
-    const { bootstrap, alreadyRunning } = await hbase.up(hbase.resolveOptions(overrides), { log })
+    // The shared instance serves the whole run's main tier, whose scans and filters are CPU-heavy
+    // work for HBase: there C2 pays for itself (on C1 the regex-filter test of
+    // test/lib/hbase/filters.test.js overran its timeout), so it runs the server profile.
+    const { bootstrap, alreadyRunning } = await hbase.up(hbase.resolveOptions({ ...overrides, jvm: 'server' }), { log })
     return { overrides, bootstrap, alreadyRunning }
   }, 10 * 60 * 1000)
 }
