@@ -22,6 +22,9 @@ const BAD_TIMES = ['yesterday', '%00', encodeURIComponent(MARK), '-1y', '9999999
 // Beside a valid id: each makes the whole request invalid.
 const BAD_EXTRAS = ['dryRun=yes', 'dryRun=1&dryRun=1', 'endpoint=sample5', 'status=200', 'ID=7', 'id[]=7', 'from=now&to=-1h', '%69d=7']
 
+const EMPTY_FROM = '2001-01-01T00:00:00Z'
+const EMPTY_TO = '2001-01-01T00:01:00Z'
+
 /**
  * @param {number} seed
  * @param {number} size cases
@@ -32,8 +35,10 @@ function buildEraseCorpus (seed, size) {
   const rand = prng(seed)
   const pick = (list) => list[Math.floor(rand() * list.length)]
   const auth = { Authorization: `Bearer ${TOKEN}` }
-  // A valid erase reads the last minute of an empty log: cheap, answered 200.
-  const valid = () => `id=${pick(VALID_IDS)}&from=-1m${rand() < 0.5 ? '&dryRun=1' : ''}`
+  // A valid erase reads a minute long before any row this run writes: cheap, answered 200. (The
+  // last minute is not empty: the other corpora of the file log views of id 7 just before, and
+  // erasing them means deleting rows and counting their minutes again, dozens of requests at once.)
+  const valid = () => `id=${pick(VALID_IDS)}&from=${EMPTY_FROM}&to=${EMPTY_TO}${rand() < 0.5 ? '&dryRun=1' : ''}`
   const cases = []
   while (cases.length < size) {
     const r = rand()
