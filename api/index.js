@@ -134,8 +134,11 @@ function createBeacon (settings, deps) {
     logger
   }), settings.http)
 
-  const lifecycle = accessLogLifecycle(settings, client)
-  const logQuery = accessLogQuery(settings, client, lifecycle && lifecycle.retention)
+  // Each purpose's HBase calls count under a kind of their own (beacon_hbase_rpcs_total); the
+  // store and the sinks tag theirs (lib/toggles/store.js, logging/index.js).
+  metrics.watchHBaseTraffic(client)
+  const lifecycle = accessLogLifecycle(settings, client.withKind('lifecycle'))
+  const logQuery = accessLogQuery(settings, client.withKind('query'), lifecycle && lifecycle.retention)
 
   let closing = null
   const readiness = createReadiness({
@@ -171,7 +174,7 @@ function createBeacon (settings, deps) {
       })
       // GET /dashboard/traffic
       app.use(createTrafficRouter({
-        client,
+        client: client.withKind('dashboard'),
         source: rollupSource(settings),
         now: now || Date.now,
         timeoutMs: settings.hbase.operationTimeoutMs

@@ -2,6 +2,7 @@
 
 const client = require('prom-client')
 const { hotCounter, hotHistogram } = require('./hot-metrics')
+const { registerHBaseTraffic } = require('./hbase-traffic-metrics')
 
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 const CORS_OUTCOMES = ['allowed', 'denied', 'preflight', 'preflight_denied']
@@ -312,8 +313,25 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     })
   }
 
+  /**
+   * Exposes what the HBase client sent and read, by kind and by connection
+   * (hbase-traffic-metrics.js), read from the client at scrape time. Once per registry.
+   * @param {{ trafficStats: () => import('../lib/hbase/traffic').TrafficStats }} client
+   */
+  function watchHBaseTraffic (client) {
+    if (register.getSingleMetric('beacon_hbase_rpcs_total')) return
+    registerHBaseTraffic(register, client)
+  }
+
   return {
-    register, hooks, watchSinks, watchStreams, declareBrowserPaths, metrics: () => register.metrics(), contentType: register.contentType
+    register,
+    hooks,
+    watchSinks,
+    watchStreams,
+    watchHBaseTraffic,
+    declareBrowserPaths,
+    metrics: () => register.metrics(),
+    contentType: register.contentType
   }
 }
 

@@ -9,6 +9,13 @@ const { ERRORS } = require('../lib/errors')
 const { SINK_DEFAULTS } = require('../config/defaults')
 
 /**
+ * What an HBase sink's calls count under in the HBase client's traffic (lib/hbase/traffic.js):
+ * the access-log batches (and journal replays), the rollup marks written after each batch, and
+ * the rollup job's reads and writes.
+ */
+const KINDS = Object.freeze({ log: 'log', mark: 'rollup-mark', rollup: 'rollup' })
+
+/**
  * Builds the access-log sinks of one process from their settings (the root factory passes the
  * ones some endpoint logs to).
  *
@@ -72,7 +79,7 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
             })
         sinks.set(name, createHBaseSink({
           ...rest,
-          client,
+          client: client.withKind(KINDS.log),
           journalDir: resolve(journalDir || path.join('journal', name)),
           writerId: sinkWriterId,
           logger: sinkLogger,
@@ -115,9 +122,11 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
 function rollupParts ({ client, rollupTable, logTable, buckets, writerId, runRoller, logger, clock }) {
   const table = rollupTable || SINK_DEFAULTS.hbase.rollupTable
   return {
-    rollupMarker: createRollupMarker({ client, rollupTable: table, logTable, writerId, logger }),
+    rollupMarker: createRollupMarker({ client: client.withKind(KINDS.mark), rollupTable: table, logTable, writerId, logger }),
     rollupRoller: runRoller
-      ? createRoller({ client, logTable, rollupTable: table, buckets: buckets || 16, logger, ...(clock ? { clock } : {}) })
+      ? createRoller({
+        client: client.withKind(KINDS.rollup), logTable, rollupTable: table, buckets: buckets || 16, logger, ...(clock ? { clock } : {})
+      })
       : null
   }
 }

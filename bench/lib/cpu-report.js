@@ -8,6 +8,7 @@
  */
 
 const { SEED, round, fmt } = require('./report')
+const { summarizeTraffic, trafficTables, totalLines } = require('./hbase-traffic')
 
 /** The bare node:http baseline's target name in the cpu scenario's cases. */
 const BASELINE = 'baseline'
@@ -140,7 +141,8 @@ function summarizeCases (cases, idleRuns = []) {
       rpsVsSample1: s1 ? stats(paired(c.runs, s1.runs, ratioOf('rps')), 3) : null,
       hbaseAboveSample1: s1 && c.shape === 'rate' ? stats(paired(c.runs, s1.runs, differenceOf('hbaseUsPerReq'))) : null,
       appAboveIdle: aboveIdle(c.runs, 'appUsPerReq', c.target === BASELINE ? 'baselineUsPerS' : 'appUsPerS'),
-      hbaseAboveIdle: aboveIdle(c.runs, 'hbaseUsPerReq', 'hbaseUsPerS')
+      hbaseAboveIdle: aboveIdle(c.runs, 'hbaseUsPerReq', 'hbaseUsPerS'),
+      hbase: summarizeTraffic(c.runs, stats)
     }
   }
   return out
@@ -244,7 +246,8 @@ function glanceTable (report) {
 /**
  * The cpu scenario's own tables: every case at the fixed rate, then at saturation.
  * @param {{ description?: string, parameters: { rate: number },
- *   idle?: { appUsPerS: any, baselineUsPerS: any, hbaseUsPerS: any, runs: object[] }, cases: Record<string, Record<string, any>> }} cpu
+ *   idle?: { appUsPerS: any, baselineUsPerS: any, hbaseUsPerS: any, runs: object[] }, cases: Record<string, Record<string, any>>,
+ *   hbaseTotal?: any }} cpu hbaseTotal: the HBase traffic over the whole scenario (cpu.js)
  * @returns {string[]} markdown lines
  */
 function cpuTables (cpu) {
@@ -272,7 +275,7 @@ function cpuTables (cpu) {
     }
     lines.push('')
   }
-  return lines
+  return [...lines, ...trafficTables(cpu.cases, spread, cpu.parameters.rate), ...totalLines(cpu.hbaseTotal)]
 }
 
 /**

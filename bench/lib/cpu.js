@@ -15,6 +15,7 @@
 const { setTimeout: sleep } = require('node:timers/promises')
 const { BASELINE, cpuRun, summarizeCases, summarizeIdle } = require('./cpu-report')
 const { createSampler } = require('./proc-sampler')
+const { scrapeTraffic, trafficDelta, trafficRun } = require('./hbase-traffic')
 
 /** sample5 with an access log that keeps no rollups (declared by bench/run.js): what rollups cost. */
 const NO_ROLLUP_ENDPOINT = 'sample5_norollup'
@@ -25,7 +26,8 @@ const NO_ROLLUP_ENDPOINT = 'sample5_norollup'
  *   the shared scenario context (scenarios.js)
  * @param {(ctx: any, job: object, where?: object) => Promise<any>} run one load job,
  *   ledgered, with its server-side view (scenarios.js)
- * @returns {Promise<{ title: string, description: string, parameters: object, idle: object, cases: Record<string, object> }>}
+ * @returns {Promise<{ title: string, description: string, parameters: object, idle: object, cases: Record<string, object>,
+ *   hbaseTotal: object }>}
  */
 async function cpu (ctx, run) {
   const p = ctx.params
@@ -54,15 +56,20 @@ async function cpu (ctx, run) {
   // generator does the same work.
   const whereOf = (target) => (target === BASELINE ? bare : {})
   const endpointOf = (target) => (target === BASELINE ? 'sample1' : target)
+  // The server's HBase traffic counters, read around each run (outside its CPU sample).
+  const metricsUrl = `http://${ctx.env.address('app')}:${ctx.env.port + 1}/metrics`
+  const traffic = () => scrapeTraffic(metricsUrl)
 
   async function measure (target, idSet, shape, roundNo) {
     const key = `${target === BASELINE ? 'bare node:http' : target}${target === BASELINE ? '' : ` ${idSet.label}`} ${shape.label}`
+    const before = target === BASELINE ? null : await traffic()
     const r = await run(
       ctx,
       { ...shape.job, connections: p.connections, durationMs: p.cpuSeconds * 1000, paths: paths(endpointOf(target), idSet.idRange) },
       whereOf(target)
     )
     const one = cpuRun(r, roundNo)
+    if (before) one.hbase = trafficRun(trafficDelta(before, await traffic()), r.requests, r.rps)
     const c = (cases[key] ??= {
       target,
       ids: idSet.ids,
@@ -73,7 +80,8 @@ async function cpu (ctx, run) {
     })
     c.runs.push(one)
     ctx.log(`cpu ${roundNo + 1}/${p.cpuRuns} ${key}: ${r.rps} req/s, app ${one.appUsPerReq} µs/req (${one.appCpuSource}), ` +
-      `HBase ${one.hbaseUsPerReq}, load gen ${one.generatorUsPerReq}, p99 ${r.p99} ms, errors ${r.errors}, non2xx ${r.non2xx}`)
+      `HBase ${one.hbaseUsPerReq}, load gen ${one.generatorUsPerReq}, p99 ${r.p99} ms, errors ${r.errors}, non2xx ${r.non2xx}` +
+      (one.hbase ? `, HBase frames ${one.hbase.framesPerReq}/req, socket writes ${one.hbase.socketWritesPerReq}/req` : ''))
   }
 
   /** With no load for the runs' length: what the server, the baseline and HBase burn anyway. */
@@ -90,6 +98,8 @@ async function cpu (ctx, run) {
       `bare node:http ${perS('baseline')} µs/s, HBase ${perS('hbase')} µs/s`)
   }
 
+  const first = await traffic()
+  const started = process.hrtime.bigint()
   try {
     if (p.warmupSeconds > 0) {
       ctx.log(`cpu: warm-up ${p.warmupSeconds} s closed loop per target`)
@@ -133,6 +143,7 @@ async function cpu (ctx, run) {
   } finally {
     await baselineServer.stop()
   }
+  const whole = trafficDelta(first, await traffic())
 
   const all = Object.values(cases).flatMap((c) => c.runs)
   const fromThreads = all.filter((r) => r.appCpuSource === 'threads').length
@@ -161,7 +172,10 @@ async function cpu (ctx, run) {
       endpoints
     },
     idle: summarizeIdle(idleRuns),
-    cases: summarizeCases(cases, idleRuns)
+    cases: summarizeCases(cases, idleRuns),
+    // Everything the server sent to HBase over the scenario (warm-ups and sweeps included), beside
+    // the access-log rows written meanwhile: what the rollups cost per logged row.
+    hbaseTotal: { seconds: Math.round(Number(process.hrtime.bigint() - started) / 1e9), ...whole }
   }
 }
 

@@ -5,6 +5,7 @@ const { tableNameProto, regionContains } = require('./meta')
 const { toBytes, toNumber } = require('./cells')
 const { listRegions } = require('./region-op')
 const { ADDRESS } = require('./pool')
+const { ADMIN_KIND } = require('./traffic')
 
 /** A column family's TTL attribute, and the value that means none (Integer.MAX_VALUE seconds: HConstants.FOREVER). */
 const TTL = 'TTL'
@@ -63,7 +64,7 @@ function createAdmin (core, run) {
     let lastError
     for (const address of options.bootstrap) {
       try {
-        const res = await pool.call(address, 'ClientMetaService', 'GetActiveMaster', {}, policy.rpcTimeout(deadline))
+        const res = await pool.call(address, 'ClientMetaService', 'GetActiveMaster', {}, policy.rpcTimeout(deadline), ADMIN_KIND)
         if (res.serverName) {
           master = `${res.serverName.hostName}:${res.serverName.port}`
           return master
@@ -93,7 +94,7 @@ function createAdmin (core, run) {
       const address = await findMaster(deadline)
       const timeout = blocking ? Math.max(1, deadline - Date.now()) : policy.rpcTimeout(deadline)
       try {
-        return await pool.call(address, 'MasterService', method, request, timeout)
+        return await pool.call(address, 'MasterService', method, request, timeout, ADMIN_KIND)
       } catch (err) {
         if (notTheActiveMaster(err) && master === address) master = null
         throw err
@@ -141,7 +142,7 @@ function createAdmin (core, run) {
   async function serverName (address, deadline) {
     if (!ADDRESS.test(String(address))) throw badArgument(`destination "${address}" must be a RegionServer "host:port"`)
     const res = await policy.retry(`GetServerInfo of ${address}`, deadline, () =>
-      pool.call(address, 'AdminService', 'GetServerInfo', {}, policy.rpcTimeout(deadline)))
+      pool.call(address, 'AdminService', 'GetServerInfo', {}, policy.rpcTimeout(deadline), ADMIN_KIND))
     return res.serverInfo.serverName
   }
 

@@ -62,10 +62,12 @@ class Batch {
    * @param {string} table
    * @param {Action[]} actions
    * @param {number} deadline epoch ms
+   * @param {string} [kind] the tag its RPCs count under (traffic.js)
    */
-  constructor (core, table, actions, deadline) {
+  constructor (core, table, actions, deadline, kind) {
     this.core = core
     this.table = table
+    this.kind = kind
     this.actions = actions
     this.deadline = deadline
     /** @type {Array<import('./cells').Row|null|Error>} */
@@ -148,7 +150,7 @@ class Batch {
     const request = multiRequest(actions, groups)
     let res
     try {
-      res = await pool.invoke(server, 'ClientService', 'Multi', request, policy.rpcTimeout(this.deadline))
+      res = await pool.invoke(server, 'ClientService', 'Multi', request, policy.rpcTimeout(this.deadline), this.kind)
     } catch (err) {
       const maybe = mayHaveApplied(err)
       for (const { region, indexes } of groups) {
@@ -250,10 +252,11 @@ class Batch {
  * @param {string} table
  * @param {Action[]} actions
  * @param {number} [timeout] ms, retries included; default operationTimeout
+ * @param {string} [kind] the tag its RPCs count under (traffic.js)
  * @returns {Promise<Array<import('./cells').Row|null|Error>>}
  */
-function runBatch (core, table, actions, timeout) {
-  return new Batch(core, table, actions, deadlineOf(core, timeout)).run()
+function runBatch (core, table, actions, timeout, kind) {
+  return new Batch(core, table, actions, deadlineOf(core, timeout), kind).run()
 }
 
 module.exports = { runBatch, chunks, multiRequest }

@@ -12,6 +12,7 @@ const { toBytes, resultToRow, buildGet, buildPut, buildDelete } = require('./cel
 const { createAdmin } = require('./admin')
 const { cellCondition } = require('./filters')
 const { OperationGate } = require('./lifecycle')
+const { UNTAGGED, META_KIND } = require('./traffic')
 
 /**
  * The OS login name, which HBase's own client sends by default; "hbase" where there is none.
@@ -82,6 +83,9 @@ function parseBootstrap (bootstrap) {
  *
  * Lifecycle as undici's: an operation that started before `close()` runs to completion under
  * its own deadline; `destroy()` aborts everything at once (see both, and lifecycle.js).
+ *
+ * Every operation takes `kind` among its options: an opaque tag its RPCs are counted under in
+ * trafficStats() (default: the view's, see withKind(), else "other").
  */
 class HBaseClient {
   /**
@@ -96,6 +100,8 @@ class HBaseClient {
     this._gate = new OperationGate()
     /** @type {Promise<void>|null} */
     this._closing = null
+    /** What this client's operations count under when they name no kind (withKind). */
+    this._kind = UNTAGGED
     const { rpcTimeout, pause, maxPause } = this.options
     const pool = new ConnectionPool({
       user: this.options.user,
@@ -104,7 +110,8 @@ class HBaseClient {
       onRpc: this.options.onRpc,
       onServerLost: (address) => locator.invalidateServer(address)
     })
-    const locator = new RegionLocator({ bootstrap: this.options.bootstrap, invoke: pool.invoke.bind(pool), rpcTimeout })
+    const invoke = (address, service, method, request, ms) => pool.invoke(address, service, method, request, ms, META_KIND)
+    const locator = new RegionLocator({ bootstrap: this.options.bootstrap, invoke, rpcTimeout })
     const policy = new RetryPolicy({ pause, maxPause, rpcTimeout, signal: this._gate.signal })
     /** @type {import('./region-op').Core} */
     this._core = Object.freeze({ options: this.options, pool, locator, policy })
@@ -119,14 +126,15 @@ class HBaseClient {
    * Reads one row. Resolves null when the row does not exist.
    * @param {string} table
    * @param {import('./cells').Bytesish} row
-   * @param {{ families?: string[], columns?: string[], maxVersions?: number, timeout?: number }} [opts]
+   * @param {{ families?: string[], columns?: string[], maxVersions?: number, timeout?: number, kind?: string }} [opts]
    * @returns {Promise<import('./cells').Row|null>}
    */
   get (table, row, opts = {}) {
     return this._gate.run(async () => {
       const key = toBytes(row, 'row')
       const get = buildGet(key, opts)
-      const res = await regionOp(this._core, 'Get', table, key, (region) => ({ region: region.spec, get }), opts.timeout)
+      const build = (region) => ({ region: region.spec, get })
+      const res = await regionOp(this._core, 'Get', table, key, build, opts.timeout, this._kindOf(opts))
       return resultToRow(res.result)
     })
   }
@@ -137,7 +145,7 @@ class HBaseClient {
    * closed client.
    * @param {string} table
    * @param {Array<import('./cells').Bytesish>} rows
-   * @param {{ families?: string[], columns?: string[], timeout?: number }} [opts]
+   * @param {{ families?: string[], columns?: string[], timeout?: number, kind?: string }} [opts]
    * @returns {Promise<Array<import('./cells').Row|null|Error>>}
    */
   multiGet (table, rows, opts = {}) {
@@ -146,7 +154,7 @@ class HBaseClient {
         const key = toBytes(row, 'row')
         return { row: key, get: buildGet(key, opts) }
       })
-      return runBatch(this._core, table, actions, opts.timeout)
+      return runBatch(this._core, table, actions, opts.timeout, this._kindOf(opts))
     })
   }
 
@@ -156,14 +164,15 @@ class HBaseClient {
    * @param {import('./cells').Bytesish} row
    * @param {Parameters<typeof buildPut>[1]} cells `{ family: { qualifier: value } }` or
    *   `[{ family, qualifier, value, timestamp? }]`
-   * @param {{ timeout?: number, durability?: number }} [opts] durability: protobuf Durability
+   * @param {{ timeout?: number, kind?: string, durability?: number }} [opts] durability: protobuf Durability
    * @returns {Promise<void>}
    */
   put (table, row, cells, opts = {}) {
     return this._gate.run(async () => {
       const key = toBytes(row, 'row')
       const mutation = buildPut(key, cells, opts)
-      await regionOp(this._core, 'Mutate', table, key, (region) => ({ region: region.spec, mutation }), opts.timeout)
+      const build = (region) => ({ region: region.spec, mutation })
+      await regionOp(this._core, 'Mutate', table, key, build, opts.timeout, this._kindOf(opts))
     })
   }
 
@@ -178,7 +187,7 @@ class HBaseClient {
    * @param {import('./cells').Bytesish} row
    * @param {{ column: string, value: import('./cells').Bytesish|null }} check column "family:qualifier"
    * @param {Parameters<typeof buildPut>[1]} cells as for put()
-   * @param {{ timeout?: number, durability?: number }} [opts]
+   * @param {{ timeout?: number, kind?: string, durability?: number }} [opts]
    * @returns {Promise<boolean>} true: the condition held and the cells were written
    */
   checkAndPut (table, row, check, cells, opts = {}) {
@@ -186,7 +195,8 @@ class HBaseClient {
       const key = toBytes(row, 'row')
       const condition = cellCondition(key, check && check.column, check ? check.value : null)
       const mutation = buildPut(key, cells, opts)
-      const res = await regionOp(this._core, 'Mutate', table, key, (region) => ({ region: region.spec, mutation, condition }), opts.timeout)
+      const build = (region) => ({ region: region.spec, mutation, condition })
+      const res = await regionOp(this._core, 'Mutate', table, key, build, opts.timeout, this._kindOf(opts))
       return res.processed === true
     })
   }
@@ -196,14 +206,15 @@ class HBaseClient {
    * at or before it).
    * @param {string} table
    * @param {import('./cells').Bytesish} row
-   * @param {{ families?: string[], columns?: string[], timestamp?: number, timeout?: number }} [opts]
+   * @param {{ families?: string[], columns?: string[], timestamp?: number, timeout?: number, kind?: string }} [opts]
    * @returns {Promise<void>}
    */
   delete (table, row, opts = {}) {
     return this._gate.run(async () => {
       const key = toBytes(row, 'row')
       const mutation = buildDelete(key, opts)
-      await regionOp(this._core, 'Mutate', table, key, (region) => ({ region: region.spec, mutation }), opts.timeout)
+      const build = (region) => ({ region: region.spec, mutation })
+      await regionOp(this._core, 'Mutate', table, key, build, opts.timeout, this._kindOf(opts))
     })
   }
 
@@ -212,7 +223,7 @@ class HBaseClient {
    * null (written) or the HBaseError of that put alone, after retries within the deadline.
    * @param {string} table
    * @param {Array<{ row: import('./cells').Bytesish, cells: Parameters<typeof buildPut>[1] }>} puts
-   * @param {{ timeout?: number, durability?: number }} [opts] durability: protobuf Durability
+   * @param {{ timeout?: number, kind?: string, durability?: number }} [opts] durability: protobuf Durability
    * @returns {Promise<Array<null|Error>>}
    */
   multiPut (table, puts, opts = {}) {
@@ -221,7 +232,7 @@ class HBaseClient {
         const key = toBytes(p.row, 'row')
         return { row: key, mutation: buildPut(key, p.cells, opts) }
       })
-      const results = await runBatch(this._core, table, actions, opts.timeout)
+      const results = await runBatch(this._core, table, actions, opts.timeout, this._kindOf(opts))
       return results.map((r) => (r instanceof Error ? r : null))
     })
   }
@@ -232,7 +243,7 @@ class HBaseClient {
    * the HBaseError of that row alone.
    * @param {string} table
    * @param {Array<{ row: import('./cells').Bytesish, families?: string[], columns?: string[], timestamp?: number }>} deletes
-   * @param {{ timeout?: number }} [opts]
+   * @param {{ timeout?: number, kind?: string }} [opts]
    * @returns {Promise<Array<null|Error>>}
    */
   multiDelete (table, deletes, opts = {}) {
@@ -241,7 +252,7 @@ class HBaseClient {
         const key = toBytes(d.row, 'row')
         return { row: key, mutation: buildDelete(key, d) }
       })
-      const results = await runBatch(this._core, table, actions, opts.timeout)
+      const results = await runBatch(this._core, table, actions, opts.timeout, this._kindOf(opts))
       return results.map((r) => (r instanceof Error ? r : null))
     })
   }
@@ -259,7 +270,7 @@ class HBaseClient {
     const gate = this._gate
     gate.enter()
     try {
-      yield * scanRows(this._core, table, opts)
+      yield * scanRows(this._core, table, opts, this._kindOf(opts))
     } catch (err) {
       throw gate.failure(err)
     } finally {
@@ -271,12 +282,12 @@ class HBaseClient {
    * Counts rows (first key of each row only, so values never travel).
    * @param {string} table
    * @param {{ startRow?: import('./cells').Bytesish, stopRow?: import('./cells').Bytesish, caching?: number, timeout?: number,
-   *   filter?: import('./filters').Filter }} [opts]
+   *   kind?: string, filter?: import('./filters').Filter }} [opts]
    *   filter: count only the rows it keeps
    * @returns {Promise<number>}
    */
   count (table, opts = {}) {
-    return this._gate.run(() => countRows(this._core, table, opts))
+    return this._gate.run(() => countRows(this._core, table, opts, this._kindOf(opts)))
   }
 
   /**
@@ -298,6 +309,35 @@ class HBaseClient {
     return this._gate.run(async () => {
       await this._core.locator.refreshMeta(Date.now() + (opts.timeout || this.options.rpcTimeout))
     })
+  }
+
+  /**
+   * A view whose operations count under `kind` in trafficStats() unless they name their own: the
+   * same connections, caches and lifecycle (closing it closes the client).
+   * @param {string} kind an opaque tag
+   * @returns {HBaseClient}
+   */
+  withKind (kind) {
+    if (typeof kind !== 'string' || kind === '') throw badArgument('kind must be a non-empty string')
+    return Object.create(this, {
+      _kind: { value: kind },
+      close: { value: () => this.close() },
+      destroy: { value: () => this.destroy() }
+    })
+  }
+
+  /**
+   * What went to HBase and came back since the client was made, per kind and per server and
+   * service (traffic.js): a copy of counters kept as plain additions on every RPC.
+   * @returns {import('./traffic').TrafficStats}
+   */
+  trafficStats () {
+    return this._core.pool.traffic.snapshot()
+  }
+
+  /** @param {{ kind?: string }} opts @returns {string} the kind an operation counts under */
+  _kindOf (opts) {
+    return opts.kind || this._kind
   }
 
   /**

@@ -4,8 +4,11 @@ const net = require('node:net')
 const { EventEmitter } = require('node:events')
 const { connectionPreamble, encodeCall, decodeResponseHeader, decodeResponseBody } = require('./protocol')
 const { HBaseError, remoteError } = require('./errors')
+const { ConnectionTally, KindTally } = require('./traffic')
 
 const MAX_CALL_ID = 0x7fffffff
+/** Where the calls of a caller that gives no kind tally go (a connection used on its own, in tests). */
+const NO_KIND = new KindTally()
 
 /**
  * One TCP connection to one HBase server for one service, multiplexing concurrent calls by
@@ -14,10 +17,12 @@ const MAX_CALL_ID = 0x7fffffff
  */
 class Connection extends EventEmitter {
   /**
-   * @param {{ host: string, port: number, service: string, user: string, connectTimeout: number, cellBlocks?: boolean }} options
-   *   cellBlocks: name KeyValueCodec in the connection header, so cells travel in cell blocks
+   * @param {{ host: string, port: number, service: string, user: string, connectTimeout: number, cellBlocks?: boolean,
+   *   tally?: ConnectionTally }} options
+   *   cellBlocks: name KeyValueCodec in the connection header, so cells travel in cell blocks;
+   *   tally: where this connection counts its traffic (the pool keeps one per server and service)
    */
-  constructor ({ host, port, service, user, connectTimeout, cellBlocks = false }) {
+  constructor ({ host, port, service, user, connectTimeout, cellBlocks = false, tally }) {
     super()
     this.host = host
     this.port = port
@@ -34,7 +39,13 @@ class Connection extends EventEmitter {
     this._sweepEvery = 0
     this._ending = false
     this._connected = false // until then nothing written reached the server
-    this._uncork = () => { this._corked = false; this.socket.uncork() }
+    this._tally = tally || new ConnectionTally(this.address, service)
+    this._tally.connects++
+    this._uncork = () => {
+      this._corked = false
+      this._tally.socketWrites++
+      this.socket.uncork()
+    }
 
     this.socket = net.connect({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 10000 })
     this.socket.setTimeout(connectTimeout, () => {
@@ -52,6 +63,7 @@ class Connection extends EventEmitter {
     })
     // Writes before 'connect' are queued by the socket, so calls can be sent immediately.
     this.socket.write(connectionPreamble(service, user, cellBlocks))
+    this._tally.socketWrites++
     this.socket.on('data', (chunk) => this._onData(chunk))
     this.socket.on('error', (/** @type {NodeJS.ErrnoException} */ err) => {
       this._fail(
@@ -79,9 +91,10 @@ class Connection extends EventEmitter {
    * @param {{ name: string, request: object, response: object }} method from protocol.METHODS
    * @param {object} request
    * @param {number} timeoutMs per-call timeout
+   * @param {KindTally} [kind] the tally of the caller's kind: counts the frame and its answer
    * @returns {Promise<object>}
    */
-  call (method, request, timeoutMs) {
+  call (method, request, timeoutMs, kind = NO_KIND) {
     if (this.closed || this._ending) {
       return Promise.reject(
         Object.assign(new HBaseError('HBASE_CONNECTION', `connection to ${this.address} is closed`, {
@@ -99,8 +112,12 @@ class Connection extends EventEmitter {
     } catch (err) {
       return Promise.reject(new HBaseError('HBASE_BAD_ARGUMENT', `cannot encode ${method.name}: ${err.message}`, { cause: err }))
     }
+    const tally = this._tally
+    tally.requestFrames++
+    tally.requestBytes += frame.length
+    kind.sent(method.name, frame.length)
     return new Promise((resolve, reject) => {
-      this._pending.set(callId, { resolve, reject, method, deadline: Date.now() + timeoutMs })
+      this._pending.set(callId, { resolve, reject, method, kind, deadline: Date.now() + timeoutMs })
       // Cork until the next tick so calls made in the same tick leave in one write (writev).
       if (!this._corked) {
         this._corked = true
@@ -197,6 +214,7 @@ class Connection extends EventEmitter {
   }
 
   _onData (chunk) {
+    this._tally.socketReads++
     if (this._buffered === 0 && this._chunks.length === 0) {
       // Fast path: parse straight out of the chunk while it holds whole frames.
       let offset = 0
@@ -224,6 +242,9 @@ class Connection extends EventEmitter {
   }
 
   _onFrame (payload) {
+    const tally = this._tally
+    tally.responseFrames++
+    tally.responseBytes += payload.length + 4
     let header, reader
     try {
       ({ header, reader } = decodeResponseHeader(payload))
@@ -240,6 +261,7 @@ class Connection extends EventEmitter {
     const call = this._pending.get(header.callId)
     if (!call) return // answered after it timed out
     this._pending.delete(header.callId)
+    call.kind.answered(payload.length + 4)
     if (this._ending) process.nextTick(() => this._closeIfDrained())
     if (header.exception) {
       const ex = header.exception

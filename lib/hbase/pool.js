@@ -3,6 +3,7 @@
 const { Connection } = require('./connection')
 const { METHODS } = require('./protocol')
 const { clientClosed } = require('./errors')
+const { Traffic } = require('./traffic')
 
 /**
  * @typedef {{ method: string, server: string, ms: number, error?: Error }} RpcEvent
@@ -43,6 +44,7 @@ class ConnectionPool {
     this._onServerLost = onServerLost || (() => {})
     /** @type {Map<string, Connection>} service@address → connection */
     this._connections = new Map()
+    this.traffic = new Traffic()
     this.closed = false
   }
 
@@ -53,11 +55,13 @@ class ConnectionPool {
    * @param {string} method wire name, e.g. "Get"
    * @param {object} request plain object of the request type
    * @param {number} timeoutMs
+   * @param {string} [kind] the caller's tag: the RPC is counted under it (traffic.js)
    * @returns {Promise<any>} the decoded response
    */
-  call (address, service, method, request, timeoutMs) {
+  call (address, service, method, request, timeoutMs, kind) {
     if (this.closed) return Promise.reject(clientClosed())
-    const promise = this._connection(address, service).call(METHODS[service][method], request, timeoutMs)
+    const conn = this._connection(address, service)
+    const promise = conn.call(METHODS[service][method], request, timeoutMs, this.traffic.kind(kind))
     const onRpc = this._onRpc
     if (!onRpc) return promise
     const started = performance.now()
@@ -77,10 +81,11 @@ class ConnectionPool {
    * @param {string} method
    * @param {object} request
    * @param {number} timeoutMs
+   * @param {string} [kind]
    * @returns {Promise<any>}
    */
-  invoke (address, service, method, request, timeoutMs) {
-    return this.call(address, service, method, request, timeoutMs).catch((err) => {
+  invoke (address, service, method, request, timeoutMs, kind) {
+    return this.call(address, service, method, request, timeoutMs, kind).catch((err) => {
       if (err.code === 'HBASE_CONNECTION') this._onServerLost(address)
       throw err
     })
@@ -121,7 +126,8 @@ class ConnectionPool {
     const { host, port } = splitAddress(address)
     // Only ClientService carries cells (Get, Mutate, Scan, Multi).
     const cellBlocks = this._cellBlocks && service === 'ClientService'
-    const conn = new Connection({ host, port, service, user: this._user, connectTimeout: this._connectTimeout, cellBlocks })
+    const tally = this.traffic.connection(key, address, service)
+    const conn = new Connection({ host, port, service, user: this._user, connectTimeout: this._connectTimeout, cellBlocks, tally })
     conn.once('close', () => {
       if (this._connections.get(key) === conn) this._connections.delete(key)
     })

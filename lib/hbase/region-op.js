@@ -31,15 +31,16 @@ function deadlineOf (core, timeout) {
  * @param {Buffer} key
  * @param {(region: import('./meta').Region) => object} buildRequest the request for that region
  * @param {number} [timeout] ms, retries included; default operationTimeout
+ * @param {string} [kind] the tag its RPCs count under (traffic.js)
  * @returns {Promise<any>} the decoded response
  */
-function regionOp (core, method, table, key, buildRequest, timeout) {
+function regionOp (core, method, table, key, buildRequest, timeout, kind) {
   const { locator, pool, policy } = core
   const deadline = deadlineOf(core, timeout)
   return policy.retry(`${method} on ${table}`, deadline, async () => {
     const region = locator.cached(table, key) || await locator.locate(table, key, deadline)
     try {
-      return await pool.invoke(region.server, 'ClientService', method, buildRequest(region), policy.rpcTimeout(deadline))
+      return await pool.invoke(region.server, 'ClientService', method, buildRequest(region), policy.rpcTimeout(deadline), kind)
     } catch (err) {
       if (err.relocate) locator.invalidate(region)
       throw err

@@ -22,6 +22,7 @@ const KEYS_ONLY = [firstKeyOnly(), keyOnly()]
  * @property {import('./filters').Filter} [filter] a server-side filter (./filters.js): rows it
  *   drops never leave the RegionServer
  * @property {number} [timeout] ms for opening each region's scanner, retries included
+ * @property {string} [kind] the tag its RPCs count under (traffic.js)
  */
 
 /**
@@ -37,9 +38,10 @@ const KEYS_ONLY = [firstKeyOnly(), keyOnly()]
  * @param {import('./region-op').Core} core
  * @param {string} table
  * @param {ScanOptions} [opts]
+ * @param {string} [kind] the tag its RPCs count under (default opts.kind)
  * @returns {AsyncGenerator<import('./cells').Row, void, void>}
  */
-async function * scanRows (core, table, opts = {}) {
+async function * scanRows (core, table, opts = {}, kind = opts.kind) {
   const { pool, locator, policy, options } = core
   const stopRow = opts.stopRow != null ? toBytes(opts.stopRow, 'stopRow') : EMPTY
   let startRow = opts.startRow != null ? toBytes(opts.startRow, 'startRow') : EMPTY
@@ -67,7 +69,7 @@ async function * scanRows (core, table, opts = {}) {
         res = await regionOp(core, 'Scan', table, startRow, (r) => {
           region = r
           return { region: r.spec, scan, numberOfRows: rows, ...flags }
-        }, opts.timeout)
+        }, opts.timeout, kind)
         scanner = { region, id: res.scannerId }
       } else {
         try {
@@ -76,7 +78,8 @@ async function * scanRows (core, table, opts = {}) {
             'ClientService',
             'Scan',
             { scannerId: scanner.id, numberOfRows: rows, ...flags },
-            options.rpcTimeout
+            options.rpcTimeout,
+            kind
           )
         } catch (err) {
           if (!err.retryable) throw err
@@ -113,7 +116,8 @@ async function * scanRows (core, table, opts = {}) {
           'ClientService',
           'Scan',
           { scannerId: scanner.id, numberOfRows: 0, closeScanner: true },
-          options.rpcTimeout
+          options.rpcTimeout,
+          kind
         )
         .catch(() => {})
     }
@@ -168,11 +172,12 @@ function scanFilter (opts) {
  * @param {import('./region-op').Core} core
  * @param {string} table
  * @param {ScanOptions} [opts]
+ * @param {string} [kind] the tag its RPCs count under (default opts.kind)
  * @returns {Promise<number>}
  */
-async function countRows (core, table, opts = {}) {
+async function countRows (core, table, opts = {}, kind = opts.kind) {
   let n = 0
-  for await (const row of scanRows(core, table, { ...opts, keysOnly: true, caching: opts.caching || 5000 })) n += row ? 1 : 0
+  for await (const row of scanRows(core, table, { ...opts, keysOnly: true, caching: opts.caching || 5000 }, kind)) n += row ? 1 : 0
   return n
 }
 

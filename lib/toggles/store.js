@@ -26,6 +26,13 @@ const HASH_SECRET_ROW = '!privacy:ip-hash'
 const FIRST_ID_ROW = '-' // the lowest character an id may start with
 
 /**
+ * What the store's calls count under in the HBase client's traffic (lib/hbase/traffic.js): the
+ * config reads of the caches (misses, refreshes, sample2's every request), the endpoint-switch
+ * and change-feed polls, the hash secret, and the admin API's writes and listings.
+ */
+const KINDS = Object.freeze({ config: 'config', switches: 'switches', changes: 'changes', privacy: 'privacy', admin: 'config-admin' })
+
+/**
  * @typedef {{ toggles: Record<string, unknown>, version: string, timestamp: number }} StoredToggles
  * @typedef {StoredToggles | { invalid: string } | null} DecodedRow
  *   null: nothing stored; `invalid`: a cell that is not a JSON object (why)
@@ -91,7 +98,7 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
      * @returns {Promise<DecodedRow>}
      */
     async read (id, opts) {
-      return decodeRow(await client.get(table, id, { columns, timeout: (opts && opts.timeoutMs) || timeoutMs }))
+      return decodeRow(await client.get(table, id, { columns, timeout: (opts && opts.timeoutMs) || timeoutMs, kind: KINDS.config }))
     },
 
     /**
@@ -101,7 +108,7 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
      * @returns {Promise<Array<DecodedRow|Error>>} per id: its row, or the error of that id alone
      */
     async readMany (ids, opts) {
-      const rows = await client.multiGet(table, ids, { columns, timeout: (opts && opts.timeoutMs) || timeoutMs })
+      const rows = await client.multiGet(table, ids, { columns, timeout: (opts && opts.timeoutMs) || timeoutMs, kind: KINDS.config })
       return rows.map((row) => (row instanceof Error ? row : decodeRow(row)))
     },
 
@@ -111,7 +118,7 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
      * @returns {Promise<void>}
      */
     async write (id, toggles) {
-      await client.put(table, id, { [family]: { [qualifier]: encodeToggles(toggles) } }, { timeout: timeoutMs })
+      await client.put(table, id, { [family]: { [qualifier]: encodeToggles(toggles) } }, { timeout: timeoutMs, kind: KINDS.admin })
     },
 
     /**
@@ -119,7 +126,7 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
      * @returns {Promise<void>}
      */
     async remove (id) {
-      await client.delete(table, id, { timeout: timeoutMs })
+      await client.delete(table, id, { timeout: timeoutMs, kind: KINDS.admin })
     },
 
     /**
@@ -130,7 +137,8 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
     async listIds ({ start, limit }) {
       const from = typeof start === 'string' && start > FIRST_ID_ROW ? start : FIRST_ID_ROW
       const ids = []
-      for await (const row of client.scan(table, { startRow: from, limit, keysOnly: true, caching: limit })) ids.push(row.row.toString())
+      const scan = client.scan(table, { startRow: from, limit, keysOnly: true, caching: limit, kind: KINDS.admin })
+      for await (const row of scan) ids.push(row.row.toString())
       return ids
     },
 
@@ -140,7 +148,9 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
      * @returns {Promise<Map<string, { enabled: boolean, at: number }>>}
      */
     async readSwitches (names) {
-      const rows = await client.multiGet(table, names.map((n) => SWITCH_ROW_PREFIX + n), { columns, timeout: timeoutMs })
+      const rows = await client.multiGet(table, names.map((n) => SWITCH_ROW_PREFIX + n), {
+        columns, timeout: timeoutMs, kind: KINDS.switches
+      })
       const failed = rows.find((row) => row instanceof Error)
       if (failed) throw failed
       const states = new Map()
@@ -167,7 +177,7 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
         table,
         SWITCH_ROW_PREFIX + name,
         { [family]: { [qualifier]: JSON.stringify({ enabled, at: Date.now() }) } },
-        { timeout: timeoutMs }
+        { timeout: timeoutMs, kind: KINDS.admin }
       )
     },
 
@@ -176,7 +186,8 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
      * @returns {Promise<Buffer|null>} null: none stored yet
      */
     async readHashSecret () {
-      const cell = findCell(await client.get(table, HASH_SECRET_ROW, { columns, timeout: timeoutMs }), family, qualifier)
+      const row = await client.get(table, HASH_SECRET_ROW, { columns, timeout: timeoutMs, kind: KINDS.privacy })
+      const cell = findCell(row, family, qualifier)
       return cell ? cell.value : null
     },
 
@@ -188,7 +199,8 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
      */
     async createHashSecret (secret) {
       const cells = { [family]: { [qualifier]: secret } }
-      return client.checkAndPut(table, HASH_SECRET_ROW, { column: columns[0], value: null }, cells, { timeout: timeoutMs })
+      const absent = { column: columns[0], value: null }
+      return client.checkAndPut(table, HASH_SECRET_ROW, absent, cells, { timeout: timeoutMs, kind: KINDS.privacy })
     },
 
     /**
@@ -196,7 +208,7 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
      * @returns {Promise<Array<{ id: string, at: number }>>}
      */
     async readChanges () {
-      const row = await client.get(table, CHANGES_ROW, { families: [family], timeout: timeoutMs })
+      const row = await client.get(table, CHANGES_ROW, { families: [family], timeout: timeoutMs, kind: KINDS.changes })
       return row ? row.cells.map((c) => ({ id: c.qualifier, at: Number(c.timestamp) })) : []
     },
 
@@ -207,15 +219,15 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
      * @returns {Promise<void>}
      */
     async recordChange (id, retainMs) {
-      await client.put(table, CHANGES_ROW, { [family]: { [id]: '1' } }, { timeout: timeoutMs })
+      await client.put(table, CHANGES_ROW, { [family]: { [id]: '1' } }, { timeout: timeoutMs, kind: KINDS.changes })
       const changes = await this.readChanges()
       const newest = Math.max(...changes.map((c) => c.at))
       const old = changes.filter((c) => c.at < newest - retainMs).map((c) => `${family}:${c.id}`)
-      if (old.length) await client.delete(table, CHANGES_ROW, { columns: old, timeout: timeoutMs })
+      if (old.length) await client.delete(table, CHANGES_ROW, { columns: old, timeout: timeoutMs, kind: KINDS.changes })
     }
   }
 }
 
 module.exports = {
-  createToggleStore, configSplitKeys, encodeToggles, decodeToggles, SWITCH_ROW_PREFIX, CHANGES_ROW, HASH_SECRET_ROW, FIRST_ID_ROW
+  createToggleStore, configSplitKeys, encodeToggles, decodeToggles, SWITCH_ROW_PREFIX, CHANGES_ROW, HASH_SECRET_ROW, FIRST_ID_ROW, KINDS
 }

@@ -63,6 +63,11 @@ test('metrics expose request, cache, HBase and access-log families after real tr
   expect(text).toMatch(/^beacon_http_request_duration_seconds_count\{endpoint="sample5"\} 5$/m)
   expect(text).toMatch(/^beacon_config_lookups_total\{endpoint="sample5",outcome="miss"\} 5$/m)
   expect(text).toMatch(/^beacon_hbase_rpc_duration_seconds_count\{method="Multi"\} [1-9]/m)
+  // What went to HBase, by what it was for: the config reads of the misses, the log's batch.
+  expect(text).toMatch(/^beacon_hbase_rpcs_total\{kind="config",method="(Get|Multi)"\} [1-9]/m)
+  expect(text).toMatch(/^beacon_hbase_rpcs_total\{kind="log",method="Multi"\} [1-9]/m)
+  expect(text).toMatch(/^beacon_hbase_request_bytes_total\{kind="log"\} [1-9]/m)
+  expect(text).toMatch(/^beacon_hbase_socket_writes_total\{service="ClientService",server="[^"]+"\} [1-9]/m)
   expect(text).toMatch(/^beacon_access_log_entries_total\{sink="hbase",state="written"\} 5$/m)
   expect(text).toMatch(/^beacon_access_log_queue_depth\{sink="hbase"\} 0$/m)
 })

@@ -2,18 +2,16 @@
 
 // Pure logic of the HBase client: no HBase needed.
 
-const net = require('node:net')
-const protobuf = require('protobufjs')
 const { remoteError, CODES, HBaseError, mayHaveApplied } = require('../../../lib/hbase/errors')
 const { toBytes, buildPut, buildDelete, columnSelectors, resultToRow } = require('../../../lib/hbase/cells')
 const { regionContains, tableNameProto, tableNameString } = require('../../../lib/hbase/meta')
-const { types, METHODS, encodeCall } = require('../../../lib/hbase/protocol')
-const { Connection } = require('../../../lib/hbase/connection')
+const { METHODS, encodeCall } = require('../../../lib/hbase/protocol')
 const { ConnectionPool } = require('../../../lib/hbase/pool')
 const { RetryPolicy, BACKOFF, LAST_TRY_MS } = require('../../../lib/hbase/retry')
 const { OperationGate } = require('../../../lib/hbase/lifecycle')
 const { chunks, runBatch } = require('../../../lib/hbase/batch')
 const { parseBootstrap } = require('../../../lib/hbase/client')
+const { frameFor, withServer, result, getRequest } = require('../../support/fake-regionserver')
 
 describe('remote error classification', () => {
   test.each([
@@ -110,61 +108,6 @@ describe('regions and table names', () => {
 describe('connection framing over a real socket', () => {
   // A tiny server that speaks the response side of the HBase framing and answers every
   // call in adversarial chunking (byte by byte, or several frames glued together).
-  function frameFor (callId, message, exception) {
-    const writer = types.ResponseHeader.encodeDelimited(exception ? { callId, exception } : { callId })
-    if (!exception) types.GetResponse.encodeDelimited(message, writer)
-    const body = Buffer.from(writer.finish())
-    const out = Buffer.alloc(4 + body.length)
-    out.writeUInt32BE(body.length, 0)
-    body.copy(out, 4)
-    return out
-  }
-
-  async function withServer (respond, fn) {
-    const server = net.createServer((socket) => {
-      let buf = Buffer.alloc(0)
-      let preambleSeen = false
-      socket.on('data', (chunk) => {
-        buf = Buffer.concat([buf, chunk])
-        if (!preambleSeen) {
-          if (buf.length < 10) return
-          const headerLength = buf.readUInt32BE(6)
-          if (buf.length < 10 + headerLength) return
-          buf = buf.subarray(10 + headerLength)
-          preambleSeen = true
-        }
-        const calls = []
-        while (buf.length >= 4 && buf.length >= 4 + buf.readUInt32BE(0)) {
-          const size = buf.readUInt32BE(0)
-          const reader = protobuf.Reader.create(buf.subarray(4, 4 + size))
-          calls.push(types.RequestHeader.decodeDelimited(reader).callId)
-          buf = buf.subarray(4 + size)
-        }
-        if (calls.length) respond(socket, calls)
-      })
-    })
-    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
-    const conn = new Connection({
-      host: '127.0.0.1',
-      port: server.address().port,
-      service: 'ClientService',
-      user: 'test',
-      connectTimeout: 1000
-    })
-    try {
-      await fn(conn, `127.0.0.1:${server.address().port}`)
-    } finally {
-      conn.close()
-      server.close()
-    }
-  }
-
-  const result = (v) => ({
-    result: {
-      cell: [{ row: Buffer.from('r'), family: Buffer.from('f'), qualifier: Buffer.from('q'), value: Buffer.from(v), timestamp: 1 }]
-    }
-  })
-
   test('responses split byte by byte and glued together, out of order, all resolve correctly', async () => {
     await withServer((socket, calls) => {
       const frames = Buffer.concat(calls.reverse().map((id) => frameFor(id, result(`v${id}`))))
@@ -223,8 +166,6 @@ describe('connection framing over a real socket', () => {
       expect(conn.closed).toBe(true)
     })
   })
-
-  const getRequest = { region: { type: 1, value: Buffer.from('x') }, get: { row: Buffer.from('r') } }
 
   test('a short call behind a long one still times out on time', async () => {
     await withServer(() => {}, async (conn) => {
