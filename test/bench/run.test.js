@@ -165,10 +165,12 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
   expect(cpu.cases['sample5 ids 1..500 @ 300 req/s'].hbaseAboveSample1.n).toBe(2)
   expect(cpu.idle.runs).toHaveLength(2)
   for (const r of cpu.idle.runs) for (const k of ['appUsPerS', 'baselineUsPerS', 'hbaseUsPerS']) expect(r[k]).toBeGreaterThanOrEqual(0)
-  // The report opens with the seed beside beacon (with CPU per request), then the cpu tables.
+  // The report opens with the seed beside beacon (with CPU per request), then the cpu tables and
+  // what went to HBase per request beside them, then the seed protocol's own runs.
   const headings = md.split('\n').filter((l) => l.startsWith('## '))
-  expect(headings.slice(0, 3)).toEqual([
-    '## What each layer costs: the seed beside beacon', '## CPU per request', '## Seed protocol (closed loop)'
+  expect(headings.slice(0, 4)).toEqual([
+    '## What each layer costs: the seed beside beacon', '## CPU per request', '## HBase traffic per request',
+    '## Seed protocol (closed loop)'
   ])
   // At saturation (app CPU, vs sample1, HBase above idle), then at the fixed rate (app CPU, vs
   // sample1, HBase above sample1): each a median with its spread over the 2 rounds.
