@@ -103,9 +103,11 @@ async function runPrimary (settings, logger, admin) {
     })
     // OpenFeature (docs/openfeature.md): the bulk evaluation on the first endpoint that serves it
     // without an API key.
-    const ofrep = Object.keys(settings.endpoints).find((name) => settings.endpoints[name].ofrep && !settings.endpoints[name].ofrep.apiKeys)
+    const keyless = (name) => settings.endpoints[name].ofrep && !settings.endpoints[name].ofrep.apiKeys
+    const ofrep = Object.keys(settings.endpoints).find(keyless)
     if (ofrep) {
-      lines.push(`  curl -H 'Content-Type: application/json' -d '{"context":{"targetingKey":"1"}}' ${base}/api/${ofrep}/ofrep/v1/evaluate/flags`)
+      const body = '{"context":{"targetingKey":"1"}}'
+      lines.push(`  curl -H 'Content-Type: application/json' -d '${body}' ${base}/api/${ofrep}/ofrep/v1/evaluate/flags`)
     }
     const adminUrl = `http://localhost:${settings.adminPort}`
     const tokenLine = admin.source === 'state'
