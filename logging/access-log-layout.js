@@ -15,6 +15,14 @@ const DEFAULT_LOG_BUCKETS = 16
 const DEFAULT_LOG_REGIONS = 8
 
 /**
+ * How HBase stores the log's family on disk: the attributes `hbase:up` creates the table with
+ * (an existing table keeps its own). GZ alone: chosen from bench/log-bytes.js's figures
+ * (docs/access-log.md, "Size on disk"); it needs no codec beyond HBase's own, so any HBase reads
+ * the tables, and a block encoding saves next to nothing once the blocks are compressed.
+ */
+const ACCESS_LOG_STORAGE = Object.freeze({ COMPRESSION: 'GZ' })
+
+/**
  * @param {number} bucket 0..255
  * @returns {string} two lowercase hex chars
  */
@@ -53,6 +61,7 @@ module.exports = {
   ACCESS_LOG_QUALIFIER,
   DEFAULT_LOG_BUCKETS,
   DEFAULT_LOG_REGIONS,
+  ACCESS_LOG_STORAGE,
   bucketPrefix,
   accessLogRowKey,
   accessLogSplitKeys

@@ -11,8 +11,8 @@ const { sampleConfig } = require('./sample-data')
 const { processesOf, processOf, bootstrapServers } = require('./processes')
 const { status, inspectCluster, dumpTable } = require('./status')
 const server = require('./server-process')
-const { ACCESS_LOG_FAMILY, accessLogSplitKeys } = require('../../logging/access-log-layout')
-const { ROLLUP_FAMILY } = require('../../logging/rollup/layout')
+const { ACCESS_LOG_FAMILY, ACCESS_LOG_STORAGE, accessLogSplitKeys } = require('../../logging/access-log-layout')
+const { ROLLUP_FAMILY, ROLLUP_STORAGE } = require('../../logging/rollup/layout')
 const { DEFAULTS: SETTINGS } = require('../../config/defaults')
 const { parseDuration } = require('../../config/duration')
 const { encodeToggles, configSplitKeys } = require('../../lib/toggles/store')
@@ -107,6 +107,8 @@ async function setupTables (opts, { log = noop, classpath, signal } = {}) {
     '--expect-servers', String(opts.regionServers),
     ...ttlArgs('--log-ttl', opts.accessLogRetention),
     ...ttlArgs('--rollup-ttl', opts.rollupRetention),
+    ...Object.entries(ACCESS_LOG_STORAGE).flatMap(([name, value]) => ['--log-attr', `${name}=${value}`]),
+    ...Object.entries(ROLLUP_STORAGE).flatMap(([name, value]) => ['--rollup-attr', `${name}=${value}`]),
     ...accessLogSplitKeys(opts.accessLogBuckets, opts.accessLogRegions).flatMap((key) => ['--split', key]),
     ...configSplitKeys(opts.regionServers).flatMap((key) => ['--config-split', key])
   ]

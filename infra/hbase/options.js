@@ -1,11 +1,16 @@
 'use strict'
 
+const crypto = require('node:crypto')
+const fs = require('node:fs')
 const path = require('node:path')
 
 const { DEFAULTS: SETTINGS } = require('../../config/defaults')
 const { parseDuration, DURATION_HELP } = require('../../config/duration')
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..')
+// The resolved classpath is cached per HBase version and pom: a jar added to the pom must reach
+// every state dir's next start, not only a fresh one's.
+const POM_HASH = crypto.createHash('sha256').update(fs.readFileSync(path.join(__dirname, 'pom.xml'))).digest('hex').slice(0, 8)
 
 const port = { parse: parseInteger, min: 1, max: 65535 }
 const infoPort = { parse: parseInteger, min: -1, max: 65535, check: (n) => n !== 0 || 'must be -1 (disabled) or 1..65535' }
@@ -99,7 +104,7 @@ function resolveOptions (overrides = {}, env = process.env) {
     toolLogFile: path.join(o.stateDir, 'logs', 'tool.log'),
     pidFile: path.join(o.stateDir, 'hbase.pid'),
     classesDir: path.join(o.stateDir, 'classes'),
-    classpathFile: path.join(o.stateDir, `classpath-${o.version}.txt`)
+    classpathFile: path.join(o.stateDir, `classpath-${o.version}-${POM_HASH}.txt`)
   })
   return Object.freeze(o)
 }

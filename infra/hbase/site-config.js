@@ -57,6 +57,10 @@ function commonProperties (opts) {
     // hbase:meta stayed unassigned ("No servers available") until the RegionServer's next report;
     // with the default 3 s interval that cost ~3 s on every start here.
     'hbase.regionserver.msginterval': 1000,
+    // ZSTD and LZ4 from the pom's hbase-compression-aircompressor (pure Java). HBase's defaults
+    // are Hadoop's codecs, which need a native libhadoop this setup does not have.
+    'hbase.io.compress.zstd.codec': 'org.apache.hadoop.hbase.io.compress.aircompressor.ZstdCodec',
+    'hbase.io.compress.lz4.codec': 'org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec',
 
     'hbase.zookeeper.quorum': opts.host,
     'hbase.zookeeper.property.clientPort': opts.zkPort,

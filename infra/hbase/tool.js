@@ -7,9 +7,10 @@ const { pathToFileURL } = require('node:url')
 const { javaBin, shortLivedJavaFlags, javacFlags } = require('./jvm')
 
 const JAVA_DIR = path.join(__dirname, 'java')
-// setup/shutdown (BeaconHBaseTool), read-only views (BeaconHBaseInspect: cluster, dump) and the
-// Java client load of bench/hbase-client.js --client java (BeaconHBaseLoad).
-const CLASSES = ['BeaconHBaseTool', 'BeaconHBaseInspect', 'BeaconHBaseLoad']
+// setup/shutdown (BeaconHBaseTool), read-only views (BeaconHBaseInspect: cluster, dump), the
+// Java client load of bench/hbase-client.js --client java (BeaconHBaseLoad), and a table's
+// flush, major compaction and reopen (BeaconHBaseStore: bench/log-bytes.js).
+const CLASSES = ['BeaconHBaseTool', 'BeaconHBaseInspect', 'BeaconHBaseLoad', 'BeaconHBaseStore']
 const SOURCES = CLASSES.map((name) => path.join(JAVA_DIR, `${name}.java`))
 
 /**
@@ -30,8 +31,8 @@ async function ensureToolCompiled (opts, classpath) {
 }
 
 /**
- * Runs one tool command (`setup`, `shutdown`; with tool 'BeaconHBaseInspect': `cluster`, `dump`)
- * and returns its JSON summary.
+ * Runs one tool command (`setup`, `shutdown`; with tool 'BeaconHBaseInspect': `cluster`, `dump`;
+ * with 'BeaconHBaseStore': `flush`, `compact`, `reopen`) and returns its JSON summary.
  * @param {Readonly<Record<string, any>>} opts from resolveOptions()
  * @param {string} classpath
  * @param {string[]} args command and its arguments

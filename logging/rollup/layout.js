@@ -22,7 +22,11 @@
  * cell version, so when two rollers race, the count from the later marks wins.
  */
 
+const { ACCESS_LOG_STORAGE } = require('../access-log-layout')
+
 const ROLLUP_FAMILY = 'r'
+// Stored as the log is (../access-log-layout.js): its cells repeat their row key and JSON qualifiers.
+const ROLLUP_STORAGE = ACCESS_LOG_STORAGE
 const MINUTE_MS = 60000
 
 /** @param {number} ms @returns {number} the start of its minute */
@@ -112,6 +116,7 @@ function groupsOfId (endpoints, id) {
 
 module.exports = {
   ROLLUP_FAMILY,
+  ROLLUP_STORAGE,
   MINUTE_MS,
   CLASSES,
   minuteOf,

@@ -28,6 +28,11 @@ describe('standalone (the default)', () => {
     expect(siteProperties(opts)['hbase.cluster.distributed']).toBe(false)
     // Outlasts a 5 s freeze of the one JVM (the in-JVM ZooKeeper allows up to 40 s).
     expect(siteProperties(opts)['zookeeper.session.timeout.localHBaseCluster']).toBe(30000)
+    // ZSTD and LZ4 from the pom's pure-Java codecs (no native libhadoop here).
+    expect(siteProperties(opts)['hbase.io.compress.zstd.codec']).toBe('org.apache.hadoop.hbase.io.compress.aircompressor.ZstdCodec')
+    expect(siteProperties(opts)['hbase.io.compress.lz4.codec']).toBe('org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec')
+    // A jar added to the pom reaches state dirs that cached a classpath before it.
+    expect(path.basename(opts.classpathFile)).toMatch(/^classpath-2\.6\.1-[0-9a-f]{8}\.txt$/)
   })
 
   test('single processes cannot be addressed', () => {

@@ -40,7 +40,8 @@ import org.apache.hadoop.hbase.util.Bytes;
  *   repeating --split and --config-split, and --expect-servers): --timeout-ms N --config-table T
  *   --config-family F --config-qualifier Q --seed-check-row R --probe-row R --log-table T [--rollup-table T --rollup-family F]
  *   --log-family F [--split KEY]... [--config-split KEY]... [--expect-servers N] [--log-ttl SECONDS] [--rollup-ttl SECONDS]
- *   (a TTL only for a table it creates: absent, HBase keeps cells forever)
+ *   [--log-attr NAME=VALUE]... [--rollup-attr NAME=VALUE]... (a TTL and family attributes such as
+ *   COMPRESSION only for a table it creates: absent, HBase keeps cells forever, unencoded and uncompressed)
  *   stdin: one "rowkey TAB value" line per config row; read only when the seed is missing.
  * shutdown: asks the master for an orderly cluster shutdown. Arguments: --timeout-ms N
  */
@@ -99,6 +100,8 @@ public final class BeaconHBaseTool {
     int expectServers = Integer.parseInt(args.getOrDefault("--expect-servers", List.of("1")).get(0));
     int logTtl = ttlArg(args, "--log-ttl");
     int rollupTtl = ttlArg(args, "--rollup-ttl");
+    Map<String, String> logAttrs = attrArgs(args, "--log-attr");
+    Map<String, String> rollupAttrs = attrArgs(args, "--rollup-attr");
 
     try (Connection conn = ConnectionFactory.createConnection(conf); Admin admin = conn.getAdmin()) {
       List<String> created = new ArrayList<>();
@@ -108,9 +111,11 @@ public final class BeaconHBaseTool {
       });
       // getDescriptor goes through the master and fails until it is initialized.
       await(deadline, "master initialized and tables present", () -> {
-        if (ensureTable(admin, configTable, configFamily, configSplits, HConstants.FOREVER)) created.add(configTable.getNameAsString());
-        if (ensureTable(admin, logTable, logFamily, splits, logTtl)) created.add(logTable.getNameAsString());
-        if (rollupTable != null && ensureTable(admin, rollupTable, rollupFamily, List.of(), rollupTtl)) {
+        if (ensureTable(admin, configTable, configFamily, configSplits, HConstants.FOREVER, Map.of())) {
+          created.add(configTable.getNameAsString());
+        }
+        if (ensureTable(admin, logTable, logFamily, splits, logTtl, logAttrs)) created.add(logTable.getNameAsString());
+        if (rollupTable != null && ensureTable(admin, rollupTable, rollupFamily, List.of(), rollupTtl, rollupAttrs)) {
           created.add(rollupTable.getNameAsString());
         }
       });
@@ -153,18 +158,31 @@ public final class BeaconHBaseTool {
     return value.isEmpty() ? HConstants.FOREVER : Integer.parseInt(value.get(0));
   }
 
+  /** Family attributes given as repeated NAME=VALUE arguments, by name. */
+  private static Map<String, String> attrArgs(Map<String, List<String>> args, String name) {
+    Map<String, String> attrs = new TreeMap<>();
+    for (String pair : args.getOrDefault(name, List.of())) {
+      int eq = pair.indexOf('=');
+      if (eq <= 0) throw new IllegalArgumentException(name + " needs NAME=VALUE, got " + pair);
+      attrs.put(pair.substring(0, eq), pair.substring(eq + 1));
+    }
+    return attrs;
+  }
+
   /**
-   * Creates the table unless it exists, its family with this TTL (seconds); never alters or drops
-   * an existing one (`beacon log retention --set` changes a TTL).
+   * Creates the table unless it exists, its family with this TTL (seconds) and attributes
+   * (DATA_BLOCK_ENCODING, COMPRESSION…); never alters or drops an existing one (`beacon log
+   * retention --set` changes a TTL; docs/access-log.md says how to change the others).
    */
-  private static boolean ensureTable(Admin admin, TableName name, byte[] family, List<String> splits, int ttl)
-      throws IOException {
+  private static boolean ensureTable(Admin admin, TableName name, byte[] family, List<String> splits, int ttl,
+      Map<String, String> attrs) throws IOException {
     try {
       admin.getDescriptor(name);
       return false;
     } catch (TableNotFoundException e) {
-      TableDescriptorBuilder desc = TableDescriptorBuilder.newBuilder(name)
-          .setColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(family).setTimeToLive(ttl).build());
+      ColumnFamilyDescriptorBuilder cf = ColumnFamilyDescriptorBuilder.newBuilder(family).setTimeToLive(ttl);
+      attrs.forEach(cf::setValue);
+      TableDescriptorBuilder desc = TableDescriptorBuilder.newBuilder(name).setColumnFamily(cf.build());
       byte[][] keys = splits.stream().map(Bytes::toBytes).toArray(byte[][]::new);
       if (keys.length == 0) admin.createTable(desc.build());
       else admin.createTable(desc.build(), keys);

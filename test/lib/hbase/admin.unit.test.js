@@ -88,3 +88,38 @@ test('region names and merge arguments are checked before anything is sent', asy
   })
   expect(calls).toEqual([])
 })
+
+/** One master that records its CreateTable requests and finishes every procedure at once. */
+function recordingMaster () {
+  const requests = []
+  const pool = {
+    async call (address, service, method, request) {
+      if (method === 'GetActiveMaster') return { serverName: { hostName: '127.0.0.1', port: 16000 } }
+      if (method === 'CreateTable') requests.push(request)
+      return method === 'getProcedureResult' ? { state: 2 } : { procId: 7 }
+    }
+  }
+  const policy = new RetryPolicy({ pause: 1, maxPause: 5, rpcTimeout: RPC_TIMEOUT })
+  const core = { pool, policy, options: { bootstrap: [M1], operationTimeout: 2000 }, locator: { invalidateTable () {} } }
+  return { admin: createAdmin(/** @type {any} */ (core), (operation) => operation()), requests }
+}
+
+test('createTable gives every family the attributes it is asked for, beside the TTL', async () => {
+  const { admin, requests } = recordingMaster()
+  await admin.createTable('t', { families: ['a', 'b'], ttl: 60, attributes: { COMPRESSION: 'GZ', DATA_BLOCK_ENCODING: 'FAST_DIFF' } })
+  const families = requests[0].tableSchema.columnFamilies
+  expect(families.map((f) => f.name.toString())).toEqual(['a', 'b'])
+  for (const f of families) {
+    expect(f.attributes.map((a) => [a.first.toString(), a.second.toString()]))
+      .toEqual([['TTL', '60'], ['COMPRESSION', 'GZ'], ['DATA_BLOCK_ENCODING', 'FAST_DIFF']])
+  }
+})
+
+test('createTable refuses attributes it does not take, before asking the master', async () => {
+  const { admin, requests } = recordingMaster()
+  for (const attributes of [{ TTL: '5' }, { VERSIONS: '3' }, { compression: 'GZ' }, { COMPRESSION: '' }, { COMPRESSION: 5 }, 'GZ']) {
+    await expect(admin.createTable('t', { families: ['f'], attributes: /** @type {any} */ (attributes) }))
+      .rejects.toMatchObject({ code: 'HBASE_BAD_ARGUMENT' })
+  }
+  expect(requests).toHaveLength(0)
+})
