@@ -7,18 +7,20 @@
 // the access-log table and kills the active master, one action every 10–20 s. Counted afterwards
 // with HBase's own Java client, not beacon's:
 // - cached endpoints (sample3, sample5) answer 200 to every request;
-// - every 2xx of sample5 is one row of beacon_access_log (found by the request's unique
+// - every 2xx of sample5 is one row of the access-log table (found by the request's unique
 //   User-Agent): none missing, no duplicates, nothing else;
 // - sample2 answers 503 only while a region is in transition (from an action until HBase's Java
 //   client sees every region online again, plus one request deadline), each within the deadline;
 // - no worker died, the server stopped cleanly, and left nothing in its state dir (the loss
 //   audit: runChaos counts the rows after the stop, when the state dir is as the audit sees it).
-// Runs on an HBase cluster of its own (state dir and ports below), never the shared one.
+// Runs on the cluster the cluster fault files share in a jest run (test/support/fault-cluster.js),
+// never the shared test HBase, with tables of its own that no other file writes or splits: the
+// rows counted are this file's alone. The driver leaves every JVM running for the next file, and
+// the tables are dropped at the end.
 
 const fs = require('node:fs')
 const path = require('node:path')
 const { setTimeout: sleep } = require('node:timers/promises')
-const hbase = require('../../infra/hbase')
 const { runChaos } = require('../../bench/lib/chaos')
 const { chaosMarkdown } = require('../../bench/lib/chaos/report')
 const { KINDS } = require('../../bench/lib/chaos/plan')
@@ -26,41 +28,35 @@ const { startLoops, stopRunningLoads } = require('../support/load')
 const { request } = require('../support/beacon')
 const { freePorts } = require('../support/ports')
 const { expectNothingLeft, recordAudit } = require('../support/loss-audit')
+const { ownTables, clusterOptions, sharedCluster, dropTables } = require('../support/fault-cluster')
 
 jest.setTimeout(15 * 60 * 1000)
 
-const ROOT = path.join(__dirname, '..', '..')
-const options = hbase.resolveOptions({
-  stateDir: path.join(ROOT, '.state', 'hbase-chaos'),
-  regionServers: 3,
-  masters: 2,
-  zkPort: 2311,
-  masterPort: 16400,
-  rsPort: 16420,
-  masterInfoPort: -1,
-  rsInfoPort: -1,
-  seedCount: 200
-})
+// The server (runChaos passes it the tables of these options) and the count use these tables.
+const OWN = ownTables('faults_chaos', 200)
+const options = clusterOptions(OWN)
 const SEED = Number(process.env.BEACON_CHAOS_SEED || 11)
-// The server's state dir. wipe() removes the HBase data only: a journal an earlier run left here
-// would be claimed into this run's table (same name) and show as rows nobody answered.
-const APP_STATE_DIR = path.join(options.stateDir, 'app')
+// The server's state dir, emptied before each run: discarding the cluster removes the HBase data
+// only, and a journal an earlier run left here would be claimed into this run's table (same name)
+// and show as rows nobody answered.
+const APP_STATE_DIR = path.join(options.stateDir, 'chaos-app')
 const CHAOS_MS = 70000
 // Closed loops, each with a think time: a request, then the rest of PACE_MS. Unpaced loops on this
 // 2-core machine would take the CPU the six HBase JVMs need to keep their ZooKeeper sessions.
 const LOOPS_PER_ENDPOINT = 3
 const PACE_MS = 20
 
+let cluster
 let bootstrap
 
 beforeAll(async () => {
-  await hbase.wipe(options, { crash: true })
   fs.rmSync(APP_STATE_DIR, { recursive: true, force: true })
-  bootstrap = (await hbase.up(options)).bootstrap
+  cluster = await sharedCluster(OWN)
+  bootstrap = cluster.bootstrap
 })
 
 afterAll(async () => {
-  await hbase.wipe(options, { crash: true })
+  if (cluster) await dropTables(cluster)
 })
 
 afterEach(stopRunningLoads)

@@ -1,10 +1,12 @@
 'use strict'
 
 // lib/hbase, beacon's own HBase client, against a real multi-RegionServer HBase (infra/hbase:
-// ZooKeeper, an active and a backup master, 3 RegionServers, each its own JVM) on a state dir and
-// ports of its own, so it runs beside the shared test HBase. One cluster for the file; every test
-// leaves it whole (3 live RegionServers, 2 masters) for the next. The balancer is switched off so
-// that regions stay where the tests put them.
+// ZooKeeper, an active and a backup master, 3 RegionServers, each its own JVM): the cluster the
+// cluster fault files share in a jest run (test/support/fault-cluster.js), beside the shared test
+// HBase; the file's data lives in tables of its own (cc_span, cc_reshape), dropped at the end with
+// the beacon tables the cluster was brought up with. Every test leaves the cluster whole (3 live
+// RegionServers, 2 masters) for the next, and for the next file. The balancer is switched off so
+// that regions stay where the tests put them, and on again at the end.
 // - gets, multi-gets and multi-puts whose rows span every RegionServer: one Multi RPC per server,
 //   one result per action;
 // - a region moved, a split and a merge, each under load: the client follows by itself;
@@ -21,27 +23,18 @@
 // Each fault logs its timeline: kill → first failure, last failure and first success on the
 // affected regions, how failures were typed, and the slowest call against its deadline.
 
-const path = require('node:path')
 const hbase = require('../../infra/hbase')
 const { createHBaseClient, findCell } = require('../../lib/hbase')
 const { regionContains } = require('../../lib/hbase/meta')
 const { stopRunningLoads } = require('../support/load')
 const { until } = require('../support/until')
 const { startClientLoad, recordOf, timeline, describeTimeline } = require('../support/client-load')
+const { ownTables, clusterOptions, sharedCluster, dropTables } = require('../support/fault-cluster')
 
 jest.setTimeout(120000)
 
-const options = hbase.resolveOptions({
-  stateDir: path.join(__dirname, '..', '..', '.state', 'hbase-cluster-client'),
-  regionServers: 3,
-  masters: 2,
-  zkPort: 2301,
-  masterPort: 16300,
-  rsPort: 16320,
-  masterInfoPort: -1,
-  rsInfoPort: -1,
-  seedCount: 100
-})
+const OWN = ownTables('faults_client', 100)
+const options = clusterOptions(OWN)
 const SERVERS = Array.from({ length: options.regionServers }, (_, i) => `${options.host}:${options.rsPort + i}`)
 const MASTERS = Array.from({ length: options.masters }, (_, i) => `${options.host}:${options.masterPort + i}`)
 const CLIENT = { rpcTimeout: 1000, operationTimeout: 3000 }
@@ -59,6 +52,7 @@ const BOUND_MS = 60000
 const SIGNAL_SETTLE_MS = 20
 const POLL_MS = 250
 
+let cluster
 let bootstrap
 let admin // placement and admin calls
 let client // the client under test: data calls only, every RPC observed
@@ -67,8 +61,8 @@ const rpcs = []
 const report = []
 
 beforeAll(async () => {
-  await hbase.wipe(options, { crash: true })
-  bootstrap = (await hbase.up(options)).bootstrap
+  cluster = await sharedCluster(OWN)
+  bootstrap = cluster.bootstrap
   admin = createHBaseClient({ bootstrap, ...CLIENT })
   client = createHBaseClient({ bootstrap, ...CLIENT, onRpc: (event) => rpcs.push({ ...event, at: Date.now() }) })
   expect(await admin.admin.setBalancer(false)).toBe(true) // infra/hbase runs the cluster with it on
@@ -90,9 +84,13 @@ afterEach(stopRunningLoads)
 
 afterAll(async () => {
   if (report.length) console.log(`cluster client report:\n${report.join('\n')}`)
-  for (const c of [client, admin]) if (c) await c.destroy()
-  await hbase.wipe(options, { crash: true })
-}, 120000)
+  try {
+    if (admin) await admin.admin.setBalancer(true) // as infra/hbase runs the cluster, for the next file
+  } finally {
+    for (const c of [client, admin]) if (c) await c.destroy()
+  }
+  if (cluster) await dropTables(cluster, [SPAN, RESHAPE])
+}, 180000)
 
 /** Polls a real condition, up to BOUND_MS. */
 function waitFor (what, predicate) {

@@ -1,15 +1,19 @@
 'use strict'
 
 // The multi-RegionServer HBase of `BEACON_HBASE_REGIONSERVERS=3 BEACON_HBASE_MASTERS=2 npm run hbase:up`,
-// started the way a user starts it (the npm scripts and their env), on a state dir and ports of its
-// own so it runs beside the shared test HBase:
+// started the way a user starts it (the npm scripts and their env). It is the cluster the cluster
+// fault files share in a jest run (test/support/fault-cluster.js: its state dir and ports, beside
+// the shared test HBase), with tables of this file's own: `hbase:up` starts it when this file is
+// the run's first to use it (and the up time is printed), else finds it running, restarts any JVM
+// that is not and creates the tables; a master that an earlier file's kill made a backup is made
+// active again first, since the checks name the first master as the active one:
 // - HBase's own Java client, pointed at its ZooKeeper, sees 3 live RegionServers, an active and a
 //   backup master, and the beacon tables' regions on every RegionServer;
 // - `hbase:status` prints one line per JVM with pid, port and regions held;
 // - `hbase:kill -- --rs 2` is noticed within the ZooKeeper session timeout (seconds, not 90 s), its
 //   regions are reassigned, and `hbase:restart -- --rs 2` brings it back;
 // - `npm start` with the same env serves from the cluster it finds (or starts);
-// - `hbase:down` stops every JVM.
+// - `hbase:down` stops every JVM (the next file that uses the cluster starts it again).
 
 const path = require('node:path')
 const fs = require('node:fs')
@@ -21,22 +25,16 @@ const { startNode, waitForHttp } = require('../../bench/lib/processes')
 const { freePorts } = require('../support/ports')
 const { request } = require('../support/beacon')
 const { until } = require('../support/until')
+const { ownTables, clusterEnv, claimSharedCluster, restoreMasterRoles } = require('../support/fault-cluster')
 
 jest.setTimeout(6 * 60 * 1000)
 
 const ROOT = path.join(__dirname, '..', '..')
-const ENV = {
-  BEACON_HBASE_REGIONSERVERS: '3',
-  BEACON_HBASE_MASTERS: '2',
-  BEACON_HBASE_STATE_DIR: path.join(ROOT, '.state', 'hbase-cluster'),
-  BEACON_HBASE_ZK_PORT: '2321',
-  BEACON_HBASE_MASTER_PORT: '16500',
-  BEACON_HBASE_RS_PORT: '16520',
-  BEACON_HBASE_MASTER_INFO_PORT: '-1',
-  BEACON_HBASE_RS_INFO_PORT: '-1',
-  BEACON_SEED_COUNT: '100'
-}
+// Tables of its own: created while every RegionServer runs, so spread over all three (the other
+// files' kills leave theirs unevenly placed), and split by nobody else.
+const ENV = clusterEnv(ownTables('faults_cluster', 100))
 const options = hbase.resolveOptions({}, { ...process.env, ...ENV })
+const address = (port) => `${options.host}:${port}`
 const run = promisify(execFile)
 
 /** Runs an npm script of this checkout with the cluster's env, as a person would. */
@@ -52,25 +50,27 @@ function rssMb (pid) {
 }
 
 let upMs
+let upLine // how this file found the cluster, for the report
 
 beforeAll(async () => {
-  await hbase.wipe(options, { crash: true })
+  await claimSharedCluster() // the run's first claim discards what an earlier run left
   const started = Date.now()
   const out = await npm('hbase:up')
   upMs = Date.now() - started
-  console.log(`cluster: npm run hbase:up took ${upMs} ms\n${out}`)
-})
-
-afterAll(async () => {
-  await hbase.wipe(options, { crash: true })
+  const startedHere = /hbase: up \(started/.test(out)
+  upLine = startedHere ? `up in ${upMs} ms` : `up already (an earlier file of this run started it; hbase:up checked it in ${upMs} ms)`
+  console.log(`cluster: ${startedHere ? `npm run hbase:up took ${upMs} ms` : upLine}\n${out}`)
+  expect(out).toMatch(/hbase: up \((started|was already running), pid \d+\)/)
+  const rolesMs = await restoreMasterRoles(options)
+  if (rolesMs !== null) console.log(`cluster: the first master made active again in ${rolesMs} ms`)
 })
 
 test("HBase's Java client sees 3 live RegionServers, an active and a backup master, and regions on each", async () => {
   const view = await hbase.inspectCluster(options)
-  const rsAddresses = [16520, 16521, 16522].map((port) => `127.0.0.1:${port}`)
+  const rsAddresses = [0, 1, 2].map((i) => address(options.rsPort + i))
   expect(view.live.map((s) => s.server).sort()).toEqual(rsAddresses)
-  expect(view.active).toBe('127.0.0.1:16500')
-  expect(view.backups).toEqual(['127.0.0.1:16501'])
+  expect(view.active).toBe(address(options.masterPort))
+  expect(view.backups).toEqual([address(options.masterPort + 1)])
   expect(view.inTransition).toBe(0)
   for (const server of view.live) {
     expect(server.tables[options.accessLogTable]).toBeGreaterThanOrEqual(1)
@@ -82,7 +82,7 @@ test("HBase's Java client sees 3 live RegionServers, an active and a backup mast
 
   const memory = (await hbase.status(options)).processes.map((p) => `${p.name} ${rssMb(p.pid).toFixed(0)} MB`)
   console.log(
-    `cluster: up in ${upMs} ms; RSS ${memory.join(', ')}; access-log regions per server ${view.live
+    `cluster: ${upLine}; RSS ${memory.join(', ')}; access-log regions per server ${view.live
       .map(
         (s) =>
           `${s.server} ${s.tables[options.accessLogTable]}`
@@ -95,17 +95,17 @@ test('hbase:status prints one line per JVM: role, pid, port, regions held', asyn
   const out = await npm('hbase:status')
   const lines = out.split('\n')
   const line = (name) => lines.find((l) => l.trim().startsWith(name + ' '))
-  expect(line('zk')).toMatch(/zookeeper\s+pid \d+\s+port 2321/)
-  expect(line('master-1')).toMatch(/active master\s+pid \d+\s+port 16500/)
-  expect(line('master-2')).toMatch(/backup master\s+pid \d+\s+port 16501/)
-  for (const [i, port] of [[1, 16520], [2, 16521], [3, 16522]]) {
+  expect(line('zk')).toMatch(new RegExp(`zookeeper\\s+pid \\d+\\s+port ${options.zkPort}`))
+  expect(line('master-1')).toMatch(new RegExp(`active master\\s+pid \\d+\\s+port ${options.masterPort}`))
+  expect(line('master-2')).toMatch(new RegExp(`backup master\\s+pid \\d+\\s+port ${options.masterPort + 1}`))
+  for (const [i, port] of [1, 2, 3].map((n) => [n, options.rsPort + n - 1])) {
     expect(line(`rs-${i}`)).toMatch(new RegExp(`regionserver\\s+pid \\d+\\s+port ${port}; [1-9]\\d* regions`))
   }
 })
 
 test('a RegionServer killed by index is noticed in seconds, its regions move, and it restarts', async () => {
   const before = await hbase.inspectCluster(options)
-  const victim = before.live.find((s) => s.server === '127.0.0.1:16521')
+  const victim = before.live.find((s) => s.server === address(options.rsPort + 1))
   const out = await npm('hbase:kill', '--rs', '2')
   const killedAt = Date.now()
   expect(out).toMatch(/killed rs-2 \(pid \d+, SIGKILL\)/)
@@ -124,7 +124,7 @@ test('a RegionServer killed by index is noticed in seconds, its regions move, an
   // Seconds, not HBase's default 90 s session timeout: the bound is the session timeout plus the
   // crash procedure and one inspection JVM.
   expect(recoveredMs).toBeLessThan(options.zkSessionTimeoutMs + 25000)
-  expect(after.live.map((s) => s.server)).not.toContain('127.0.0.1:16521')
+  expect(after.live.map((s) => s.server)).not.toContain(address(options.rsPort + 1))
 
   const restarted = await npm('hbase:restart', '--rs', '2')
   expect(restarted).toMatch(/rs-2 started pid \d+/)
@@ -145,7 +145,7 @@ test('`npm start` with BEACON_HBASE_REGIONSERVERS=3 serves from the cluster', as
       ADMIN_PORT: String(adminPort),
       HOST: '127.0.0.1',
       BEACON_WORKERS: '1',
-      BEACON_STATE_DIR: path.join(options.stateDir, 'app'),
+      BEACON_STATE_DIR: path.join(options.stateDir, 'cluster-app'),
       BEACON_LOG_LEVEL: 'warn'
     }
   })

@@ -1,12 +1,17 @@
 'use strict'
 
 // Jest globalSetup (main and faults projects): make sure the test HBase runs, tables and seed
-// included. Environment set here reaches the test workers, which are spawned afterwards.
+// included, and give the run an id (the fault files' shared cluster knows by it which run started
+// it: test/support/fault-cluster.js). Environment set here reaches the test workers, which are
+// spawned afterwards.
 
+const crypto = require('node:crypto')
 const { upTestHBase, useTestJvmProfile } = require('./test-hbase')
+const { RUN_ID_ENV } = require('./fault-cluster')
 
 module.exports = async () => {
   useTestJvmProfile()
+  process.env[RUN_ID_ENV] = `${new Date().toISOString()} pid ${process.pid} ${crypto.randomBytes(4).toString('hex')}`
   const { overrides, bootstrap, alreadyRunning } = await upTestHBase({ log: (line) => process.stderr.write(`${line}\n`) })
   process.env.BEACON_TEST_HBASE_STARTED = alreadyRunning ? '0' : '1'
   process.env.BEACON_TEST_HBASE_OPTIONS = JSON.stringify(overrides)

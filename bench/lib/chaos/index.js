@@ -92,7 +92,13 @@ async function runChaos (options) {
     const base = tableCounts(
       await watch.waitFor('a settled cluster', (l) => l.rit === 0 && !l.error && (l.servers || []).length === opts.regionServers, 120000)
     )
-    app = await startApp({ bootstrap, ...ports, stateDir, workers, log })
+    // The server writes (and reads its config) where the count reads: the instance's tables.
+    const tables = {
+      BEACON_CONFIG_TABLE: opts.configTable,
+      BEACON_ACCESS_LOG_TABLE: opts.accessLogTable,
+      BEACON_ACCESS_ROLLUP_TABLE: opts.rollupTable
+    }
+    app = await startApp({ bootstrap, ...ports, stateDir, workers, env: tables, log })
     const warmStarted = Date.now()
     const warm = await warmCaches(app, { ids, workers, headersOf: (e) => (e === 'sample5' ? { 'user-agent': nextMark() } : {}), record })
     log(`chaos: caches of ${workers} workers warm with ${ids} ids (${warm.requests} requests, ${warm.passes} ` +
