@@ -7,7 +7,8 @@
 //
 // The archive is built from the JVMs' own record: a JVM started while there is no archive writes
 // the classes it loads to a list (-XX:DumpLoadedClassList, free at run time); the next start
-// builds the archive from the lists (`java -Xshare:dump`, a few seconds once) and maps it. An
+// builds the archive from the lists (`java -Xshare:dump`, once, in the background:
+// ./cds-background.js) and the starts after it map it. An
 // archive belongs to one java binary and one classpath (both in its name); the JVM checks it and
 // runs without it if it does not match (-Xshare:auto), so a stale archive costs speed, never a
 // start. The conf dir goes last on the classpath: an archive's classpath may not hold a
@@ -87,6 +88,14 @@ function recordedClasses (files) {
 }
 
 /**
+ * @param {{ listPrefix: string } | null} files from cdsFiles()
+ * @returns {boolean} whether a JVM has recorded classes for the archive
+ */
+function hasRecordedClasses (files) {
+  return Boolean(files) && recordedClasses(files).length > 0
+}
+
+/**
  * Builds the archive from the recorded class lists, if there are lists and no archive yet.
  * Written to a temporary file and renamed, so that two builds at once leave one whole archive.
  * @param {{ archive: string, listPrefix: string, flags: string[] } | null} files from cdsFiles()
@@ -132,4 +141,4 @@ function runJava (args) {
   })
 }
 
-module.exports = { cdsFiles, cdsFlags, ensureArchive }
+module.exports = { cdsFiles, cdsFlags, ensureArchive, hasRecordedClasses }

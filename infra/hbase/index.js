@@ -6,7 +6,8 @@ const { resolveOptions, REPO_ROOT } = require('./options')
 const { ensureClasspath, cachedClasspath } = require('./classpath')
 const { writeConfig } = require('./site-config')
 const { ensureToolCompiled, runTool } = require('./tool')
-const { cdsFiles, ensureArchive } = require('./cds')
+const { cdsFiles } = require('./cds')
+const { buildArchiveInBackground } = require('./cds-background')
 const { sampleConfig } = require('./sample-data')
 const { processesOf, processOf, bootstrapServers } = require('./processes')
 const { status, inspectCluster, dumpTable } = require('./status')
@@ -57,7 +58,8 @@ async function start (opts, { log = noop, classpath } = {}) {
       }
     } else {
       await server.assertPortsFree(opts, missing)
-      await ensureArchive(cdsFiles(opts, classpath), classpath, { log })
+      const builder = buildArchiveInBackground(cdsFiles(opts, classpath), classpath)
+      if (builder) log(`hbase: building the class-data archive in the background (pid ${builder}); this start runs without it`)
       writeConfig(opts)
       fs.mkdirSync(opts.dataDir, { recursive: true })
       for (const proc of missing) {

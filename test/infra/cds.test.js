@@ -10,6 +10,8 @@ const { execFileSync } = require('node:child_process')
 const hbase = require('../../infra/hbase')
 const { cachedClasspath } = require('../../infra/hbase/classpath')
 const { cdsFiles, cdsFlags, ensureArchive } = require('../../infra/hbase/cds')
+const { buildArchiveInBackground } = require('../../infra/hbase/cds-background')
+const { until } = require('../support/until')
 const { javaBin, javaFlags } = require('../../infra/hbase/jvm')
 
 const testOptions = (overrides) => hbase.resolveOptions({ ...JSON.parse(process.env.BEACON_TEST_HBASE_OPTIONS || '{}'), ...overrides })
@@ -79,4 +81,28 @@ test('lists recorded by JVMs become one archive that a JVM maps; a stale one nev
   expect(java([`-XX:SharedArchiveFile=${files.archive}`, '-Xshare:on', '-cp', jars[1], '-version']).code).not.toBe(0)
   // ...and with -Xshare:auto, as beacon starts HBase, it runs without it.
   expect(java([`-XX:SharedArchiveFile=${files.archive}`, '-Xshare:auto', '-cp', jars[1], '-version']).code).toBe(0)
+})
+
+test('the build runs in a process of its own, once at a time, and leaves the archive and no lock', async () => {
+  const files = cdsFiles(testOptions({ cdsDir: fs.mkdtempSync(path.join(dir, 'background-')) }), jars[0])
+  expect(buildArchiveInBackground(files, jars[0])).toBeNull() // nothing recorded yet
+  fs.writeFileSync(cdsFlags(files, 'standalone')[0].split('=')[1], 'java/lang/Object\norg/apache/commons/cli/Options\n')
+
+  const pid = buildArchiveInBackground(files, jars[0])
+  expect(pid).toBeGreaterThan(0)
+  expect(fs.readFileSync(`${files.archive}.building`, 'utf8').trim()).toBe(String(pid))
+  expect(buildArchiveInBackground(files, jars[0])).toBeNull() // one build at a time
+  await until('the archive built', () => fs.existsSync(files.archive), 120000)
+  await until('the builder gone', () => !fs.existsSync(`${files.archive}.building`), 10000)
+  expect(fs.readFileSync(`${files.archive}.build.log`, 'utf8')).toMatch(/class-data archive of 2 classes built/)
+  expect(buildArchiveInBackground(files, jars[0])).toBeNull() // built: nothing to do
+})
+
+test('a lock left by a builder that died does not stop the next build', () => {
+  const files = cdsFiles(testOptions({ cdsDir: fs.mkdtempSync(path.join(dir, 'stale-')) }), jars[0])
+  fs.writeFileSync(cdsFlags(files, 'standalone')[0].split('=')[1], 'java/lang/Object\n')
+  fs.writeFileSync(`${files.archive}.building`, '2147483000\n') // no such process
+  const pid = buildArchiveInBackground(files, jars[0])
+  expect(pid).toBeGreaterThan(0)
+  process.kill(-pid, 'SIGKILL') // this test's builder and its java, by the group its pid leads
 })
