@@ -422,22 +422,29 @@ describe('delay proxy', () => {
   test('at 3.5 ms each way the median RTT of 20 round trips grows by 6..15 ms; the first also pays the handshake', async () => {
     const p = await proxyTo(echo.address().port, { delayMs: DELAY_MS })
     const direct = await medianRtt(echo.address().port, 20)
-    // Timed from the connect: the proxy charges the handshake from the moment it accepted, which
-    // on a busy machine may come a few ms before this process starts a round trip it timed alone.
-    const connecting = performance.now()
-    const s = await open(p.address.port)
-    const first = (performance.now() - connecting) + await roundTrip(s)
-    const rtts = []
-    for (let i = 0; i < 20; i++) rtts.push(await roundTrip(s))
-    s.destroy()
-    const added = median(rtts) - direct
+    const added = (await medianRtt(p.address.port, 20)) - direct
     expect(added).toBeGreaterThan(6)
     expect(added).toBeLessThan(15)
     // Connect to first answer: SYN + SYN-ACK + request + response, 4 one-way delays (14 ms) on a
-    // real link, where a proxy without handshake emulation would give 2 (7 ms).
-    expect(first).toBeGreaterThan(3 * DELAY_MS)
-    expect(first).toBeLessThan(4 * DELAY_MS + 8)
+    // real link, where a proxy without handshake emulation would give 2 (7 ms). Timed from the
+    // connect (the proxy charges the handshake from its accept). The fastest of a few connections:
+    // a busy machine only ever adds to a round trip, and one stalled connection says nothing of
+    // the proxy, while no connection can beat the delays it charges.
+    const firsts = []
+    for (let i = 0; i < 5; i++) firsts.push(await connectAndFirstRoundTrip(p.address.port))
+    const fastest = Math.min(...firsts)
+    expect(fastest).toBeGreaterThan(3 * DELAY_MS)
+    expect(fastest).toBeLessThan(4 * DELAY_MS + 8)
   })
+
+  /** @returns {Promise<number>} ms from the connect to the first echo */
+  async function connectAndFirstRoundTrip (port) {
+    const connecting = performance.now()
+    const s = await open(port)
+    const first = (performance.now() - connecting) + await roundTrip(s)
+    s.destroy()
+    return first
+  }
 
   test('a 1 MB stream with jitter comes back complete and in order', async () => {
     const p = await proxyTo(echo.address().port, { delayMs: DELAY_MS, jitterMs: 3, highWaterMark: 64 * 1024 })
