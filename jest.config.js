@@ -4,8 +4,9 @@
 // - `unit`: pure logic, no JVM (`*.unit.test.js`): `npm run test:unit`, well under a minute;
 // - `main`: everything else that runs against the shared test HBase (started by globalSetup);
 // - `faults`: stops, kills and restarts HBase instances of its own, so never the shared one.
-// `npm test` runs `unit` first (a broken build fails in seconds), then test/lanes.js: lint, and
-// `main` and `faults` in two lanes at once, each lane one jest at a time, in band.
+// `npm test` is test/lanes.js: `unit` first, while the shared test HBase starts (a broken build
+// fails in seconds), then lint, and `main` and `faults` in two lanes at once, each lane one jest
+// at a time, in band.
 const withHBase = {
   testEnvironment: 'node',
   globalSetup: '<rootDir>/test/support/global-setup.js',

@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 'use strict'
-// `npm test`'s last step: the `main` and `faults` projects in two lanes at once, each lane one
-// jest after another, each jest in band. One lane would leave a third of this 2-core machine
-// idle: a fault test spends much of its time waiting for a JVM to start, a region to move or an
-// outage to last. Two fault files never run at once (their HBase instances and clusters each
-// want the machine's CPU to keep their ZooKeeper sessions), so lane 1 takes the clusters and
-// the heavy standalone files, and lane 2 the main project and then every other fault file.
-// Lint (eslint + tsc) runs beside them, on the CPU the lanes leave idle; when it fails, the
-// lanes are stopped at once. The shared test HBase is started here, before both lanes, and
-// stopped at the end only if this run started it. `npm run test:main` and `npm run test:faults` still run one project alone.
+// `npm test` after its pretest: the `unit` project while the shared test HBase starts (a broken
+// build still fails within a minute), then, when it passed, the `main` and `faults` projects in
+// two lanes at once, each lane one jest after another, each jest in band. One lane would leave a
+// third of this 2-core machine idle: a fault test spends much of its time waiting for a JVM to
+// start, a region to move or an outage to last. Two fault files never run at once (their HBase
+// instances and clusters each want the machine's CPU to keep their ZooKeeper sessions), so lane 1
+// takes the clusters and the heavy standalone files, and lane 2 the main project and then every
+// other fault file. Lint (eslint + tsc) runs beside them, on the CPU the lanes leave idle; when
+// it fails, the lanes are stopped at once. The shared test HBase is stopped at the end only if
+// this run started it. `npm run test:unit`, `test:main` and `test:faults` still run one project.
 const fs = require('node:fs')
 const path = require('node:path')
 const readline = require('node:readline')
@@ -16,6 +17,7 @@ const { spawn } = require('node:child_process')
 const hbase = require('../infra/hbase')
 const { upTestHBase, useTestJvmProfile } = require('./support/test-hbase')
 const { signalGroup } = require('./support/process-group')
+const { FailureDigest } = require('./support/failure-digest')
 
 const ROOT = path.join(__dirname, '..')
 const FAULTS_DIR = path.join(ROOT, 'test', 'faults')
@@ -28,6 +30,8 @@ const LANE_ONE_FAULTS = [
 /** @type {Set<number>} pids (= process groups) of the commands going on */
 const running = new Set()
 let stopping = false
+/** @type {Map<string, FailureDigest>} each tag's failures, printed again at the end */
+const digests = new Map()
 
 /** Stops every command going on, and the lanes start no further one. */
 function stopAll () {
@@ -50,8 +54,13 @@ function run (tag, command, args) {
     detached: true // a group of its own: stopped whole, by its pid
   })
   running.add(child.pid)
+  if (!digests.has(tag)) digests.set(tag, new FailureDigest())
+  const digest = /** @type {FailureDigest} */ (digests.get(tag))
   for (const [from, to] of [[child.stdout, process.stdout], [child.stderr, process.stderr]]) {
-    readline.createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => to.write(`${tag}${line}\n`))
+    readline.createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => {
+      digest.add(line)
+      to.write(`${tag}${line}\n`)
+    })
   }
   return new Promise((resolve) => {
     child.once('close', (code) => {
@@ -85,6 +94,15 @@ function jest (tag, args) {
   return run(tag, process.execPath, [require.resolve('jest/bin/jest'), ...args])
 }
 
+class UnitFailed extends Error {}
+
+/** @returns {Promise<{ name: string, passed: boolean, ms: number }>} the unit project, first, on both cores */
+async function unit () {
+  const started = Date.now()
+  const passed = await jest('u| ', ['--selectProjects', 'unit', '--maxWorkers=2'])
+  return { name: 'unit', passed, ms: Date.now() - started }
+}
+
 /** @returns {Promise<{ name: string, passed: boolean, ms: number }>} */
 async function lint () {
   const started = Date.now()
@@ -100,6 +118,16 @@ function faultPaths (names) {
   return names.map((n) => path.relative(ROOT, path.join(FAULTS_DIR, `${n}.test.js`)))
 }
 
+/** Every lane's failures again, just above the lanes' verdicts: the last lines a CI log keeps. */
+function printFailures () {
+  for (const [tag, digest] of digests) {
+    const lines = digest.report()
+    if (!lines.length) continue
+    console.error(`failures, again (${tag.replace(/[| ]+$/, '')}):`)
+    for (const line of lines) console.error(`${tag}${line}`)
+  }
+}
+
 async function main () {
   const all = fs.readdirSync(FAULTS_DIR).filter((f) => f.endsWith('.test.js')).map((f) => f.replace(/\.test\.js$/, '')).sort()
   const missing = LANE_ONE_FAULTS.filter((n) => !all.includes(n))
@@ -107,23 +135,36 @@ async function main () {
   const laneTwoFaults = all.filter((n) => !LANE_ONE_FAULTS.includes(n))
 
   useTestJvmProfile()
-  const { alreadyRunning, overrides } = await upTestHBase({ log: (line) => process.stderr.write(`${line}\n`) })
-  let results
+  // The unit project while the test HBase starts: neither needs the other, and the JVM's start
+  // leaves CPU idle while it waits on itself.
+  const [unitPassed, { alreadyRunning, overrides }] = await Promise.all([
+    unit(),
+    upTestHBase({ log: (line) => process.stderr.write(`${line}\n`) }).catch((err) => {
+      stopAll()
+      throw err
+    })
+  ])
+  let results = [unitPassed]
   try {
-    results = await Promise.all([
+    if (!unitPassed.passed) throw new UnitFailed()
+    results = [unitPassed, ...await Promise.all([
       lint(),
       lane('1: faults (clusters, heavy)', '1| ', [['--selectProjects', 'faults', '--runInBand', ...faultPaths(LANE_ONE_FAULTS)]]),
       lane('2: main, then faults', '2| ', [
         ['--selectProjects', 'main', '--runInBand'],
         ['--selectProjects', 'faults', '--runInBand', ...faultPaths(laneTwoFaults)]
       ])
-    ])
+    ])]
+  } catch (err) {
+    if (!(err instanceof UnitFailed)) throw err
+    console.error('lanes: the unit project failed; the lanes did not start')
   } finally {
     if (!alreadyRunning) {
       const { stopMs } = await hbase.down(hbase.resolveOptions(overrides))
       process.stderr.write(`hbase: stopped in ${(stopMs / 1000).toFixed(1)} s\n`)
     }
   }
+  printFailures()
   for (const r of results) console.error(`lane ${r.name}: ${r.passed ? 'passed' : 'FAILED'} in ${(r.ms / 1000).toFixed(0)} s`)
   process.exitCode = results.every((r) => r.passed) ? 0 : 1
 }
