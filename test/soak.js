@@ -15,7 +15,7 @@ const { parseAudits, firstErrorLines, soakMarkdown } = require('./support/soak-r
 const { signalGroup } = require('./support/process-group')
 
 const ROOT = path.join(__dirname, '..')
-const ALL = ['server-signals', 'lb-failover', 'hbase-outage', 'shutdown-budget', 'host-disk', 'hbase-chaos']
+const ALL = ['server-signals', 'lb-failover', 'hbase-outage', 'shutdown-budget', 'host-disk', 'torn-files', 'hbase-chaos']
 // Per run, generous: several times a file's usual duration on this machine.
 const DEFAULT_TIMEOUT_MIN = 30
 const KILL_GRACE_MS = 15000
