@@ -15,7 +15,7 @@ const path = require('node:path')
 const readline = require('node:readline')
 const { spawn } = require('node:child_process')
 const hbase = require('../infra/hbase')
-const { upTestHBase, useTestJvmProfile } = require('./support/test-hbase')
+const { upTestHBase, useTestJvmProfile, READY_ENV } = require('./support/test-hbase')
 const { signalGroup } = require('./support/process-group')
 const { FailureDigest } = require('./support/failure-digest')
 
@@ -23,8 +23,8 @@ const ROOT = path.join(__dirname, '..')
 const FAULTS_DIR = path.join(ROOT, 'test', 'faults')
 /** Lane 1's fault files, the longest first; every other file in test/faults/ runs in lane 2. */
 const LANE_ONE_FAULTS = [
-  'hbase-cluster-client', 'hbase-chaos', 'memory-outage', 'hbase-cluster', 'shutdown-budget', 'host-disk', 'hbase-outage',
-  'server-signals'
+  'hbase-cluster-client', 'hbase-chaos', 'memory-outage', 'hbase-cluster', 'shutdown-budget', 'host-disk', 'hbase-slow',
+  'hbase-outage', 'server-signals'
 ]
 
 /** @type {Set<number>} pids (= process groups) of the commands going on */
@@ -137,13 +137,14 @@ async function main () {
   useTestJvmProfile()
   // The unit project while the test HBase starts: neither needs the other, and the JVM's start
   // leaves CPU idle while it waits on itself.
-  const [unitPassed, { alreadyRunning, overrides }] = await Promise.all([
+  const [unitPassed, { alreadyRunning, overrides, bootstrap }] = await Promise.all([
     unit(),
     upTestHBase({ log: (line) => process.stderr.write(`${line}\n`) }).catch((err) => {
       stopAll()
       throw err
     })
   ])
+  process.env[READY_ENV] = JSON.stringify({ overrides, bootstrap })
   let results = [unitPassed]
   try {
     if (!unitPassed.passed) throw new UnitFailed()

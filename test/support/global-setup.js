@@ -6,13 +6,16 @@
 // spawned afterwards.
 
 const crypto = require('node:crypto')
-const { upTestHBase, useTestJvmProfile } = require('./test-hbase')
+const { upTestHBase, useTestJvmProfile, READY_ENV } = require('./test-hbase')
 const { RUN_ID_ENV } = require('./fault-cluster')
 
 module.exports = async () => {
   useTestJvmProfile()
   process.env[RUN_ID_ENV] = `${new Date().toISOString()} pid ${process.pid} ${crypto.randomBytes(4).toString('hex')}`
-  const { overrides, bootstrap, alreadyRunning } = await upTestHBase({ log: (line) => process.stderr.write(`${line}\n`) })
+  // test/lanes.js started it and checked its tables before any jest: nothing to do again here.
+  const { overrides, bootstrap, alreadyRunning } = process.env[READY_ENV]
+    ? { ...JSON.parse(process.env[READY_ENV]), alreadyRunning: true }
+    : await upTestHBase({ log: (line) => process.stderr.write(`${line}\n`) })
   process.env.BEACON_TEST_HBASE_STARTED = alreadyRunning ? '0' : '1'
   process.env.BEACON_TEST_HBASE_OPTIONS = JSON.stringify(overrides)
   process.env.BEACON_HBASE_BOOTSTRAP = bootstrap.join(',')

@@ -96,4 +96,10 @@ function testHBaseEnv () {
   return Object.fromEntries(Object.entries(overrides).map(([key, value]) => [ENV_OF[key], String(value)]))
 }
 
-module.exports = { chooseTestHBase, upTestHBase, testHBaseEnv, useTestJvmProfile }
+/**
+ * Set by test/lanes.js for the jest runs it starts, once it has started the test HBase and set up
+ * its tables: `{ overrides, bootstrap }` as upTestHBase() returned them.
+ */
+const READY_ENV = 'BEACON_TEST_HBASE_READY'
+
+module.exports = { chooseTestHBase, upTestHBase, testHBaseEnv, useTestJvmProfile, READY_ENV }
