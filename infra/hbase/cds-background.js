@@ -10,18 +10,19 @@
 
 const fs = require('node:fs')
 const { spawn } = require('node:child_process')
-const { ensureArchive, hasRecordedClasses } = require('./cds')
+const { ensureArchive, listsReady } = require('./cds')
 const { isAlive } = require('./server-process')
 
 /**
- * Starts building the archive in a detached process if there are recorded classes, no archive
- * and no build of it going on; returns at once.
+ * Starts building the archive in a detached process if the recorded lists are ready (cds.js's
+ * listsReady()), there is no archive and no build of it going on; returns at once.
  * @param {{ archive: string, listPrefix: string, flags: string[] } | null} files from cdsFiles()
  * @param {string} classpath the jars the archive is for
+ * @param {{ minClasses?: number, quietMs?: number }} [ready] listsReady()'s thresholds
  * @returns {number|null} the builder's pid, or null when there is nothing to build
  */
-function buildArchiveInBackground (files, classpath) {
-  if (!files || fs.existsSync(files.archive) || !hasRecordedClasses(files)) return null
+function buildArchiveInBackground (files, classpath, ready) {
+  if (!files || fs.existsSync(files.archive) || !listsReady(files, ready)) return null
   const lock = lockFile(files)
   if (!takeLock(lock)) return null
   const log = fs.openSync(`${files.archive}.build.log`, 'a')

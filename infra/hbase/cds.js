@@ -88,11 +88,20 @@ function recordedClasses (files) {
 }
 
 /**
+ * Whether the recorded lists are worth an archive: a server JVM's start loads ~9,800 classes, a
+ * ZooKeeper's ~800, so a build started from a ZooKeeper's list alone, or from lists JVMs are
+ * still writing, would make an archive that misses most of them (and no list is recorded again
+ * once there is one).
  * @param {{ listPrefix: string } | null} files from cdsFiles()
- * @returns {boolean} whether a JVM has recorded classes for the archive
+ * @param {{ minClasses?: number, quietMs?: number, now?: number }} [opts] at least this many
+ *   classes, and no list written to for quietMs
+ * @returns {boolean}
  */
-function hasRecordedClasses (files) {
-  return Boolean(files) && recordedClasses(files).length > 0
+function listsReady (files, { minClasses = 4000, quietMs = 5000, now = Date.now() } = {}) {
+  if (!files) return false
+  const lists = listFiles(files)
+  if (quietMs > 0 && lists.some((file) => now - fs.statSync(file).mtimeMs < quietMs)) return false
+  return lists.length > 0 && recordedClasses(files).length >= minClasses
 }
 
 /**
@@ -141,4 +150,4 @@ function runJava (args) {
   })
 }
 
-module.exports = { cdsFiles, cdsFlags, ensureArchive, hasRecordedClasses }
+module.exports = { cdsFiles, cdsFlags, ensureArchive, listsReady }

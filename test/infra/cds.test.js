@@ -85,24 +85,29 @@ test('lists recorded by JVMs become one archive that a JVM maps; a stale one nev
 
 test('the build runs in a process of its own, once at a time, and leaves the archive and no lock', async () => {
   const files = cdsFiles(testOptions({ cdsDir: fs.mkdtempSync(path.join(dir, 'background-')) }), jars[0])
-  expect(buildArchiveInBackground(files, jars[0])).toBeNull() // nothing recorded yet
-  fs.writeFileSync(cdsFlags(files, 'standalone')[0].split('=')[1], 'java/lang/Object\norg/apache/commons/cli/Options\n')
+  const ready = { minClasses: 2, quietMs: 0 } // this test's lists are short and just written
+  expect(buildArchiveInBackground(files, jars[0], ready)).toBeNull() // nothing recorded yet
+  const list = cdsFlags(files, 'standalone')[0].split('=')[1]
+  fs.writeFileSync(list, 'java/lang/Object\n')
+  expect(buildArchiveInBackground(files, jars[0], ready)).toBeNull() // fewer classes than a start loads
+  fs.appendFileSync(list, 'org/apache/commons/cli/Options\n')
+  expect(buildArchiveInBackground(files, jars[0], { ...ready, quietMs: 60000 })).toBeNull() // a JVM still writing it
 
-  const pid = buildArchiveInBackground(files, jars[0])
+  const pid = buildArchiveInBackground(files, jars[0], ready)
   expect(pid).toBeGreaterThan(0)
   expect(fs.readFileSync(`${files.archive}.building`, 'utf8').trim()).toBe(String(pid))
-  expect(buildArchiveInBackground(files, jars[0])).toBeNull() // one build at a time
+  expect(buildArchiveInBackground(files, jars[0], ready)).toBeNull() // one build at a time
   await until('the archive built', () => fs.existsSync(files.archive), 120000)
   await until('the builder gone', () => !fs.existsSync(`${files.archive}.building`), 10000)
   expect(fs.readFileSync(`${files.archive}.build.log`, 'utf8')).toMatch(/class-data archive of 2 classes built/)
-  expect(buildArchiveInBackground(files, jars[0])).toBeNull() // built: nothing to do
+  expect(buildArchiveInBackground(files, jars[0], ready)).toBeNull() // built: nothing to do
 })
 
 test('a lock left by a builder that died does not stop the next build', () => {
   const files = cdsFiles(testOptions({ cdsDir: fs.mkdtempSync(path.join(dir, 'stale-')) }), jars[0])
   fs.writeFileSync(cdsFlags(files, 'standalone')[0].split('=')[1], 'java/lang/Object\n')
   fs.writeFileSync(`${files.archive}.building`, '2147483000\n') // no such process
-  const pid = buildArchiveInBackground(files, jars[0])
+  const pid = buildArchiveInBackground(files, jars[0], { minClasses: 1, quietMs: 0 })
   expect(pid).toBeGreaterThan(0)
   process.kill(-pid, 'SIGKILL') // this test's builder and its java, by the group its pid leads
 })
