@@ -181,6 +181,19 @@ class Connection extends EventEmitter {
       this._stopSweeper()
       return
     }
+    // Decided after this turn's I/O (setImmediate runs after the poll phase): when the event loop
+    // was held up past a deadline, an answer or a closed socket that arrived meanwhile is read
+    // first and says what really happened, instead of a timeout that did not.
+    if (this._expiryQueued) return
+    this._expiryQueued = true
+    setImmediate(() => {
+      this._expiryQueued = false
+      this._expire()
+    })
+  }
+
+  _expire () {
+    if (this.closed) return
     const now = Date.now()
     for (const [callId, call] of this._pending) {
       if (call.deadline <= now) {

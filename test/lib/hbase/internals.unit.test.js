@@ -167,6 +167,18 @@ describe('connection framing over a real socket', () => {
     })
   })
 
+  test('a deadline passed while the event loop was held up: the closed socket read meanwhile decides, not the timer', async () => {
+    let serverSocket
+    await withServer((socket) => { serverSocket = socket }, async (conn) => {
+      const call = conn.call(METHODS.ClientService.Get, getRequest, 40).catch((e) => e)
+      await new Promise((resolve) => setTimeout(resolve, 5)) // the call is on the server's side
+      serverSocket.destroy() // the server goes away...
+      const held = Date.now() + 200
+      while (Date.now() < held); // ...while this process is busy past the call's deadline
+      expect((await call).code).toBe('HBASE_CONNECTION')
+    })
+  })
+
   test('a short call behind a long one still times out on time', async () => {
     await withServer(() => {}, async (conn) => {
       const long = conn.call(METHODS.ClientService.Get, getRequest, 5000).catch((e) => e)
