@@ -1,15 +1,14 @@
 'use strict'
 
 // The generator's view of a stalling server, against trivial servers: it sends every due
-// request, and a stall shows in its p99 where autocannon hides it. Its latency bounds are
+// request, and a stall shows in its p99. Its latency bounds are
 // relative to the stall it must see, since a second test lane shares the CPU; the rate it holds
 // and its own overhead are `npm run bench:validate`'s figures.
 
 const { validateOpenLoop } = require('../../bench/validate-open-loop')
 
 describe('open-loop generator, validated', () => {
-  test('against trivial servers: own p50 a tenth of a stall or less; a 50 ms stall every 500 ms shows in p99, autocannon hides ' +
-    'it', async () => {
+  test('against trivial servers: own p50 a tenth of a stall or less; a 50 ms stall every 500 ms shows in p99', async () => {
     const r = await validateOpenLoop({ rate: 1000, durationMs: 2000 })
     // Every due request sent and answered. (Whether it holds the rate depends on the machine's
     // share of CPU as much as on the generator: that is `npm run bench:validate`'s figure.)
@@ -22,8 +21,11 @@ describe('open-loop generator, validated', () => {
     // ~10 % of the requests are due during a stall and wait up to 50 ms for it.
     expect(r.stall.openLoop.p99).toBeGreaterThan(r.stallMs / 2)
     expect(r.stall.openLoop.p99).toBeLessThan(r.stallMs * 4)
-    // Autocannon waits with its connections during a stall, so fewer of its requests see one
-    // (by how much depends on the machine's share of CPU too: `npm run bench:validate`).
-    expect(r.stall.autocannon.p99).toBeLessThan(r.stall.openLoop.p99)
+    // Autocannon, beside it, only ran: how much of a stall its p99 hides is a figure of
+    // autocannon's (`npm run bench:validate`), not of this generator, and it is not a property at
+    // all on a shared CPU. With 10 connections, at most 10 of its requests wait in each stall; a
+    // p99 that hides them needs over 100 times as many requests per stall, 2,000 req/s here, and
+    // beside a second test lane it made fewer (p99 176 ms against the open loop's 89, stop 31).
+    expect(r.stall.autocannon.requests).toBeGreaterThan(0)
   })
 })
