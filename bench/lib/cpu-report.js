@@ -38,9 +38,12 @@ function perRequest (cpuUs, requests) {
 }
 
 /**
- * One measured run of a case, from a load job's summary with its server-side view.
+ * One measured run of a case, from a load job's summary with its server-side view. Only 200
+ * answers count when the job counted statuses (`statusCounts`): CPU per 200 answer and 200s per
+ * second, so that an answer refused fast (an OFREP 400) never looks like a cheap one.
  * @param {{ rps: number, requests: number, p50?: number, p99?: number, errors?: number, non2xx?: number,
- *   generatorCpuUs?: number, server?: Record<string, { cpuUs?: number|null, cpuSource?: string|null }> }} r
+ *   statusCounts?: Record<string, number>, generatorCpuUs?: number,
+ *   server?: Record<string, { cpuUs?: number|null, cpuSource?: string|null }> }} r
  * @param {number} roundNo the round it belongs to (pairs it with the other cases' runs)
  * @returns {Record<string, any>}
  */
@@ -49,10 +52,14 @@ function cpuRun (r, roundNo) {
   const app = sv.app?.cpuUs ?? null
   const hbase = sv.hbase?.cpuUs ?? null
   const generator = r.generatorCpuUs ?? null
+  const ok200 = r.statusCounts ? r.statusCounts['200'] || 0 : null
+  const answered = ok200 ?? r.requests
   return {
     round: roundNo,
-    rps: r.rps,
+    rps: answered === r.requests ? r.rps : round(r.rps * answered / r.requests, 2),
     requests: r.requests,
+    ok200,
+    non200: ok200 === null ? null : r.requests - ok200,
     p50: r.p50,
     p99: r.p99,
     errors: r.errors,
@@ -61,9 +68,9 @@ function cpuRun (r, roundNo) {
     appCpuSource: sv.app?.cpuSource ?? null,
     hbaseCpuUs: hbase,
     generatorCpuUs: generator,
-    appUsPerReq: perRequest(app, r.requests),
-    hbaseUsPerReq: perRequest(hbase, r.requests),
-    generatorUsPerReq: perRequest(generator, r.requests)
+    appUsPerReq: perRequest(app, answered),
+    hbaseUsPerReq: perRequest(hbase, answered),
+    generatorUsPerReq: perRequest(generator, answered)
   }
 }
 
@@ -81,6 +88,11 @@ function paired (runs, refRuns, f) {
 
 const ratioOf = (key) => (a, b) => (typeof a[key] === 'number' && b[key] > 0 ? a[key] / b[key] : null)
 const differenceOf = (key) => (a, b) => (typeof a[key] === 'number' && typeof b[key] === 'number' ? a[key] - b[key] : null)
+/** An OFREP case's app CPU and req/s against its endpoint's JSONP case (same ids and shape), paired per round. */
+const versusJsonp = (runs, jsonp) => ({
+  vsJsonp: jsonp ? stats(paired(runs, jsonp.runs, ratioOf('appUsPerReq')), 3) : null,
+  rpsVsJsonp: jsonp ? stats(paired(runs, jsonp.runs, ratioOf('rps')), 3) : null
+})
 
 /**
  * The CPU per request a run's processes would have burnt with no load: their idle CPU per second
@@ -107,23 +119,28 @@ function summarizeIdle (idleRuns) {
 
 /**
  * Each case's medians and spreads, and its ratios against sample1 (same ids, same load shape)
- * and the bare node:http baseline (same load shape), paired per round.
- * @param {Record<string, { target: string, ids: string, shape: string, runs: Array<Record<string, any>> }>} cases
- *   ids: 'range' (1..idRange) or 'one' (id=1); shape: 'rate' (fixed open-loop rate) or 'saturation'
+ * and the bare node:http baseline (same load shape), paired per round; an OFREP case's also
+ * against the JSONP view of its endpoint (same ids, same load shape).
+ * @param {Record<string, { target: string, view?: string, ids: string, shape: string, runs: Array<Record<string, any>> }>} cases
+ *   view: 'jsonp' (the default) or 'ofrep' (the OFREP bulk evaluation); ids: 'range' (1..idRange)
+ *   or 'one' (id=1); shape: 'rate' (fixed open-loop rate) or 'saturation'
  * @param {Array<Record<string, any>>} [idleRuns] the rounds' idle samples (summarizeIdle)
  * @returns {Record<string, Record<string, any>>} the cases with rps, p99, appUsPerReq, hbaseUsPerReq,
- *   generatorUsPerReq, vsSample1 (app CPU), vsBaseline (app CPU), rpsVsSample1, appAboveIdle and
- *   hbaseAboveIdle (with idle samples) and, at the fixed rate (same rate, so the same HBase
- *   background per request), hbaseAboveSample1
+ *   generatorUsPerReq, non200 (answers other than 200, all rounds; null without status counts),
+ *   vsSample1 (app CPU), vsBaseline (app CPU), rpsVsSample1, appAboveIdle and hbaseAboveIdle (with
+ *   idle samples), at the fixed rate (same rate, so the same HBase background per request)
+ *   hbaseAboveSample1, and for an OFREP case vsJsonp (app CPU) and rpsVsJsonp
  */
 function summarizeCases (cases, idleRuns = []) {
   const idleOf = new Map(idleRuns.map((r) => [r.round, r]))
-  const find = (target, ids, shape) => Object.values(cases).find((c) => c.target === target && c.ids === ids && c.shape === shape)
+  const find = (target, ids, shape, view = 'jsonp') => Object.values(cases).find((c) => c.target === target && c.ids === ids &&
+    c.shape === shape && (c.view || 'jsonp') === view)
   /** @type {Record<string, Record<string, any>>} */
   const out = {}
   for (const [key, c] of Object.entries(cases)) {
     const s1 = find('sample1', c.target === BASELINE ? 'range' : c.ids, c.shape)
     const bare = find(BASELINE, 'range', c.shape)
+    const non200 = c.runs.map((r) => r.non200).filter((n) => typeof n === 'number')
     const column = (k, digits) => stats(c.runs.map((r) => r[k]), digits)
     const aboveIdle = (runs, k, idleKey) => stats(runs.map((r) => {
       const background = idlePerRequest(r, idleOf.get(r.round), idleKey)
@@ -136,6 +153,8 @@ function summarizeCases (cases, idleRuns = []) {
       appUsPerReq: column('appUsPerReq'),
       hbaseUsPerReq: column('hbaseUsPerReq'),
       generatorUsPerReq: column('generatorUsPerReq'),
+      non200: non200.length ? non200.reduce((a, b) => a + b, 0) : null,
+      ...(c.view === 'ofrep' ? versusJsonp(c.runs, find(c.target, c.ids, c.shape)) : {}),
       vsSample1: s1 ? stats(paired(c.runs, s1.runs, ratioOf('appUsPerReq')), 3) : null,
       vsBaseline: bare ? stats(paired(c.runs, bare.runs, ratioOf('appUsPerReq')), 3) : null,
       rpsVsSample1: s1 ? stats(paired(c.runs, s1.runs, ratioOf('rps')), 3) : null,
@@ -169,7 +188,7 @@ function glanceTable (report) {
   const seedRuns = report.endpoints || {}
   const cpu = report.scenarios && report.scenarios.cpu
   const cases = cpu ? Object.values(cpu.cases) : []
-  const caseOf = (target, shape) => cases.find((c) => c.target === target && c.ids === 'range' && c.shape === shape)
+  const caseOf = (target, shape) => cases.find((c) => c.target === target && c.ids === 'range' && c.shape === shape && c.view !== 'ofrep')
   const names = [...new Set([...Object.keys(SEED), ...Object.keys(seedRuns), ...cases.map((c) => c.target)])]
     .filter((n) => n !== BASELINE && (seedRuns[n] || caseOf(n, 'rate') || caseOf(n, 'saturation')))
   if (!names.length) return []
@@ -244,8 +263,9 @@ function glanceTable (report) {
 }
 
 /**
- * The cpu scenario's own tables: every case at the fixed rate, then at saturation.
- * @param {{ description?: string, parameters: { rate: number },
+ * The cpu scenario's own tables: every case at the fixed rate, then at saturation, then the OFREP
+ * cases beside the JSONP ones.
+ * @param {{ description?: string, parameters: { rate: number, idRange: number },
  *   idle?: { appUsPerS: any, baselineUsPerS: any, hbaseUsPerS: any, runs: object[] }, cases: Record<string, Record<string, any>>,
  *   hbaseTotal?: any }} cpu hbaseTotal: the HBase traffic over the whole scenario (cpu.js)
  * @returns {string[]} markdown lines
@@ -275,7 +295,38 @@ function cpuTables (cpu) {
     }
     lines.push('')
   }
-  return [...lines, ...trafficTables(cpu.cases, spread, cpu.parameters.rate), ...totalLines(cpu.hbaseTotal)]
+  return [...lines, ...ofrepTable(cpu), ...trafficTables(cpu.cases, spread, cpu.parameters.rate), ...totalLines(cpu.hbaseTotal)]
+}
+
+/**
+ * The OFREP bulk evaluation beside the JSONP view of the same endpoint: per endpoint, id set and
+ * load shape, 200s per second and app CPU µs per 200 of each, and OFREP/JSONP paired per round.
+ * @param {{ parameters: { rate: number, idRange: number }, cases: Record<string, Record<string, any>> }} cpu
+ * @returns {string[]} markdown lines (none without an OFREP case)
+ */
+function ofrepTable (cpu) {
+  const all = Object.values(cpu.cases)
+  const ofrep = all.filter((c) => c.view === 'ofrep')
+  if (!ofrep.length) return []
+  const jsonpOf = (c) => all.find((j) => j.target === c.target && j.ids === c.ids && j.shape === c.shape && (j.view || 'jsonp') === 'jsonp')
+  const n = (v) => (typeof v === 'number' ? String(v) : '')
+  const lines = ['### OFREP bulk evaluation beside the JSONP view', '',
+    'The same endpoint, ids, load and rounds: `POST /api/<endpoint>/ofrep/v1/evaluate/flags` with ' +
+      '`{"context":{"targetingKey":"<id>"}}` (every flag of the id\'s config, with its ETag; no If-None-Match, so no 304) beside ' +
+      '`GET /api/<endpoint>.js?id=<id>&callback=EXAMPLE.process`. Only 200 answers count (req/s = 200s per second, CPU per 200), so ' +
+      'an error answered fast cannot look cheap. OFREP/JSONP is paired per round. The cached endpoints\' OFREP runs are cache hits ' +
+      'with each entry\'s flags already made (a sweep in the OFREP view before them; see bench/README.md).', '',
+    '| endpoint | ids | load | JSONP req/s | OFREP req/s | OFREP/JSONP req/s | JSONP app CPU µs/req | OFREP app CPU µs/req | ' +
+      'OFREP/JSONP app CPU | non-200 JSONP / OFREP |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|']
+  for (const c of ofrep) {
+    const j = jsonpOf(c) || {}
+    const ids = c.ids === 'one' ? 'id=1' : `1..${cpu.parameters.idRange}`
+    const load = c.shape === 'rate' ? `${fmt(cpu.parameters.rate)} req/s` : 'closed loop'
+    lines.push(`| ${c.target} | ${ids} | ${load} | ${spread(j.rps)} | ${spread(c.rps)} | ${spread(c.rpsVsJsonp)} | ` +
+      `${spread(j.appUsPerReq)} | ${spread(c.appUsPerReq)} | ${spread(c.vsJsonp)} | ${n(j.non200)} / ${n(c.non200)} |`)
+  }
+  return [...lines, '']
 }
 
 /**
@@ -288,4 +339,17 @@ function leadSection (report) {
   return [...glanceTable(report), ...(cpu ? cpuTables(cpu) : [])]
 }
 
-module.exports = { BASELINE, stats, perRequest, cpuRun, paired, summarizeIdle, summarizeCases, spread, glanceTable, cpuTables, leadSection }
+module.exports = {
+  BASELINE,
+  stats,
+  perRequest,
+  cpuRun,
+  paired,
+  summarizeIdle,
+  summarizeCases,
+  spread,
+  glanceTable,
+  cpuTables,
+  ofrepTable,
+  leadSection
+}

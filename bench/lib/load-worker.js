@@ -20,7 +20,8 @@ const { summarizeRun } = require('./report')
 /**
  * @param {object} job see the file comment
  * @returns {Promise<object>} summary: rps, latencyMean, latencyStdev, p50 … p999, requests, ok,
- *   non2xx, errors, sent, generatorCpuUs (+ open-loop's offeredRate, late, unsent, max, tags)
+ *   non2xx, errors, sent, statusCounts (answers per HTTP status, e.g. { 200: 5981 }: `ok` counts
+ *   any 2xx), generatorCpuUs (+ open-loop's offeredRate, late, unsent, max, tags)
  */
 async function runJob (job) {
   // The generator's own CPU over the job (all its threads, start-up excluded), to the µs.
@@ -30,6 +31,8 @@ async function runJob (job) {
     return used.user + used.system
   }
   const next = createPathPicker(job.paths)
+  /** @type {Record<string, number>} */
+  const statusCounts = {}
   if (job.generator === 'open-loop') {
     const { tags, errorCodes, ...rest } = await runOpenLoop({
       host: job.host,
@@ -42,10 +45,11 @@ async function runJob (job) {
       precise: job.precise !== false,
       // Timers fire up to ~1.5 ms after their time: only a lag beyond that is the schedule slipping.
       lateMs: job.precise === false ? 2 : 1,
-      next
+      next,
+      onAnswer: (request, { status }) => { if (status) statusCounts[status] = (statusCounts[status] || 0) + 1 }
     })
     const generator = job.rate === 0 ? 'closed-loop' : job.precise === false ? 'open-loop/timer' : 'open-loop'
-    return { generator, ...rest, errorCodes, tags, generatorCpuUs: generatorCpuUs() }
+    return { generator, ...rest, errorCodes, tags, statusCounts, generatorCpuUs: generatorCpuUs() }
   }
   if (job.generator === 'autocannon') {
     const limit = job.amount ? { amount: job.amount } : { duration: job.durationMs / 1000 }
@@ -55,9 +59,23 @@ async function runJob (job) {
       pipelining: 1,
       timeout: (job.timeoutMs || 10000) / 1000,
       ...limit,
-      requests: [{ setupRequest: (req) => ({ ...req, path: next().path }) }]
+      // The method, body and headers too (an OFREP POST); autocannon writes the Content-Length
+      // into the headers object it is given, so a request with headers gets an object of its own.
+      requests: [{
+        setupRequest: (req) => {
+          const { path, method = 'GET', headers, body } = next()
+          return {
+            ...req,
+            path,
+            method,
+            headers: headers ? { ...req.headers, ...headers } : req.headers,
+            ...(body === undefined ? {} : { body })
+          }
+        }
+      }]
     })
-    return { generator: 'autocannon', ...summarizeRun(result), sent: result.requests.sent, generatorCpuUs: generatorCpuUs() }
+    for (const [status, { count }] of Object.entries(result.statusCodeStats || {})) statusCounts[status] = count
+    return { generator: 'autocannon', ...summarizeRun(result), sent: result.requests.sent, statusCounts, generatorCpuUs: generatorCpuUs() }
   }
   throw new TypeError(`load-worker: unknown generator ${JSON.stringify(job.generator)}`)
 }

@@ -33,8 +33,9 @@ const SPIN_BELOW_MS = 1.5
 const HEADER_END = '\r\n\r\n'
 
 /**
- * @typedef {{ path: string, tag?: string, headers?: Record<string, string> }} PlannedRequest
- *   headers: extra request headers (e.g. a User-Agent that marks this one request)
+ * @typedef {{ path: string, tag?: string, headers?: Record<string, string>, method?: string, body?: string }} PlannedRequest
+ *   headers: extra request headers (e.g. a User-Agent that marks this one request); method: GET
+ *   unless given; body: sent with its Content-Length (e.g. an OFREP evaluation's JSON)
  * @typedef {{ count: number, mean: number, stdev: number, p50: number, p90: number, p99: number,
  *   p999: number, max: number }} LatencySummary latency in ms
  */
@@ -66,8 +67,9 @@ async function runOpenLoop (options) {
   const closed = o.rate === 0
   let total = closed ? Infinity : Math.floor(o.rate * o.durationMs / 1000)
   const intervalMs = closed ? 0 : 1000 / o.rate
-  const request = (item) => `GET ${item.path} HTTP/1.1\r\nHost: ` +
-    `${o.hostHeader}\r\n${o.keepAlive ? '' : 'Connection: close\r\n'}${item.headers ? headerLines(item.headers) : ''}\r\n`
+  const request = ({ planned: r }) => `${r.method || 'GET'} ${r.path} HTTP/1.1\r\nHost: ${o.hostHeader}\r\n` +
+    `${o.keepAlive ? '' : 'Connection: close\r\n'}${r.headers ? headerLines(r.headers) : ''}` +
+    `${r.body === undefined ? '' : `Content-Length: ${Buffer.byteLength(r.body)}\r\n`}\r\n${r.body ?? ''}`
   // performance.now() → epoch ms, for onAnswer
   const epoch = (t) => performance.timeOrigin + t
   const report = (item, status, error) => {
@@ -153,7 +155,7 @@ async function runOpenLoop (options) {
     if (c.current || stopping || Number.isNaN(t0)) return
     if (closed && !c.queue.length && performance.now() < endAt) {
       const next = o.next()
-      c.queue.push({ due: performance.now(), path: next.path, tag: next.tag, headers: next.headers, planned: next })
+      c.queue.push({ due: performance.now(), tag: next.tag, planned: next })
     }
     if (c.queue.length) send(c)
     else if (stopping || (!closed && planned >= total)) maybeDone()
@@ -236,7 +238,7 @@ async function runOpenLoop (options) {
     while (planned < total && t0 + planned * intervalMs <= now) {
       const c = conns[planned % o.connections]
       const next = o.next()
-      c.queue.push({ due: t0 + planned * intervalMs, path: next.path, tag: next.tag, headers: next.headers, planned: next })
+      c.queue.push({ due: t0 + planned * intervalMs, tag: next.tag, planned: next })
       planned++
       if (!c.current) pump(c)
     }

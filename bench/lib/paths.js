@@ -7,37 +7,48 @@
 
 const DEFAULT_CALLBACK = 'EXAMPLE.process'
 
+/** The header of an OFREP evaluation's JSON body (docs/openfeature.md#requests). */
+const OFREP_HEADERS = Object.freeze({ 'Content-Type': 'application/json' })
+
 /**
- * @typedef {{ endpoint: string, kind?: 'random'|'sweep'|'mixed', callback?: string,
+ * @typedef {{ endpoint: string, kind?: 'random'|'sweep'|'mixed', view?: 'jsonp'|'ofrep', callback?: string,
  *   idRange?: number, missRatio?: number, passes?: number,
  *   mix?: { hit: number, miss: number, absent: number }, hitRange?: number,
  *   missFrom?: number, missTo?: number }} PathSpec
  *   random: ids from 1..idRange, absent ids at missRatio (the seed protocol);
  *   sweep: every id of 1..idRange in order, each `passes` times in a row (cache warm-up);
  *   mixed: tagged `hit` (1..hitRange, warmed), `miss` (missFrom..missTo in order, each once:
- *   present in HBase, never asked for, so a cache miss) and `absent` (never in HBase)
+ *   present in HBase, never asked for, so a cache miss) and `absent` (never in HBase);
+ *   view: `jsonp` (the default) GETs the endpoint's script for the id; `ofrep` POSTs the OFREP
+ *   bulk evaluation of the same id (`{"context":{"targetingKey":id}}`, all its flags)
+ * @typedef {{ path: string, tag?: string, method?: string, headers?: Record<string, string>, body?: string }} PlannedRequest
  */
 
 /**
  * @param {PathSpec} spec
  * @param {() => number} [random] injectable for tests
- * @returns {() => { path: string, tag?: string }}
+ * @returns {() => PlannedRequest}
  */
 function createPathPicker (spec, random = Math.random) {
-  const { endpoint, kind = 'random', callback = DEFAULT_CALLBACK, idRange = 10000 } = spec
+  const { endpoint, kind = 'random', view = 'jsonp', callback = DEFAULT_CALLBACK, idRange = 10000 } = spec
   if (!/^[A-Za-z0-9_-]+$/.test(endpoint || '')) throw new TypeError(`paths: bad endpoint ${JSON.stringify(endpoint)}`)
-  const url = (id) => `/api/${endpoint}.js?id=${id}&callback=${callback}`
+  if (view !== 'jsonp' && view !== 'ofrep') throw new TypeError(`paths: unknown view ${JSON.stringify(view)}`)
+  const ofrepPath = `/api/${endpoint}/ofrep/v1/evaluate/flags`
+  /** @type {(id: string) => PlannedRequest} */
+  const requestFor = view === 'ofrep'
+    ? (id) => ({ path: ofrepPath, method: 'POST', headers: OFREP_HEADERS, body: JSON.stringify({ context: { targetingKey: id } }) })
+    : (id) => ({ path: `/api/${endpoint}.js?id=${id}&callback=${callback}` })
   const absentId = () => `absent${Math.floor(random() * 1e9)}`
   if (kind === 'random') {
     const missRatio = spec.missRatio || 0
-    return () => ({ path: url(random() < missRatio ? absentId() : String(1 + Math.floor(random() * idRange))) })
+    return () => requestFor(random() < missRatio ? absentId() : String(1 + Math.floor(random() * idRange)))
   }
   if (kind === 'sweep') {
     // Each id several times in a row so that every worker's cache sees it, whichever
     // connection (and so worker) carries it.
     const passes = spec.passes || 1
     let k = 0
-    return () => ({ path: url(String(1 + (Math.floor(k++ / passes) % idRange))) })
+    return () => requestFor(String(1 + (Math.floor(k++ / passes) % idRange)))
   }
   if (kind === 'mixed') {
     const { hit, miss } = spec.mix
@@ -48,12 +59,12 @@ function createPathPicker (spec, random = Math.random) {
     let m = 0
     return () => {
       const r = random()
-      if (r < hit) return { path: url(String(1 + Math.floor(random() * hitRange))), tag: 'hit' }
-      if (r < hit + miss) return { path: url(String(missFrom + (m++ % span))), tag: 'miss' }
-      return { path: url(absentId()), tag: 'absent' }
+      if (r < hit) return { ...requestFor(String(1 + Math.floor(random() * hitRange))), tag: 'hit' }
+      if (r < hit + miss) return { ...requestFor(String(missFrom + (m++ % span))), tag: 'miss' }
+      return { ...requestFor(absentId()), tag: 'absent' }
     }
   }
   throw new TypeError(`paths: unknown kind ${JSON.stringify(kind)}`)
 }
 
-module.exports = { createPathPicker }
+module.exports = { createPathPicker, OFREP_HEADERS }

@@ -108,6 +108,47 @@ describe('open-loop generator', () => {
       }
     })
 
+    test('a request with a method and a body (an OFREP POST) is sent whole on a keep-alive connection', async () => {
+      const seen = []
+      const server = http.createServer((req, res) => {
+        let body = ''
+        req.setEncoding('utf8')
+        req.on('data', (c) => { body += c })
+        req.on('end', () => {
+          seen.push({ method: req.method, type: req.headers['content-type'], length: req.headers['content-length'], body })
+          res.writeHead(200, { 'content-length': 2 })
+          res.end('{}')
+        })
+      })
+      await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+      try {
+        let i = 0
+        const r = await runOpenLoop({
+          host: '127.0.0.1',
+          port: server.address().port,
+          rate: 0,
+          durationMs: 200,
+          connections: 1,
+          next: () => ({
+            path: '/api/sample5/ofrep/v1/evaluate/flags',
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ context: { targetingKey: `é${i++}` } })
+          })
+        })
+        expect(r.errors).toBe(0)
+        expect(r.ok).toBe(r.requests)
+        expect(seen.length).toBe(r.requests)
+        expect(r.requests).toBeGreaterThanOrEqual(2) // one connection: each body ended where the next request began
+        seen.forEach((s, n) => {
+          expect(s).toMatchObject({ method: 'POST', type: 'application/json', length: String(Buffer.byteLength(s.body)) })
+          expect(JSON.parse(s.body)).toEqual({ context: { targetingKey: `é${n}` } })
+        })
+      } finally {
+        server.close()
+      }
+    })
+
     test('a server that never answers: requests time out and are counted as errors', async () => {
       const silent = net.createServer(() => {})
       await new Promise((resolve) => silent.listen(0, '127.0.0.1', resolve))

@@ -37,9 +37,30 @@ describe('request paths', () => {
     expect(idOf(got[2])).toMatch(/^absent\d+$/)
   })
 
-  test('rejects a bad endpoint or kind', () => {
+  test('the OFREP view: a POST of the bulk evaluation with the same ids as the JSONP view, in every kind', () => {
+    let i = 0
+    const seq = [0, 0.1, 0, 0.5] // (the miss-ratio draw, the id) per request
+    const ofrep = createPathPicker({ endpoint: 'sample5', view: 'ofrep', idRange: 10 }, () => seq[i++ % seq.length])
+    const a = ofrep()
+    expect(a).toEqual({
+      path: '/api/sample5/ofrep/v1/evaluate/flags',
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"context":{"targetingKey":"2"}}'
+    })
+    expect(JSON.parse(ofrep().body).context.targetingKey).toBe('6')
+    const sweep = createPathPicker({ endpoint: 'sample3', kind: 'sweep', view: 'ofrep', idRange: 2, passes: 2 })
+    expect(Array.from({ length: 5 }, () => JSON.parse(sweep().body).context.targetingKey)).toEqual(['1', '1', '2', '2', '1'])
+    // The JSONP view is the default, and has no method or body.
+    expect(createPathPicker({ endpoint: 'sample5', view: 'jsonp', idRange: 1 })()).toEqual({
+      path: '/api/sample5.js?id=1&callback=EXAMPLE.process'
+    })
+  })
+
+  test('rejects a bad endpoint, kind or view', () => {
     expect(() => createPathPicker({ endpoint: '../x' })).toThrow(TypeError)
     expect(() => createPathPicker({ endpoint: 'a', kind: 'nope' })).toThrow(TypeError)
+    expect(() => createPathPicker({ endpoint: 'a', view: /** @type {any} */ ('xml') })).toThrow(TypeError)
   })
 })
 

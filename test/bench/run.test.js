@@ -29,7 +29,7 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
   const stdout = await new Promise((resolve, reject) => {
     // The HBase of this test run, not the checkout's default one (another checkout may hold its ports).
     const env = { ...process.env, ...testHBaseEnv() }
-    execFile(process.execPath, args, { cwd: ROOT, env, timeout: 210000, maxBuffer: 16 * 2 ** 20 }, (err, so, se) =>
+    execFile(process.execPath, args, { cwd: ROOT, env, timeout: 330000, maxBuffer: 16 * 2 ** 20 }, (err, so, se) =>
       err ? reject(new Error(`${err.message}\n${se}`)) : resolve(so)
     )
   })
@@ -123,9 +123,12 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
 
   // CPU per request: every case in each of the 2 rounds, from real /proc samples.
   const cpu = report.scenarios.cpu
-  expect(cpu.parameters).toMatchObject({ rate: 300, runs: 2, seconds: 1, idRange: 500, endpoints: ['sample1', 'sample5'] })
+  expect(cpu.parameters).toMatchObject({
+    rate: 300, runs: 2, seconds: 1, idRange: 500, endpoints: ['sample1', 'sample5'], ofrep: ['sample5']
+  })
+  // sample5 serves OFREP: its bulk evaluation is measured beside its JSONP view, same ids and shapes.
   const cpuCases = ['bare node:http @ 300 req/s', 'bare node:http closed loop',
-    ...['sample1', 'sample5'].flatMap((n) => [
+    ...['sample1', 'sample5', 'sample5 ofrep'].flatMap((n) => [
       `${n} ids 1..500 @ 300 req/s`,
       `${n} ids 1..500 closed loop`,
       `${n} id=1 @ 300 req/s`,
@@ -163,6 +166,14 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
   expect(cpu.cases['sample1 ids 1..500 @ 300 req/s'].vsSample1).toMatchObject({ median: 1, min: 1, max: 1 })
   expect(cpu.cases['bare node:http closed loop'].vsBaseline).toMatchObject({ median: 1, min: 1, max: 1 })
   expect(cpu.cases['sample5 ids 1..500 @ 300 req/s'].hbaseAboveSample1.n).toBe(2)
+  // Every OFREP answer a 200, and OFREP against the JSONP view paired in both rounds.
+  for (const key of cpuCases.filter((k) => k.startsWith('sample5 ofrep'))) {
+    expect(cpu.cases[key]).toMatchObject({ target: 'sample5', view: 'ofrep', non200: 0 })
+    expect(cpu.cases[key].runs.every((r) => r.ok200 === r.requests)).toBe(true)
+    expect(cpu.cases[key].vsJsonp.n).toBe(2)
+    positive(cpu.cases[key].vsJsonp.median)
+    positive(cpu.cases[key].rpsVsJsonp.median)
+  }
   expect(cpu.idle.runs).toHaveLength(2)
   for (const r of cpu.idle.runs) for (const k of ['appUsPerS', 'baselineUsPerS', 'hbaseUsPerS']) expect(r[k]).toBeGreaterThanOrEqual(0)
   // The report opens with the seed beside beacon (with CPU per request), then the cpu tables and
@@ -176,5 +187,8 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
   // sample1, HBase above sample1): each a median with its spread over the 2 rounds.
   const cell = String.raw`-?[\d.]+ \(-?[\d.]+–-?[\d.]+\)`
   expect(md).toMatch(new RegExp(String.raw`\n\| sample5 \| 93 \| 0\.007 \| [\d,]+ \| [\d.]+ \| ${Array(6).fill(cell).join(' \\| ')} \|\n`))
+  // The OFREP table, inside the cpu section: each view's req/s and app CPU, OFREP/JSONP, no non-200 answer.
+  expect(md).toContain('\n### OFREP bulk evaluation beside the JSONP view\n')
+  expect(md).toMatch(new RegExp(String.raw`\n\| sample5 \| id=1 \| closed loop \| ${Array(6).fill(cell).join(' \\| ')} \| 0 / 0 \|\n`))
   fs.rmSync(dir, { recursive: true, force: true })
-}, 240000)
+}, 360000) // the cpu scenario's OFREP cases (and their cache sweeps) add up to a minute on a loaded machine
