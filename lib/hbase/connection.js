@@ -75,7 +75,9 @@ class Connection extends EventEmitter {
         })
       )
     })
-    this.socket.on('close', () => {
+    // The server's FIN is read in the poll phase, while 'close' only comes in the close phase,
+    // after the sweep's setImmediate: failing on 'end' lets a closed connection decide first.
+    const closed = () => {
       this._fail(
         new HBaseError('HBASE_CONNECTION', `connection to ${this.address} closed`, {
           retryable: true,
@@ -83,7 +85,9 @@ class Connection extends EventEmitter {
           server: this.address
         })
       )
-    })
+    }
+    this.socket.on('end', closed)
+    this.socket.on('close', closed)
   }
 
   /**

@@ -1,5 +1,7 @@
 'use strict'
 
+const fs = require('node:fs')
+
 // Pure logic of the HBase client: no HBase needed.
 
 const { remoteError, CODES, HBaseError, mayHaveApplied } = require('../../../lib/hbase/errors')
@@ -168,16 +170,30 @@ describe('connection framing over a real socket', () => {
   })
 
   test('a deadline passed while the event loop was held up: the closed socket read meanwhile decides, not the timer', async () => {
-    let serverSocket
-    await withServer((socket) => { serverSocket = socket }, async (conn) => {
+    /** @type {(socket: import('node:net').Socket) => void} */
+    let received = () => {}
+    const serverHasCall = new Promise((resolve) => { received = resolve })
+    await withServer((socket) => received(socket), async (conn) => {
       const call = conn.call(METHODS.ClientService.Get, getRequest, 40).catch((e) => e)
-      await new Promise((resolve) => setTimeout(resolve, 5)) // the call is on the server's side
+      const serverSocket = await serverHasCall
       serverSocket.destroy() // the server goes away...
+      // ...while this process is busy past the call's deadline, until the kernel holds the
+      // server's FIN for the client's socket (CLOSE_WAIT in /proc/net/tcp: on a loaded machine
+      // its delivery can itself wait for a CPU).
       const held = Date.now() + 200
-      while (Date.now() < held); // ...while this process is busy past the call's deadline
+      while (Date.now() < held || !finReceived(conn.socket.localPort));
       expect((await call).code).toBe('HBASE_CONNECTION')
     })
   })
+
+  /** Whether the local TCP socket on `port` has received its peer's FIN (state 08, CLOSE_WAIT). */
+  function finReceived (port) {
+    const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')} `
+    return fs.readFileSync('/proc/net/tcp', 'utf8').split('\n').some((line) => {
+      const [, local, , state] = line.trim().split(/\s+/)
+      return local !== undefined && `${local} `.endsWith(hex) && state === '08'
+    })
+  }
 
   test('a short call behind a long one still times out on time', async () => {
     await withServer(() => {}, async (conn) => {
