@@ -23,8 +23,8 @@ const ROOT = path.join(__dirname, '..')
 const FAULTS_DIR = path.join(ROOT, 'test', 'faults')
 /** Lane 1's fault files, the longest first; every other file in test/faults/ runs in lane 2. */
 const LANE_ONE_FAULTS = [
-  'hbase-cluster-client', 'hbase-chaos', 'memory-outage', 'hbase-cluster', 'shutdown-budget', 'host-disk', 'hbase-slow',
-  'hbase-outage', 'server-signals'
+  'hbase-cluster-client', 'hbase-chaos', 'memory-outage', 'hbase-cluster', 'shutdown-budget', 'host-disk', 'hbase-outage',
+  'server-signals'
 ]
 
 /** @type {Set<number>} pids (= process groups) of the commands going on */
