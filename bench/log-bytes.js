@@ -33,7 +33,8 @@ const { createHBaseSink } = require('../logging/hbase-sink')
 const { createLogQuery } = require('../logging/query')
 const { ACCESS_LOG_FAMILY, accessLogSplitKeys } = require('../logging/access-log-layout')
 const { createSampler } = require('./lib/proc-sampler')
-const { describeMachine, timestampForFile } = require('./lib/machine')
+const { describeMachine } = require('./lib/machine')
+const { writeResult } = require('./lib/result-files')
 const { logEntries, DAY_MS } = require('./lib/log-entries')
 const { hfileBytes } = require('./lib/hfile-bytes')
 const { VARIANTS, summarize, combinedVariants, markdown } = require('./lib/log-bytes-report')
@@ -265,11 +266,7 @@ async function main () {
     measured: measuredVariants,
     summary: summarize(measuredVariants)
   }
-  const out = args.out || path.join(__dirname, 'results', `${timestampForFile()}-log-bytes.json`)
-  fs.mkdirSync(path.dirname(out), { recursive: true })
-  fs.writeFileSync(out, JSON.stringify(report, null, 2) + '\n')
-  fs.writeFileSync(out.replace(/\.json$/, '') + '.md', markdown(report))
-  console.log(markdown(report))
+  const out = writeResult({ out: args.out, name: 'log-bytes', report, markdown: markdown(report) })
   log(`written: ${out}`)
 }
 

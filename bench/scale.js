@@ -27,7 +27,8 @@ const { parseArgs } = require('node:util')
 const infra = require('../infra/hbase')
 const { ensureToolCompiled } = require('../infra/hbase/tool')
 const { createHBaseClient } = require('../lib/hbase')
-const { describeMachine, timestampForFile } = require('./lib/machine')
+const { describeMachine } = require('./lib/machine')
+const { writeResult } = require('./lib/result-files')
 const { runLogPart } = require('./lib/scale-log')
 const { runConfigPart } = require('./lib/scale-config')
 const { logSummary, estimateSeconds, markdown } = require('./lib/scale-report')
@@ -225,11 +226,7 @@ async function main () {
     failures,
     estimate
   }
-  const out = args.out || path.join(__dirname, 'results', `${timestampForFile()}-scale.json`)
-  fs.mkdirSync(path.dirname(out), { recursive: true })
-  fs.writeFileSync(out, JSON.stringify(report, null, 2) + '\n')
-  fs.writeFileSync(out.replace(/\.json$/, '') + '.md', markdown(report))
-  console.log(markdown(report))
+  const out = writeResult({ out: args.out, name: 'scale', report, markdown: markdown(report) })
   log(`written: ${out}`)
 }
 
