@@ -18,9 +18,12 @@ describe('open-loop generator, validated', () => {
     // Its own latency is small against what it measures (~0.2 ms on an idle machine; the figure
     // itself is `npm run bench:validate`'s): npm test shares the CPU with a second test lane.
     expect(r.overhead.p50).toBeLessThan(r.stallMs / 10)
-    // ~10 % of the requests are due during a stall and wait up to 50 ms for it.
+    // ~10 % of the requests are due during a stall and wait up to 50 ms for it: the stall shows.
     expect(r.stall.openLoop.p99).toBeGreaterThan(r.stallMs / 2)
-    expect(r.stall.openLoop.p99).toBeLessThan(r.stallMs * 4)
+    // The rest are not charged for it: the generator catches up after each stall instead of
+    // carrying its lag on. No upper bound on p99: how long the server then takes to drain the
+    // requests queued behind a stall is the machine's share of CPU, not the generator's.
+    expect(r.stall.openLoop.p50).toBeLessThan(r.stallMs / 2)
     // Autocannon, beside it, only ran: how much of a stall its p99 hides is a figure of
     // autocannon's (`npm run bench:validate`), not of this generator, and it is not a property at
     // all on a shared CPU. With 10 connections, at most 10 of its requests wait in each stall; a
