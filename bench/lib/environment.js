@@ -108,13 +108,8 @@ async function createEnvironment (options) {
   let startedHBase = false
   if (netns) {
     hbaseOptions = hbase.resolveOptions({ host: address('hbase'), stateDir: NETNS_HBASE_STATE })
-    // The netns has no route out, so Maven cannot resolve anything there: reuse the loopback
-    // instance's resolved classpath (absolute paths into ~/.m2) when this state dir has none.
-    const shared = hbase.resolveOptions()
-    if (!fs.existsSync(hbaseOptions.classpathFile) && fs.existsSync(shared.classpathFile)) {
-      fs.mkdirSync(hbaseOptions.stateDir, { recursive: true })
-      fs.copyFileSync(shared.classpathFile, hbaseOptions.classpathFile)
-    }
+    // The netns has no route out, so Maven cannot resolve anything there: the checkout's build
+    // dir (infra/hbase options) already holds the classpath the loopback instance resolved.
     const before = await hbase.status(hbaseOptions)
     const stateDir = path.relative(ROOT, hbaseOptions.stateDir)
     const starting = before.running ? `, already running (pid ${before.pid})` : ', starting'

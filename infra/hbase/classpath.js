@@ -12,7 +12,7 @@ const DOWNLOADED = /^\[INFO\] Downloaded from [^:]+: (\S+) \(([\d.]+) (B|kB|KB|M
 const UNIT = { B: 1, kB: 1e3, KB: 1e3, MB: 1e6, GB: 1e9 }
 
 /**
- * The HBase runtime classpath (jar paths joined by ':'), cached per HBase version in the state dir.
+ * The HBase runtime classpath (jar paths joined by ':'), cached per HBase version in the build dir.
  * A cache miss runs Maven, which from an empty ~/.m2 downloads ~130 MB, so progress is logged.
  * @param {Readonly<Record<string, any>>} opts from resolveOptions()
  * @param {{ log?: (line: string) => void }} [io]
@@ -22,7 +22,7 @@ async function ensureClasspath (opts, { log = () => {} } = {}) {
   const cached = cachedClasspath(opts)
   if (cached) return cached
 
-  fs.mkdirSync(opts.stateDir, { recursive: true })
+  fs.mkdirSync(path.dirname(opts.classpathFile), { recursive: true })
   const tmp = `${opts.classpathFile}.${process.pid}.tmp`
   const started = Date.now()
   log(`hbase: resolving HBase ${opts.version} jars with Maven (first run downloads ~130 MB)…`)

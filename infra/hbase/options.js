@@ -9,7 +9,7 @@ const { parseDuration, DURATION_HELP } = require('../../config/duration')
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..')
 // The resolved classpath is cached per HBase version and pom: a jar added to the pom must reach
-// every state dir's next start, not only a fresh one's.
+// the next start, not only a fresh checkout's.
 const POM_HASH = crypto.createHash('sha256').update(fs.readFileSync(path.join(__dirname, 'pom.xml'))).digest('hex').slice(0, 8)
 
 const port = { parse: parseInteger, min: 1, max: 65535 }
@@ -51,6 +51,9 @@ const SPEC = {
   // The JVMs' class-data archive (infra/hbase/cds.js), shared by every
   // instance of the checkout; 'off' for none.
   cdsDir: ['BEACON_HBASE_CDS_DIR', path.join(REPO_ROOT, '.state', 'jvm-cds'), { parse: parseDirOrOff }],
+  // The resolved classpath and the compiled tool classes, shared by every instance of the
+  // checkout: resolving runs Maven and compiling javac, seconds of CPU each per state dir else.
+  buildDir: ['BEACON_HBASE_BUILD_DIR', path.join(REPO_ROOT, '.state', 'hbase-build'), { parse: parseDir }],
   startTimeoutMs: ['BEACON_HBASE_START_TIMEOUT_MS', 180000, { parse: parseInteger, min: 1000, max: 3600000 }],
   configTable: ['BEACON_CONFIG_TABLE', SETTINGS.hbase.configTable, tableName],
   accessLogTable: ['BEACON_ACCESS_LOG_TABLE', SETTINGS.logSinks.hbase.table, tableName],
@@ -103,8 +106,8 @@ function resolveOptions (overrides = {}, env = process.env) {
     outFile: path.join(o.stateDir, 'logs', 'hbase.out'),
     toolLogFile: path.join(o.stateDir, 'logs', 'tool.log'),
     pidFile: path.join(o.stateDir, 'hbase.pid'),
-    classesDir: path.join(o.stateDir, 'classes'),
-    classpathFile: path.join(o.stateDir, `classpath-${o.version}-${POM_HASH}.txt`)
+    classesDir: path.join(o.buildDir, 'classes'),
+    classpathFile: path.join(o.buildDir, `classpath-${o.version}-${POM_HASH}.txt`)
   })
   return Object.freeze(o)
 }

@@ -14,20 +14,49 @@ const CLASSES = ['BeaconHBaseTool', 'BeaconHBaseInspect', 'BeaconHBaseLoad', 'Be
 const SOURCES = CLASSES.map((name) => path.join(JAVA_DIR, `${name}.java`))
 
 /**
- * Compiles the tool's Java sources into `<stateDir>/classes` unless every class file is newer
- * than every source and the classpath it was compiled against.
+ * Compiles the tool's Java sources into the build dir's `classes` unless every class file is
+ * newer than every source and the classpath it was compiled against.
  * @param {Readonly<Record<string, any>>} opts from resolveOptions()
  * @param {string} classpath
  * @returns {Promise<void>}
  */
 async function ensureToolCompiled (opts, classpath) {
-  const built = Math.min(...CLASSES.map((name) => mtime(path.join(opts.classesDir, `${name}.class`))))
-  if (built > Math.max(...SOURCES.map(mtime)) && built > mtime(opts.classpathFile)) return
-  fs.mkdirSync(opts.classesDir, { recursive: true })
-  const javac = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'javac') : 'javac'
-  const args = [...javacFlags(), '-nowarn', '-cp', classpath, '-d', opts.classesDir, ...SOURCES]
-  const { code, output } = await run(javac, args)
-  if (code !== 0) throw new Error(`hbase: javac ${SOURCES.join(' ')} failed (exit ${code}):\n${output}`)
+  await ensureCompiled({ dir: opts.classesDir, classes: CLASSES, sources: SOURCES, classpath, newerThan: [opts.classpathFile] })
+}
+
+/**
+ * Compiles `sources` into `dir` unless each of `classes` there is newer than every source and
+ * every file of `newerThan`. The processes of one test run call this at once: each compiles
+ * into a directory of its own and moves it into place whole, so that no JVM loads a class file
+ * still being written; when another one finished first, its classes are kept.
+ * @param {{ dir: string, classes: string[], sources: string[], classpath: string, newerThan?: string[] }} what
+ * @returns {Promise<void>}
+ */
+async function ensureCompiled ({ dir, classes, sources, classpath, newerThan = [] }) {
+  const current = () => {
+    const built = Math.min(...classes.map((name) => mtime(path.join(dir, `${name}.class`))))
+    return built > Math.max(...[...sources, ...newerThan].map(mtime))
+  }
+  if (current()) return
+  const tmp = `${dir}.${process.pid}.tmp`
+  fs.rmSync(tmp, { recursive: true, force: true })
+  fs.mkdirSync(tmp, { recursive: true })
+  try {
+    const javac = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'javac') : 'javac'
+    const { code, output } = await run(javac, [...javacFlags(), '-nowarn', '-cp', classpath, '-d', tmp, ...sources])
+    if (code !== 0) throw new Error(`hbase: javac ${sources.join(' ')} failed (exit ${code}):\n${output}`)
+    if (current()) return
+    const old = `${dir}.${process.pid}.old`
+    if (fs.existsSync(dir)) fs.renameSync(dir, old)
+    try {
+      fs.renameSync(tmp, dir)
+    } catch (err) {
+      if (!current()) throw err // ENOTEMPTY: another process moved its build in meanwhile
+    }
+    fs.rmSync(old, { recursive: true, force: true })
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true })
+  }
 }
 
 /**
@@ -129,4 +158,4 @@ function lastLines (text, n) {
   return text.trim().split('\n').slice(-n).join('\n')
 }
 
-module.exports = { ensureToolCompiled, runTool, toolJvmArgs }
+module.exports = { ensureToolCompiled, ensureCompiled, runTool, toolJvmArgs }

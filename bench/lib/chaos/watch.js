@@ -7,15 +7,14 @@
  * (the timeline the analysis reads); `latest()` is what the chaos driver decides on.
  */
 
-const fs = require('node:fs')
 const path = require('node:path')
 const readline = require('node:readline')
-const { spawn, execFile } = require('node:child_process')
+const { spawn } = require('node:child_process')
 const { pathToFileURL } = require('node:url')
 const { ensureClasspath } = require('../../../infra/hbase/classpath')
-const { ensureToolCompiled } = require('../../../infra/hbase/tool')
+const { ensureToolCompiled, ensureCompiled } = require('../../../infra/hbase/tool')
 const { writeConfig } = require('../../../infra/hbase/site-config')
-const { javaBin, shortLivedJavaFlags, javacFlags } = require('../../../infra/hbase/jvm')
+const { javaBin, shortLivedJavaFlags } = require('../../../infra/hbase/jvm')
 
 const SOURCE = path.join(__dirname, 'java', 'BeaconChaosWatch.java')
 const CLASS = 'BeaconChaosWatch'
@@ -36,19 +35,13 @@ const CLASS = 'BeaconChaosWatch'
 async function compileWatcher (opts) {
   const classpath = await ensureClasspath(opts)
   await ensureToolCompiled(opts, classpath)
-  const classesDir = path.join(opts.stateDir, 'chaos-classes')
-  const built = mtime(path.join(classesDir, `${CLASS}.class`))
-  if (built > mtime(SOURCE) && built > mtime(opts.classpathFile) && built > mtime(path.join(opts.classesDir, 'BeaconHBaseTool.class'))) {
-    return { classpath, classesDir }
-  }
-  fs.mkdirSync(classesDir, { recursive: true })
-  const javac = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'javac') : 'javac'
-  await new Promise((resolve, reject) => {
-    const args = [...javacFlags(), '-nowarn', '-cp', `${opts.classesDir}:${classpath}`, '-d', classesDir, SOURCE]
-    execFile(javac, args, (err, stdout, stderr) => {
-      if (err) reject(new Error(`chaos: javac ${SOURCE} failed: ${stderr || err.message}`))
-      else resolve()
-    })
+  const classesDir = path.join(opts.buildDir, 'chaos-classes')
+  await ensureCompiled({
+    dir: classesDir,
+    classes: [CLASS],
+    sources: [SOURCE],
+    classpath: `${opts.classesDir}:${classpath}`,
+    newerThan: [opts.classpathFile, path.join(opts.classesDir, 'BeaconHBaseTool.class')]
   })
   return { classpath, classesDir }
 }
@@ -135,14 +128,6 @@ async function startWatch (opts, { intervalMs = 500, startTimeoutMs = 60000 } = 
   }
   failed.catch(() => {}) // a later exit is seen as the looks stopping
   return { looks, latest: () => looks[looks.length - 1], waitFor, stop }
-}
-
-function mtime (file) {
-  try {
-    return fs.statSync(file).mtimeMs
-  } catch {
-    return 0
-  }
 }
 
 module.exports = { startWatch, compileWatcher }
