@@ -4,12 +4,13 @@
 // build still fails within a minute), then, when it passed, the `main` and `faults` projects in
 // two lanes at once, each lane one jest after another, each jest in band. One lane would leave a
 // third of this 2-core machine idle: a fault test spends much of its time waiting for a JVM to
-// start, a region to move or an outage to last. Two fault files never run at once (their HBase
-// instances and clusters each want the machine's CPU to keep their ZooKeeper sessions), so lane 1
-// takes the clusters and the heavy standalone files, and lane 2 the main project and then every
-// other fault file. Lint (eslint + tsc) runs beside them, on the CPU the lanes leave idle; when
-// it fails, the lanes are stopped at once. The shared test HBase is stopped at the end only if
-// this run started it. `npm run test:unit`, `test:main` and `test:faults` still run one project.
+// start, a region to move or an outage to last. Lane 1 takes the fault files that run HBase
+// clusters, in one jest run that ends by discarding the shared fault cluster (its six idle JVMs
+// would otherwise burn CPU the rest of the run), then the heavy standalone fault files; lane 2
+// the main project and then every other fault file. Lint (eslint + tsc) runs beside them, on the
+// CPU the lanes leave idle; when it fails, the lanes are stopped at once. The shared test HBase is
+// stopped at the end only if this run started it. `npm run test:unit`, `test:main` and
+// `test:faults` still run one project.
 const fs = require('node:fs')
 const path = require('node:path')
 const readline = require('node:readline')
@@ -21,11 +22,9 @@ const { FailureDigest } = require('./support/failure-digest')
 
 const ROOT = path.join(__dirname, '..')
 const FAULTS_DIR = path.join(ROOT, 'test', 'faults')
-/** Lane 1's fault files, the longest first; every other file in test/faults/ runs in lane 2. */
-const LANE_ONE_FAULTS = [
-  'hbase-cluster-client', 'hbase-chaos', 'memory-outage', 'hbase-cluster', 'shutdown-budget', 'host-disk', 'hbase-outage',
-  'server-signals'
-]
+/** Lane 1's fault files: first those on the shared fault cluster, then the heavy standalone ones. */
+const LANE_ONE_CLUSTER_FAULTS = ['hbase-cluster-client', 'hbase-cluster', 'hbase-chaos']
+const LANE_ONE_FAULTS = ['memory-outage', 'shutdown-budget', 'host-disk', 'hbase-outage', 'server-signals', 'hbase-restart']
 
 /** @type {Set<number>} pids (= process groups) of the commands going on */
 const running = new Set()
@@ -130,9 +129,10 @@ function printFailures () {
 
 async function main () {
   const all = fs.readdirSync(FAULTS_DIR).filter((f) => f.endsWith('.test.js')).map((f) => f.replace(/\.test\.js$/, '')).sort()
-  const missing = LANE_ONE_FAULTS.filter((n) => !all.includes(n))
+  const laneOne = [...LANE_ONE_CLUSTER_FAULTS, ...LANE_ONE_FAULTS]
+  const missing = laneOne.filter((n) => !all.includes(n))
   if (missing.length) throw new Error(`test/lanes.js names fault files that do not exist: ${missing.join(', ')}`)
-  const laneTwoFaults = all.filter((n) => !LANE_ONE_FAULTS.includes(n))
+  const laneTwoFaults = all.filter((n) => !laneOne.includes(n))
 
   useTestJvmProfile()
   // The unit project while the test HBase starts: neither needs the other, and the JVM's start
@@ -150,7 +150,10 @@ async function main () {
     if (!unitPassed.passed) throw new UnitFailed()
     results = [unitPassed, ...await Promise.all([
       lint(),
-      lane('1: faults (clusters, heavy)', '1| ', [['--selectProjects', 'faults', '--runInBand', ...faultPaths(LANE_ONE_FAULTS)]]),
+      lane('1: faults (clusters, then heavy)', '1| ', [
+        ['--selectProjects', 'faults', '--runInBand', ...faultPaths(LANE_ONE_CLUSTER_FAULTS)],
+        ['--selectProjects', 'faults', '--runInBand', ...faultPaths(LANE_ONE_FAULTS)]
+      ]),
       lane('2: main, then faults', '2| ', [
         ['--selectProjects', 'main', '--runInBand'],
         ['--selectProjects', 'faults', '--runInBand', ...faultPaths(laneTwoFaults)]
