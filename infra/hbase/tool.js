@@ -5,6 +5,7 @@ const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { pathToFileURL } = require('node:url')
 const { javaBin, shortLivedJavaFlags, javacFlags } = require('./jvm')
+const { shortLivedCdsFlags } = require('./cds')
 
 const JAVA_DIR = path.join(__dirname, 'java')
 // setup/shutdown (BeaconHBaseTool), read-only views (BeaconHBaseInspect: cluster, dump), the
@@ -94,10 +95,13 @@ async function runTool (opts, classpath, args, { stdinLines, signal, tool = CLAS
  * @returns {string[]}
  */
 function toolJvmArgs (opts, classpath, tool, args, flags = shortLivedJavaFlags()) {
+  const shortLived = flags.join(' ') === shortLivedJavaFlags().join(' ')
   return [
     ...flags,
+    ...(shortLived ? shortLivedCdsFlags(opts, classpath) : []),
     `-Dlog4j.configuration=${pathToFileURL(path.join(opts.confDir, 'tool-log4j.properties')).href}`,
-    '-cp', [opts.classesDir, opts.confDir, classpath].join(':'),
+    // The jars first: a class-data archive covers a classpath's prefix of jars only (cds.js).
+    '-cp', [classpath, opts.classesDir, opts.confDir].join(':'),
     tool, ...args
   ]
 }
