@@ -17,6 +17,7 @@ const withHBase = {
 
 module.exports = {
   testTimeout: 60000,
+  testSequencer: '<rootDir>/test/support/test-sequencer.js',
   projects: [
     { ...plain, displayName: 'unit', testMatch: ['<rootDir>/test/**/*.unit.test.js'] },
     {
