@@ -19,12 +19,18 @@ const hbase = require('../infra/hbase')
 const { upTestHBase, useTestJvmProfile, READY_ENV } = require('./support/test-hbase')
 const { signalGroup } = require('./support/process-group')
 const { FailureDigest } = require('./support/failure-digest')
+const { ORDER_ENV } = require('./support/test-sequencer')
 
 const ROOT = path.join(__dirname, '..')
 const FAULTS_DIR = path.join(ROOT, 'test', 'faults')
-/** Lane 1's fault files: first those on the shared fault cluster, then the heavy standalone ones. */
-const LANE_ONE_CLUSTER_FAULTS = ['hbase-cluster-client', 'hbase-cluster', 'hbase-chaos']
-const LANE_ONE_FAULTS = ['memory-outage', 'shutdown-budget', 'host-disk', 'hbase-outage', 'server-signals', 'hbase-restart']
+/**
+ * Lane 1's fault files, in the order they run: first those on the shared fault cluster (the one
+ * that stops it last), then the standalone ones, those that mostly wait first (they meet the
+ * main project's busiest files), those that keep the CPU busy last (they meet lane 2's fault
+ * files, which mostly wait).
+ */
+const LANE_ONE_CLUSTER_FAULTS = ['hbase-cluster-client', 'hbase-chaos', 'hbase-cluster']
+const LANE_ONE_FAULTS = ['memory-outage', 'hbase-restart', 'server-signals', 'shutdown-budget', 'hbase-outage', 'host-disk']
 
 /** @type {Set<number>} pids (= process groups) of the commands going on */
 const running = new Set()
@@ -43,12 +49,13 @@ function stopAll () {
  * @param {string} tag
  * @param {string} command
  * @param {string[]} args
+ * @param {Record<string, string>} [env] added to the environment
  * @returns {Promise<boolean>} passed
  */
-function run (tag, command, args) {
+function run (tag, command, args, env = {}) {
   const child = spawn(command, args, {
     cwd: ROOT,
-    env: { ...process.env, FORCE_COLOR: '0' },
+    env: { ...process.env, FORCE_COLOR: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true // a group of its own: stopped whole, by its pid
   })
@@ -73,13 +80,14 @@ function run (tag, command, args) {
 /**
  * @param {string} name
  * @param {string} tag
- * @param {string[][]} runs jest argument lists, run one after another
+ * @param {Array<{ args: string[], order?: string[] }>} runs jest runs, one after another: the
+ *   arguments after `jest`, and the files' order when it is not jest's own (test-sequencer.js)
  * @returns {Promise<{ name: string, passed: boolean, ms: number }>}
  */
 async function lane (name, tag, runs) {
   const started = Date.now()
   let passed = true
-  for (const args of runs) passed = !stopping && (await jest(tag, args)) && passed
+  for (const { args, order } of runs) passed = !stopping && (await jest(tag, args, order)) && passed
   return { name, passed, ms: Date.now() - started }
 }
 
@@ -87,10 +95,11 @@ async function lane (name, tag, runs) {
  * @param {string} tag
  * @param {string[]} args after `jest`; --runInBand before any paths (--selectProjects takes
  *   every name after it)
+ * @param {string[]} [order] file names (without `.test.js`) in the order they are to run
  * @returns {Promise<boolean>} passed
  */
-function jest (tag, args) {
-  return run(tag, process.execPath, [require.resolve('jest/bin/jest'), ...args])
+function jest (tag, args, order) {
+  return run(tag, process.execPath, [require.resolve('jest/bin/jest'), ...args], order ? { [ORDER_ENV]: order.join(',') } : {})
 }
 
 class UnitFailed extends Error {}
@@ -115,6 +124,11 @@ async function lint () {
 
 function faultPaths (names) {
   return names.map((n) => path.relative(ROOT, path.join(FAULTS_DIR, `${n}.test.js`)))
+}
+
+/** @param {string[]} names fault files, in the order they are to run */
+function faultRun (names) {
+  return { args: ['--selectProjects', 'faults', '--runInBand', ...faultPaths(names)], order: names }
 }
 
 /** Every lane's failures again, just above the lanes' verdicts: the last lines a CI log keeps. */
@@ -151,12 +165,12 @@ async function main () {
     results = [unitPassed, ...await Promise.all([
       lint(),
       lane('1: faults (clusters, then heavy)', '1| ', [
-        ['--selectProjects', 'faults', '--runInBand', ...faultPaths(LANE_ONE_CLUSTER_FAULTS)],
-        ['--selectProjects', 'faults', '--runInBand', ...faultPaths(LANE_ONE_FAULTS)]
+        faultRun(LANE_ONE_CLUSTER_FAULTS),
+        faultRun(LANE_ONE_FAULTS)
       ]),
       lane('2: main, then faults', '2| ', [
-        ['--selectProjects', 'main', '--runInBand'],
-        ['--selectProjects', 'faults', '--runInBand', ...faultPaths(laneTwoFaults)]
+        { args: ['--selectProjects', 'main', '--runInBand'] },
+        { args: ['--selectProjects', 'faults', '--runInBand', ...faultPaths(laneTwoFaults)] }
       ])
     ])]
   } catch (err) {
