@@ -81,6 +81,8 @@ test('npm start with no token, then `beacon log count` in a second shell works w
     expect(elsewhere.code).toBe(2)
     expect(elsewhere.stderr).toMatch(/401: a valid bearer token is required/)
   } finally {
-    expect(await server.stop()).toBe(0)
+    const code = await server.stop()
+    if (code !== 0) console.log(`the server exited ${code}; its last lines:\n${lines.slice(-40).join('\n')}`)
+    expect(code).toBe(0)
   }
 })
