@@ -15,7 +15,7 @@ const { spawn } = require('node:child_process')
 const { createConfigCache } = require('../../lib/toggles/cache')
 const { configEntry } = require('../../lib/toggles/entry')
 const { sampleConfig } = require('../../infra/hbase/sample-data')
-const { firstJsonLine } = require('./processes')
+const { firstJsonLine, jsonJobMain } = require('./processes')
 
 const MIB = 2 ** 20
 
@@ -66,11 +66,6 @@ async function cacheMemory (sizes) {
   return out
 }
 
-if (require.main === module) {
-  fill(Number(process.argv[2])).then((r) => process.stdout.write(JSON.stringify(r) + '\n'), (err) => {
-    process.stderr.write(`cache-memory: ${err.stack || err.message}\n`)
-    process.exitCode = 1
-  })
-}
+jsonJobMain(module, 'cache-memory', fill)
 
 module.exports = { cacheMemory, fill }

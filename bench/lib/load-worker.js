@@ -16,6 +16,7 @@ const autocannon = require('autocannon')
 const { runOpenLoop } = require('./open-loop')
 const { createPathPicker } = require('./paths')
 const { summarizeRun } = require('./report')
+const { jsonJobMain } = require('./processes')
 
 /**
  * @param {object} job see the file comment
@@ -80,13 +81,6 @@ async function runJob (job) {
   throw new TypeError(`load-worker: unknown generator ${JSON.stringify(job.generator)}`)
 }
 
-if (require.main === module) {
-  runJob(JSON.parse(process.argv[2])).then((summary) => {
-    process.stdout.write(JSON.stringify(summary) + '\n')
-  }, (err) => {
-    process.stderr.write(`load-worker: ${err.stack || err.message}\n`)
-    process.exitCode = 1
-  })
-}
+jsonJobMain(module, 'load-worker', runJob)
 
 module.exports = { runJob }

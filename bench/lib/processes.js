@@ -102,4 +102,22 @@ function firstJsonLine (child, timeoutMs, what) {
   })
 }
 
-module.exports = { waitForHttp, startNode, firstJsonLine }
+/**
+ * The child's side of firstJsonLine(): when `module` is the script node ran, runs `job` on the
+ * JSON of its first argument and prints the result as one JSON line; a failure goes to stderr
+ * and sets exit code 1.
+ * @param {unknown} module the calling script's `module`
+ * @param {string} name for the error line
+ * @param {(arg: any) => Promise<unknown>} job
+ */
+function jsonJobMain (module, name, job) {
+  if (require.main !== module) return
+  job(JSON.parse(process.argv[2])).then((result) => {
+    process.stdout.write(JSON.stringify(result) + '\n')
+  }, (err) => {
+    process.stderr.write(`${name}: ${err.stack || err.message}\n`)
+    process.exitCode = 1
+  })
+}
+
+module.exports = { waitForHttp, startNode, firstJsonLine, jsonJobMain }

@@ -13,6 +13,7 @@
 
 const { runOpenLoop } = require('./open-loop')
 const { createIdDraw } = require('./zipf')
+const { jsonJobMain } = require('./processes')
 
 /**
  * @param {{ host: string, port: number, endpoint: string, dist: 'uniform'|'zipf', ids: number, s?: number,
@@ -40,13 +41,6 @@ async function runScaleLoad (job) {
   return { ...summary, generatorCpuUs: used.user + used.system }
 }
 
-if (require.main === module) {
-  runScaleLoad(JSON.parse(process.argv[2])).then((summary) => {
-    process.stdout.write(JSON.stringify(summary) + '\n')
-  }, (err) => {
-    process.stderr.write(`scale-load: ${err.stack || err.message}\n`)
-    process.exitCode = 1
-  })
-}
+jsonJobMain(module, 'scale-load', runScaleLoad)
 
 module.exports = { runScaleLoad }

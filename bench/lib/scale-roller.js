@@ -17,6 +17,7 @@ const { performance } = require('node:perf_hooks')
 const { setTimeout: sleep } = require('node:timers/promises')
 const { createHBaseClient } = require('../../lib/hbase')
 const { createRoller } = require('../../logging/rollup/roller')
+const { jsonJobMain } = require('./processes')
 
 /**
  * @param {{ bootstrap: string[], logTable: string, rollupTable: string, buckets: number, intervalMs: number,
@@ -65,13 +66,6 @@ async function catchUp (job) {
   }
 }
 
-if (require.main === module) {
-  catchUp(JSON.parse(process.argv[2])).then((result) => {
-    process.stdout.write(JSON.stringify(result) + '\n')
-  }, (err) => {
-    process.stderr.write(`scale-roller: ${err.stack || err.message}\n`)
-    process.exitCode = 1
-  })
-}
+jsonJobMain(module, 'scale-roller', catchUp)
 
 module.exports = { catchUp }

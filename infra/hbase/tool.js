@@ -90,15 +90,14 @@ async function runTool (opts, classpath, args, { stdinLines, signal, tool = CLAS
  * @param {string} classpath
  * @param {string} tool class name
  * @param {string[]} args command and its arguments
- * @param {string[]} [flags] the JVM's flags: by default those of a run of seconds; a long, hot
- *   run (a load generator) passes jvm.js javaFlags()
+ * @param {string[]} [flags] the JVM's flags: by default those of a run of seconds, with the light
+ *   profile's class-data archive when there is one; a long, hot run (a load generator) passes
+ *   jvm.js javaFlags()
  * @returns {string[]}
  */
-function toolJvmArgs (opts, classpath, tool, args, flags = shortLivedJavaFlags()) {
-  const shortLived = flags.join(' ') === shortLivedJavaFlags().join(' ')
+function toolJvmArgs (opts, classpath, tool, args, flags) {
   return [
-    ...flags,
-    ...(shortLived ? shortLivedCdsFlags(opts, classpath) : []),
+    ...(flags || [...shortLivedJavaFlags(), ...shortLivedCdsFlags(opts, classpath)]),
     `-Dlog4j.configuration=${pathToFileURL(path.join(opts.confDir, 'tool-log4j.properties')).href}`,
     // The jars first: a class-data archive covers a classpath's prefix of jars only (cds.js).
     '-cp', [classpath, opts.classesDir, opts.confDir].join(':'),
