@@ -44,8 +44,8 @@ const COUNTERS = [
   },
   {
     name: 'beacon_hbase_socket_writes_total',
-    help: 'Buffers handed to the sockets to HBase (the RPCs of one event-loop turn go in one write; each connection\'s preamble is ' +
-      'one), by service and server',
+    help: 'Buffers handed to the sockets to HBase (the RPCs of one tick go in one write, the access log\'s those of one loop ' +
+      'iteration; each connection\'s preamble is one), by service and server',
     read: (stats) => stats.connections.map((c) => ({ labels: { service: c.service, server: c.server }, value: c.socketWrites }))
   },
   {

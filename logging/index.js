@@ -10,10 +10,14 @@ const { SINK_DEFAULTS } = require('../config/defaults')
 
 /**
  * What an HBase sink's calls count under in the HBase client's traffic (lib/hbase/traffic.js):
- * the access-log batches (and journal replays), the rollup marks written after each batch, and
+ * the access-log batches (and journal replays, both with the rollup marks that ride along), the
+ * rollup marks written on their own (no batch was queued to take them, or they failed), and
  * the rollup job's reads and writes.
  */
 const KINDS = Object.freeze({ log: 'log', mark: 'rollup-mark', rollup: 'rollup' })
+
+/** How many of the sink's flush intervals a rollup mark waits for a queued batch to take it along, at most. */
+const RIDE_INTERVALS = 2
 
 /**
  * Builds the access-log sinks of one process from their settings (the root factory passes the
@@ -72,6 +76,7 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
               rollupTable,
               logTable: spec.table,
               buckets: spec.buckets,
+              flushIntervalMs: spec.flushIntervalMs,
               writerId: sinkWriterId,
               runRoller,
               logger: sinkLogger,
@@ -119,10 +124,13 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
  * The rollups of one HBase sink (rollup/layout.js): the marker its writes go through, and the
  * job that counts marked minutes when this process runs it.
  */
-function rollupParts ({ client, rollupTable, logTable, buckets, writerId, runRoller, logger, clock }) {
+function rollupParts ({ client, rollupTable, logTable, buckets, flushIntervalMs, writerId, runRoller, logger, clock }) {
   const table = rollupTable || SINK_DEFAULTS.hbase.rollupTable
+  // Marks ride with the log's next batch when one is queued (it leaves within a flush interval);
+  // twice that, and they go on their own.
+  const rideMs = RIDE_INTERVALS * (flushIntervalMs || SINK_DEFAULTS.hbase.flushIntervalMs)
   return {
-    rollupMarker: createRollupMarker({ client: client.withKind(KINDS.mark), rollupTable: table, logTable, writerId, logger }),
+    rollupMarker: createRollupMarker({ client: client.withKind(KINDS.mark), rollupTable: table, logTable, writerId, rideMs, logger }),
     rollupRoller: runRoller
       ? createRoller({
         client: client.withKind(KINDS.rollup), logTable, rollupTable: table, buckets: buckets || 16, logger, ...(clock ? { clock } : {})

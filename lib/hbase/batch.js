@@ -5,7 +5,8 @@ const { resultToRow } = require('./cells')
 const { deadlineOf } = require('./region-op')
 
 /**
- * @typedef {{ row: Buffer, get?: object, mutation?: object }} Action one Get or one Mutation
+ * @typedef {{ row: Buffer, get?: object, mutation?: object, table?: string }} Action one Get or one Mutation, on the
+ *   batch's table unless it names its own
  * @typedef {import('./meta').Region} Region
  * @typedef {{ region: Region, indexes: number[] }} RegionGroup actions (by index) of one region
  */
@@ -63,11 +64,13 @@ class Batch {
    * @param {Action[]} actions
    * @param {number} deadline epoch ms
    * @param {string} [kind] the tag its RPCs count under (traffic.js)
+   * @param {boolean} [coalesce] its RPCs may wait for the loop's check phase to share a socket write (connection.js)
    */
-  constructor (core, table, actions, deadline, kind) {
+  constructor (core, table, actions, deadline, kind, coalesce = false) {
     this.core = core
     this.table = table
     this.kind = kind
+    this.coalesce = coalesce
     this.actions = actions
     this.deadline = deadline
     /** @type {Array<import('./cells').Row|null|Error>} */
@@ -119,14 +122,14 @@ class Batch {
     // Cache hits are grouped synchronously; only misses pay for an async meta lookup.
     const misses = []
     for (const i of pending) {
-      const region = locator.cached(this.table, this.actions[i].row)
+      const region = locator.cached(this.actions[i].table || this.table, this.actions[i].row)
       if (region) group(region, i)
       else misses.push(i)
     }
     if (misses.length) {
       await Promise.all(misses.map(async (i) => {
         try {
-          group(await locator.locate(this.table, this.actions[i].row, this.deadline), i)
+          group(await locator.locate(this.actions[i].table || this.table, this.actions[i].row, this.deadline), i)
         } catch (err) {
           this._settle(i, err)
         }
@@ -150,7 +153,7 @@ class Batch {
     const request = multiRequest(actions, groups)
     let res
     try {
-      res = await pool.invoke(server, 'ClientService', 'Multi', request, policy.rpcTimeout(this.deadline), this.kind)
+      res = await pool.invoke(server, 'ClientService', 'Multi', request, policy.rpcTimeout(this.deadline), this.kind, this.coalesce)
     } catch (err) {
       const maybe = mayHaveApplied(err)
       for (const { region, indexes } of groups) {
@@ -253,10 +256,11 @@ class Batch {
  * @param {Action[]} actions
  * @param {number} [timeout] ms, retries included; default operationTimeout
  * @param {string} [kind] the tag its RPCs count under (traffic.js)
+ * @param {boolean} [coalesce] its RPCs may wait for the loop's check phase to share a socket write (connection.js)
  * @returns {Promise<Array<import('./cells').Row|null|Error>>}
  */
-function runBatch (core, table, actions, timeout, kind) {
-  return new Batch(core, table, actions, deadlineOf(core, timeout), kind).run()
+function runBatch (core, table, actions, timeout, kind, coalesce = false) {
+  return new Batch(core, table, actions, deadlineOf(core, timeout), kind, coalesce).run()
 }
 
 module.exports = { runBatch, chunks, multiRequest }

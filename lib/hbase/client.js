@@ -1,81 +1,18 @@
 'use strict'
 
-const os = require('node:os')
-const { ConnectionPool, ADDRESS } = require('./pool')
+const { ConnectionPool } = require('./pool')
 const { RegionLocator } = require('./locator')
 const { RetryPolicy } = require('./retry')
 const { regionOp, listRegions } = require('./region-op')
 const { runBatch } = require('./batch')
 const { scanRows, countRows } = require('./scan')
+const { DEFAULTS, parseBootstrap } = require('./options')
 const { badArgument } = require('./errors')
 const { toBytes, resultToRow, buildGet, buildPut, buildDelete } = require('./cells')
 const { createAdmin } = require('./admin')
 const { cellCondition } = require('./filters')
 const { OperationGate } = require('./lifecycle')
 const { UNTAGGED, META_KIND } = require('./traffic')
-
-/**
- * The OS login name, which HBase's own client sends by default; "hbase" where there is none.
- * @returns {string}
- */
-function loginName () {
-  try {
-    return os.userInfo().username || 'hbase'
-  } catch {
-    return 'hbase'
-  }
-}
-
-const DEFAULTS = Object.freeze({
-  rpcTimeout: 2000,
-  operationTimeout: 10000,
-  connectTimeout: 2000,
-  pause: 20,
-  maxPause: 1000,
-  maxBatchActions: 1000,
-  scanCaching: 500,
-  cellBlocks: false,
-  user: loginName()
-})
-
-/**
- * The options a client runs with: DEFAULTS, overridden by the caller's (ClientConfig).
- * @typedef {object} ClientOptions
- * @property {string[]} bootstrap master/RegionServer addresses, "host:port"
- * @property {number} rpcTimeout ms per RPC
- * @property {number} operationTimeout ms per operation, retries included
- * @property {number} connectTimeout ms
- * @property {number} pause base retry pause, ms
- * @property {number} maxPause longest retry pause, ms
- * @property {number} maxBatchActions actions per Multi RPC
- * @property {number} scanCaching rows per scan RPC
- * @property {boolean} cellBlocks cells travel in KeyValueCodec cell blocks, as HBase's Java client
- *   sends them, instead of inline in the protobuf (see cell-block.js)
- * @property {string} user effective user sent in each connection header (SIMPLE auth); default
- *   the OS login name
- * @property {(event: import('./pool').RpcEvent) => void} [onRpc] observer, called once per RPC
- *   (for metrics)
- */
-
-/**
- * What a caller passes: `bootstrap` (array or comma-separated string) and any other option.
- * @typedef {{ bootstrap: string|string[] } & Partial<Omit<ClientOptions, 'bootstrap'>>} ClientConfig
- */
-
-/**
- * @param {string|string[]} bootstrap "host:port" list (masters or RegionServers), an array or
- *   a comma-separated string
- * @returns {string[]}
- */
-function parseBootstrap (bootstrap) {
-  const list = (Array.isArray(bootstrap) ? bootstrap : String(bootstrap || '').split(','))
-    .map((s) => s.trim()).filter(Boolean)
-  if (list.length === 0) throw badArgument('bootstrap needs at least one "host:port"')
-  for (const address of list) {
-    if (!ADDRESS.test(address)) throw badArgument(`bootstrap address "${address}" must be "host:port"`)
-  }
-  return list
-}
 
 /**
  * A native HBase 2.x client: one multiplexed connection per server and service, region
@@ -86,16 +23,22 @@ function parseBootstrap (bootstrap) {
  *
  * Every operation takes `kind` among its options: an opaque tag its RPCs are counted under in
  * trafficStats() (default: the view's, see withKind(), else "other").
+ *
+ * The multi operations (multiGet, multiPut, multiDelete) also take `coalesce: true`, for work no
+ * one waits on: their RPCs may then wait for the event loop's check phase (setImmediate), so the
+ * frames sent to a server in one loop iteration leave in one socket write. Otherwise an RPC
+ * leaves when the current tick ends (with the other calls of that tick, and any coalescing ones
+ * waiting on the same connection): no later than it always did.
  */
 class HBaseClient {
   /**
-   * @param {ClientConfig} options
+   * @param {import('./options').ClientConfig} options
    */
   constructor (options) {
-    const given = options || /** @type {ClientConfig} */ ({})
+    const given = options || /** @type {import('./options').ClientConfig} */ ({})
     const unknown = Object.keys(given).filter((k) => !(k in DEFAULTS) && k !== 'bootstrap' && k !== 'onRpc')
     if (unknown.length) throw badArgument(`unknown client option(s): ${unknown.join(', ')}`)
-    /** @type {Readonly<ClientOptions>} */
+    /** @type {Readonly<import('./options').ClientOptions>} */
     this.options = Object.freeze({ ...DEFAULTS, ...given, bootstrap: parseBootstrap(given.bootstrap) })
     this._gate = new OperationGate()
     /** @type {Promise<void>|null} */
@@ -145,7 +88,7 @@ class HBaseClient {
    * closed client.
    * @param {string} table
    * @param {Array<import('./cells').Bytesish>} rows
-   * @param {{ families?: string[], columns?: string[], timeout?: number, kind?: string }} [opts]
+   * @param {{ families?: string[], columns?: string[], timeout?: number, kind?: string, coalesce?: boolean }} [opts]
    * @returns {Promise<Array<import('./cells').Row|null|Error>>}
    */
   multiGet (table, rows, opts = {}) {
@@ -154,7 +97,7 @@ class HBaseClient {
         const key = toBytes(row, 'row')
         return { row: key, get: buildGet(key, opts) }
       })
-      return runBatch(this._core, table, actions, opts.timeout, this._kindOf(opts))
+      return runBatch(this._core, table, actions, opts.timeout, this._kindOf(opts), opts.coalesce === true)
     })
   }
 
@@ -220,19 +163,23 @@ class HBaseClient {
 
   /**
    * Writes many rows in one Multi RPC per server (chunked by maxBatchActions). Each result is
-   * null (written) or the HBaseError of that put alone, after retries within the deadline.
+   * null (written) or the HBaseError of that put alone, after retries within the deadline. A put
+   * that names its own `table` goes there instead: one MultiRequest carries a RegionAction per
+   * region whatever its table, so rows of several tables on one server cost one RPC.
    * @param {string} table
-   * @param {Array<{ row: import('./cells').Bytesish, cells: Parameters<typeof buildPut>[1] }>} puts
-   * @param {{ timeout?: number, kind?: string, durability?: number }} [opts] durability: protobuf Durability
+   * @param {Array<{ row: import('./cells').Bytesish, cells: Parameters<typeof buildPut>[1], table?: string }>} puts
+   * @param {{ timeout?: number, kind?: string, durability?: number, coalesce?: boolean }} [opts] durability: protobuf Durability
    * @returns {Promise<Array<null|Error>>}
    */
   multiPut (table, puts, opts = {}) {
     return this._gate.run(async () => {
       const actions = puts.map((p) => {
         const key = toBytes(p.row, 'row')
-        return { row: key, mutation: buildPut(key, p.cells, opts) }
+        if (p.table == null) return { row: key, mutation: buildPut(key, p.cells, opts) }
+        if (typeof p.table !== 'string' || p.table === '') throw badArgument('a put\'s table must be a non-empty string')
+        return { row: key, mutation: buildPut(key, p.cells, opts), table: p.table }
       })
-      const results = await runBatch(this._core, table, actions, opts.timeout, this._kindOf(opts))
+      const results = await runBatch(this._core, table, actions, opts.timeout, this._kindOf(opts), opts.coalesce === true)
       return results.map((r) => (r instanceof Error ? r : null))
     })
   }
@@ -243,7 +190,7 @@ class HBaseClient {
    * the HBaseError of that row alone.
    * @param {string} table
    * @param {Array<{ row: import('./cells').Bytesish, families?: string[], columns?: string[], timestamp?: number }>} deletes
-   * @param {{ timeout?: number, kind?: string }} [opts]
+   * @param {{ timeout?: number, kind?: string, coalesce?: boolean }} [opts]
    * @returns {Promise<Array<null|Error>>}
    */
   multiDelete (table, deletes, opts = {}) {
@@ -252,7 +199,7 @@ class HBaseClient {
         const key = toBytes(d.row, 'row')
         return { row: key, mutation: buildDelete(key, d) }
       })
-      const results = await runBatch(this._core, table, actions, opts.timeout, this._kindOf(opts))
+      const results = await runBatch(this._core, table, actions, opts.timeout, this._kindOf(opts), opts.coalesce === true)
       return results.map((r) => (r instanceof Error ? r : null))
     })
   }

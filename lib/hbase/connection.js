@@ -35,16 +35,21 @@ class Connection extends EventEmitter {
     this._chunks = []
     this._buffered = 0
     this._corked = false
+    this._tickPending = false // an uncork at the end of this tick is scheduled
+    this._checkPending = false // one in the loop's check phase is
     this._sweeper = null
     this._sweepEvery = 0
     this._ending = false
     this._connected = false // until then nothing written reached the server
     this._tally = tally || new ConnectionTally(this.address, service)
     this._tally.connects++
-    this._uncork = () => {
-      this._corked = false
-      this._tally.socketWrites++
-      this.socket.uncork()
+    this._uncorkAtTick = () => {
+      this._tickPending = false
+      this._uncork()
+    }
+    this._uncorkAtCheck = () => {
+      this._checkPending = false
+      this._uncork()
     }
 
     this.socket = net.connect({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 10000 })
@@ -96,9 +101,10 @@ class Connection extends EventEmitter {
    * @param {object} request
    * @param {number} timeoutMs per-call timeout
    * @param {KindTally} [kind] the tally of the caller's kind: counts the frame and its answer
+   * @param {boolean} [coalesce] the frame may wait for the loop's check phase (see _send)
    * @returns {Promise<object>}
    */
-  call (method, request, timeoutMs, kind = NO_KIND) {
+  call (method, request, timeoutMs, kind = NO_KIND, coalesce = false) {
     if (this.closed || this._ending) {
       return Promise.reject(
         Object.assign(new HBaseError('HBASE_CONNECTION', `connection to ${this.address} is closed`, {
@@ -122,15 +128,42 @@ class Connection extends EventEmitter {
     kind.sent(method.name, frame.length)
     return new Promise((resolve, reject) => {
       this._pending.set(callId, { resolve, reject, method, kind, deadline: Date.now() + timeoutMs })
-      // Cork until the next tick so calls made in the same tick leave in one write (writev).
-      if (!this._corked) {
-        this._corked = true
-        this.socket.cork()
-        process.nextTick(this._uncork)
-      }
-      this.socket.write(frame)
+      this._send(frame, coalesce)
       this._armSweeper(timeoutMs)
     })
+  }
+
+  /**
+   * Hands a frame to the corked socket; the frames corked together leave in one write (writev).
+   * A frame leaves when the current tick ends (process.nextTick), as every frame always did,
+   * unless `coalesce`: then it may wait for the loop's check phase (setImmediate), so the frames of
+   * one loop iteration (timers, I/O callbacks) share a write — or leave earlier, with the next
+   * frame that does not wait. Each write wakes the server's RPC threads once.
+   * @param {Buffer} frame
+   * @param {boolean} coalesce
+   */
+  _send (frame, coalesce) {
+    if (!this._corked) {
+      this._corked = true
+      this.socket.cork()
+    }
+    if (!coalesce) {
+      if (!this._tickPending) {
+        this._tickPending = true
+        process.nextTick(this._uncorkAtTick)
+      }
+    } else if (!this._checkPending && !this._tickPending) {
+      this._checkPending = true
+      setImmediate(this._uncorkAtCheck)
+    }
+    this.socket.write(frame)
+  }
+
+  _uncork () {
+    if (!this._corked) return // sent already, with a frame that did not wait
+    this._corked = false
+    this._tally.socketWrites++
+    this.socket.uncork()
   }
 
   /**

@@ -56,12 +56,13 @@ class ConnectionPool {
    * @param {object} request plain object of the request type
    * @param {number} timeoutMs
    * @param {string} [kind] the caller's tag: the RPC is counted under it (traffic.js)
+   * @param {boolean} [coalesce] the frame may wait for the loop's check phase to share a socket write (connection.js)
    * @returns {Promise<any>} the decoded response
    */
-  call (address, service, method, request, timeoutMs, kind) {
+  call (address, service, method, request, timeoutMs, kind, coalesce = false) {
     if (this.closed) return Promise.reject(clientClosed())
     const conn = this._connection(address, service)
-    const promise = conn.call(METHODS[service][method], request, timeoutMs, this.traffic.kind(kind))
+    const promise = conn.call(METHODS[service][method], request, timeoutMs, this.traffic.kind(kind), coalesce)
     const onRpc = this._onRpc
     if (!onRpc) return promise
     const started = performance.now()
@@ -82,10 +83,11 @@ class ConnectionPool {
    * @param {object} request
    * @param {number} timeoutMs
    * @param {string} [kind]
+   * @param {boolean} [coalesce]
    * @returns {Promise<any>}
    */
-  invoke (address, service, method, request, timeoutMs, kind) {
-    return this.call(address, service, method, request, timeoutMs, kind).catch((err) => {
+  invoke (address, service, method, request, timeoutMs, kind, coalesce = false) {
+    return this.call(address, service, method, request, timeoutMs, kind, coalesce).catch((err) => {
       if (err.code === 'HBASE_CONNECTION') this._onServerLost(address)
       throw err
     })

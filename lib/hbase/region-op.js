@@ -2,7 +2,7 @@
 
 /**
  * @typedef {object} Core what the operation modules share; the client builds it once
- * @property {import('./client').ClientOptions} options
+ * @property {import('./options').ClientOptions} options
  * @property {import('./pool').ConnectionPool} pool
  * @property {import('./locator').RegionLocator} locator
  * @property {import('./retry').RetryPolicy} policy

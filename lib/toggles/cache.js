@@ -3,6 +3,7 @@
 const { LRUCache } = require('lru-cache')
 
 const noop = () => {}
+const BACKGROUND = Object.freeze({ background: true })
 
 /**
  * Local LRU cache in front of a config source.
@@ -16,7 +17,9 @@ const noop = () => {}
  * become a flood of store reads. Concurrent misses on one id share one store read.
  *
  * @param {object} options
- * @param {{ lookup: (id: string) => Promise<import('./entry').ConfigEntry>|import('./entry').ConfigEntry }} options.source
+ * @param {{ lookup: (id: string, opts?: { background?: boolean }) => Promise<import('./entry').ConfigEntry>|import('./entry').ConfigEntry,
+ *   hurry?: (id: string) => void }} options.source `background`: a refresh of a stale entry, no one waits on it (the source may
+ *   hold it back to read it with others); hurry: someone now waits on it
  * @param {number} options.max entries
  * @param {number} options.ttlMs
  * @param {number} options.staleWhileRevalidateMs
@@ -35,23 +38,43 @@ function createConfigCache ({ source, max, ttlMs, staleWhileRevalidateMs, maxSta
     perf: { now }
   })
   const inflight = new Map()
+  /** @type {Set<string>} ids whose read in flight no one waits on yet */
+  const background = new Set()
   const counters = { hit: 0, miss: 0, coalesced: 0, stale: 0, negative_hit: 0, stale_on_error: 0, refresh_error: 0 }
   const count = onOutcome
     ? (outcome) => { counters[outcome]++; onOutcome(outcome) }
     : (outcome) => { counters[outcome]++ }
 
-  function refresh (id) {
+  /**
+   * @param {string} id
+   * @param {boolean} [inBackground] no one waits on it (a stale entry is served meanwhile): the
+   *   source may hold it back a while to read it with others
+   * @returns {Promise<import('./entry').ConfigEntry>}
+   */
+  function refresh (id, inBackground = false) {
     let pending = inflight.get(id)
-    if (pending) return pending
+    if (pending) {
+      if (!inBackground) hurry(id)
+      return pending
+    }
+    if (inBackground) background.add(id)
     pending = Promise.resolve()
-      .then(() => source.lookup(id))
+      .then(() => source.lookup(id, background.has(id) ? BACKGROUND : undefined))
       .then((entry) => {
         cache.set(id, { entry, fetchedAt: now() })
         return entry
       })
-      .finally(() => inflight.delete(id))
+      .finally(() => {
+        inflight.delete(id)
+        background.delete(id)
+      })
     inflight.set(id, pending)
     return pending
+  }
+
+  /** Someone now waits on a refresh started in the background: the source sends it at once. @param {string} id */
+  function hurry (id) {
+    if (background.delete(id) && source.hurry) source.hurry(id)
   }
 
   function lookup (id) {
@@ -65,7 +88,7 @@ function createConfigCache ({ source, max, ttlMs, staleWhileRevalidateMs, maxSta
       }
       if (age < freshFor + staleWhileRevalidateMs) {
         count('stale')
-        refresh(id).catch(() => count('refresh_error'))
+        refresh(id, true).catch(() => count('refresh_error'))
         return cached.entry
       }
       // Too old to serve without asking: a store read like a miss (one outcome per lookup).
@@ -96,6 +119,7 @@ function createConfigCache ({ source, max, ttlMs, staleWhileRevalidateMs, maxSta
   function reload (id) {
     count('miss')
     const pending = inflight.get(id)
+    if (pending) hurry(id)
     const after = pending ? pending.then(noop, noop) : Promise.resolve()
     return after.then(() => refresh(id))
   }

@@ -51,6 +51,8 @@ class Batcher {
     this.inFlightEntries = 0
     this.forcing = 0 // > 0 while a flush or close wants partial batches sent now (forceWhile)
     this.timers = { flush: null, retry: null, pumpScheduled: false }
+    /** Whether a batch is already queued to go (within a flush interval): marks can wait to ride in it. */
+    this.writeAhead = () => this.state === 'up' && this.queue.length > 0
   }
 
   /** Entries held in memory and not yet sent. */
@@ -128,7 +130,7 @@ class Batcher {
     this.inFlight.add(items)
     this.inFlightEntries += items.length
     ledger.batches++
-    const results = await putRecords(opts, items)
+    const results = await putRecords(opts, items, this.writeAhead)
     this.inFlight.delete(items)
     let ok = 0
     let down = true
@@ -273,23 +275,40 @@ function toPut (item) {
 /**
  * Writes records in one multiPut and, when the sink keeps rollups, hands the keys of those HBase
  * acknowledged to the marker (../rollup/marker.js), which marks their minutes on its own: a mark
- * that fails is retried there and never makes a written row count as failed.
+ * that fails is retried there and never makes a written row count as failed. The marks of rows
+ * acknowledged earlier ride along in the same multiPut (marker.ride(): puts into the rollup
+ * table, one Multi RPC with the records' when the regions share a server); their results go
+ * back to the marker alone. The marks of these records wait for the next write when `ahead()`
+ * says one is queued, else they are written at once. The write may wait for the event loop's
+ * check phase to share a socket write with other frames (`coalesce`): no one waits on it.
  * @param {Readonly<import('./options').SinkOptions>} opts
  * @param {Array<{ key: string, value: string }>} records
+ * @param {() => boolean} [ahead] a write of the log is queued to go (within a flush interval)
  * @returns {Promise<Array<any>>} per record: null (written) or why not (an HBaseError: code, retryable)
  */
-async function putRecords (opts, records) {
+async function putRecords (opts, records, ahead) {
   const timeout = opts.writeTimeoutMs || undefined
+  const marker = opts.rollupMarker
+  const ride = marker && marker.ride ? marker.ride() : null
+  const puts = /** @type {Array<{ row: string, cells: any, table?: string }>} */ (records.map(toPut))
+  if (ride) for (const put of ride.puts) puts.push(put)
   let results
   try {
-    results = await opts.client.multiPut(opts.table, records.map(toPut), { timeout })
+    results = await opts.client.multiPut(opts.table, puts, { timeout, coalesce: true })
   } catch (err) {
+    if (ride) ride.landed(err)
     return records.map(() => err) // the call itself failed (client closed, bad argument)
   }
-  if (opts.rollupMarker) {
+  if (ride) {
+    let err = null
+    for (let i = records.length; i < results.length && !err; i++) err = results[i]
+    ride.landed(err)
+    results = results.slice(0, records.length)
+  }
+  if (marker) {
     const acked = []
     for (let i = 0; i < records.length; i++) if (!results[i]) acked.push(records[i].key)
-    opts.rollupMarker.mark(acked, timeout)
+    marker.mark(acked, timeout, ahead ? ahead() : false)
   }
   return results
 }

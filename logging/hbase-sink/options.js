@@ -31,8 +31,10 @@ const DEFAULTS = Object.freeze({
   claimLiveFiles: false,
   // The rollups (../rollup/): marks the minutes of acknowledged rows; the job that counts them
   // (closed with the sink). Their stats() join the sink's, under `rollup`.
-  rollupMarker: /** @type {{ mark: (rowKeys: string[], timeout?: number) => Promise<Error|null>,
-    flush: (timeout?: number) => Promise<Error|null>, close: () => void, stats: () => object } | null} */ (null),
+  // ride(): the marks waiting, for the next write of the log to take along (rollup/marker.js).
+  rollupMarker: /** @type {{ mark: (rowKeys: string[], timeout?: number, ride?: boolean) => Promise<Error|null>,
+    ride?: () => import('../rollup/marker').Ride|null, flush: (timeout?: number) => Promise<Error|null>, close: () => void,
+    stats: () => object } | null} */ (null),
   rollupRoller: /** @type {{ close: () => Promise<void>, stats: () => object } | null} */ (null)
 })
 

@@ -190,7 +190,7 @@ class Replayer {
    */
   async write (records) {
     const { batcher, ledger, opts } = this
-    const results = await putRecords(opts, records)
+    const results = await putRecords(opts, records, batcher.writeAhead)
     ledger.batches++
     const failures = records.filter((_, i) => results[i])
     const acked = records.length - failures.length

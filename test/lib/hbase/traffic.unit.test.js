@@ -37,6 +37,40 @@ describe('traffic counters', () => {
     })
   })
 
+  test('coalescing calls of one loop iteration share a socket write; a call that does not wait takes them along', async () => {
+    await withServer(answerAll, async (conn) => {
+      const kind = new KindTally()
+      const inTimers = (coalesce) => new Promise((resolve) => {
+        // Two timers due at once run in one timers phase, each its own callback (and tick).
+        const calls = []
+        const fire = () => calls.push(conn.call(Get, getRequest, 2000, kind, coalesce))
+        setTimeout(fire, 1)
+        setTimeout(() => {
+          fire()
+          resolve(Promise.all(calls))
+        }, 1)
+      })
+      const writes = () => conn._tally.socketWrites
+      await inTimers(false) // warm: the preamble and the first calls
+      let before = writes()
+      await inTimers(false)
+      expect(writes() - before).toBe(2) // one write per tick
+      before = writes()
+      await inTimers(true)
+      expect(writes() - before).toBe(1) // one for the iteration
+      // A call that does not wait, in the tick after a coalescing one: both leave at that tick's end.
+      before = writes()
+      const waiting = conn.call(Get, getRequest, 2000, kind, true)
+      await Promise.resolve()
+      const eager = conn.call(Get, getRequest, 2000, kind)
+      await Promise.all([waiting, eager])
+      expect(writes() - before).toBe(1)
+      await nextTurn() // the check-phase uncork finds nothing left to send
+      expect(writes() - before).toBe(1)
+      expect(kind.requestFrames).toBe(8)
+    })
+  })
+
   test('an answer after its call timed out counts on the connection, not the kind', async () => {
     let held = []
     await withServer((socket, calls) => { held = held.concat(calls) }, async (conn) => {
@@ -119,5 +153,33 @@ describe('traffic counters', () => {
     const actions = [0, 1].map((n) => ({ row: Buffer.from(`r${n}`), mutation: {} }))
     await runBatch(/** @type {any} */ (core), 't', actions, undefined, 'log')
     expect(kinds).toEqual(['log', 'log'])
+  })
+
+  test('actions on several tables whose regions share a server go in one Multi, a RegionAction per region', async () => {
+    const sent = []
+    const regionOf = (name) => ({ server: 'rs1', spec: { type: 1, value: Buffer.from(`${name},,1`) } })
+    const regions = { t: regionOf('t'), m: regionOf('m') }
+    const located = []
+    const core = {
+      options: { operationTimeout: 2000, maxBatchActions: 100 },
+      policy: new RetryPolicy({ pause: 1, maxPause: 5, rpcTimeout: 1000 }),
+      locator: { cached: (table) => { located.push(table); return regions[table] }, invalidate () {} },
+      pool: {
+        async invoke (server, service, method, request, timeout, kind, coalesce) {
+          sent.push({ server, kind, coalesce, regions: request.regionAction.map((ra) => ra.region.value.toString()) })
+          const answer = (ra) => ({ resultOrException: ra.action.map((a) => ({ index: a.index })) })
+          return { regionActionResult: request.regionAction.map(answer) }
+        }
+      }
+    }
+    const actions = [
+      { row: Buffer.from('a'), mutation: {} },
+      { row: Buffer.from('b'), mutation: {} },
+      { row: Buffer.from('m1'), mutation: {}, table: 'm' }
+    ]
+    const results = await runBatch(/** @type {any} */ (core), 't', actions, undefined, 'log', true)
+    expect(results).toEqual([null, null, null])
+    expect(located).toEqual(['t', 't', 'm'])
+    expect(sent).toEqual([{ server: 'rs1', kind: 'log', coalesce: true, regions: ['t,,1', 'm,,1'] }])
   })
 })

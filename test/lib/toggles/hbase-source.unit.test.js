@@ -126,3 +126,60 @@ test('without lingerMs, ids asked for in separate turns go out in separate reads
   reads[1].resolve([row(2)])
   await Promise.all([first, second])
 })
+
+test('background lookups wait refreshLingerMs and go in one multi-get, with the full deadline from when they are sent', async () => {
+  let clock = 0
+  const { store, reads } = controlledStore(1500)
+  const source = createHBaseSource({ store, defaultConfig: {}, refreshLingerMs: 30, now: () => clock })
+  const lookups = [source.lookup('1', { background: true })]
+  await turn()
+  lookups.push(source.lookup('2', { background: true }))
+  await turn()
+  expect(reads).toHaveLength(0)
+  clock = 30
+  await new Promise((resolve) => setTimeout(resolve, 60))
+  expect(reads.map((r) => [r.ids, r.timeoutMs])).toEqual([[['1', '2'], 1500]])
+  reads[0].resolve([row(1), row(2)])
+  expect((await Promise.all(lookups)).map((e) => e.json)).toEqual([1, 2].map((n) => JSON.stringify({ n })))
+})
+
+test('a lookup someone waits on takes the waiting background ones along at once; hurry sends a queued one at once', async () => {
+  const { store, reads } = controlledStore(1500)
+  const source = createHBaseSource({ store, defaultConfig: {}, refreshLingerMs: 10000 })
+  const background = source.lookup('1', { background: true })
+  await turn()
+  const waited = source.lookup('2')
+  await turn()
+  expect(reads.map((r) => r.ids)).toEqual([['1', '2']])
+  reads[0].resolve([row(1), row(2)])
+  await Promise.all([background, waited])
+
+  const queued = source.lookup('3', { background: true })
+  await turn()
+  expect(reads).toHaveLength(1)
+  source.hurry('4') // not queued: nothing happens
+  await turn()
+  expect(reads).toHaveLength(1)
+  source.hurry('3')
+  await turn()
+  expect(reads.map((r) => r.ids)).toEqual([['1', '2'], ['3']])
+  reads[1].resolve([row(3)])
+  expect((await queued).json).toBe(JSON.stringify({ n: 3 }))
+})
+
+test('background lookups left behind by a full read slot wait again when it frees, not one read each', async () => {
+  const { store, reads } = controlledStore(1500)
+  const source = createHBaseSource({ store, defaultConfig: {}, maxInFlight: 1, refreshLingerMs: 20 })
+  const first = source.lookup('1')
+  await turn()
+  const later = ['2', '3'].map((id) => source.lookup(id, { background: true }))
+  reads[0].resolve([row(1)])
+  await first
+  await turn()
+  expect(reads).toHaveLength(1) // the slot freed; the background ones still wait out their linger
+  const third = source.lookup('4', { background: true })
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  expect(reads.map((r) => r.ids)).toEqual([['1'], ['2', '3', '4']])
+  reads[1].resolve([row(2), row(3), row(4)])
+  await Promise.all([...later, third])
+})
