@@ -2,8 +2,10 @@
 
 /**
  * Entry point: `npm start`. The primary validates settings, brings up the embedded local HBase
- * when no HBase address is configured, forks one worker per core and supervises them; workers
- * serve the data plane (PORT) and the admin plane (ADMIN_PORT). SIGTERM/SIGINT shut down
+ * when no HBase address is configured, forks one worker per core and, when a sink keeps rollups,
+ * one rollup process, and supervises them; workers serve the data plane (PORT) and the admin
+ * plane (ADMIN_PORT), the rollup process counts the rollups (api/rollup-job.js), in a heap of
+ * its own capped by settings.rollupJob.maxOldSpaceMiB. SIGTERM/SIGINT shut down
  * gracefully: stop accepting → drain in-flight → flush access logs and replay every journal file
  * of the state dir into HBase → close HBase.
  *
@@ -22,10 +24,15 @@ const { createLogger } = require('./logging/logger')
 const { killAfterMs } = require('./api/shutdown-budget')
 const { servePrimary, workerLink } = require('./api/cluster-ipc')
 const { serverAdminToken } = require('./config/admin-token')
+const { keepsRollups } = require('./api/rollup-job')
 
 const EXIT_LEFT_ON_DISK = 75
 const RESTART_WINDOW_MS = 60000
 const MAX_RESTARTS_PER_WINDOW = 10
+// What the rollup process is told apart by (its environment): a cluster worker of another kind.
+const ROLE_ENV = 'BEACON_ROLE'
+const ROLLUP_ROLE = 'rollup'
+const ROLLUP_TAG = 'rollup'
 
 async function ensureEmbeddedHBase (settings, logger) {
   const infra = require('./infra/hbase')
@@ -59,7 +66,9 @@ async function runPrimary (settings, logger, admin) {
   const instance = crypto.randomBytes(3).toString('hex')
   let shuttingDown = false
   const restarts = []
-  const tagOf = new WeakMap() // worker → its tag ("w1"); a replacement keeps the tag
+  const tagOf = new WeakMap() // worker → its tag ("w1", "rollup"); a replacement keeps the tag
+  const rollupRestarts = []
+  let rollupTimer = null
 
   function fork (tag) {
     const env = {
@@ -68,11 +77,42 @@ async function runPrimary (settings, logger, admin) {
       BEACON_INSTANCE: instance,
       BEACON_ADMIN_TOKEN: admin.token
     }
-    tagOf.set(cluster.fork(env), tag)
+    if (tag !== ROLLUP_TAG) {
+      tagOf.set(cluster.fork(env), tag)
+      return
+    }
+    // The rollup process: the same entry point, told its role, with a heap cap of its own
+    // (the V8 flag after the primary's own ones wins). setupPrimary only sets what the next
+    // forks run with: set for this one, then back.
+    const execArgv = process.execArgv
+    cluster.setupPrimary({ execArgv: [...execArgv, `--max-old-space-size=${settings.rollupJob.maxOldSpaceMiB}`] })
+    try {
+      tagOf.set(cluster.fork({ ...env, [ROLE_ENV]: ROLLUP_ROLE }), tag)
+    } finally {
+      cluster.setupPrimary({ execArgv })
+    }
+  }
+
+  /**
+   * The rollup process died: replaced at once, as a worker is, but its dying over and over (a
+   * minute too big for its heap) never stops the server: past MAX_RESTARTS_PER_WINDOW a minute,
+   * it is replaced a minute later (its minutes stay marked meanwhile; nothing is lost).
+   */
+  function replaceRollup (worker, code, signal) {
+    const now = Date.now()
+    while (rollupRestarts.length && rollupRestarts[0] < now - RESTART_WINDOW_MS) rollupRestarts.shift()
+    rollupRestarts.push(now)
+    const wait = rollupRestarts.length > MAX_RESTARTS_PER_WINDOW ? RESTART_WINDOW_MS : 0
+    logger.error({ worker: ROLLUP_TAG, pid: worker.process.pid, code, signal, restartInMs: wait }, 'rollup process died; replacing it')
+    rollupTimer = setTimeout(() => {
+      rollupTimer = null
+      if (!shuttingDown) fork(ROLLUP_TAG)
+    }, wait)
   }
 
   cluster.on('exit', (worker, code, signal) => {
     if (shuttingDown) return
+    if (tagOf.get(worker) === ROLLUP_TAG) return replaceRollup(worker, code, signal)
     const now = Date.now()
     while (restarts.length && restarts[0] < now - RESTART_WINDOW_MS) restarts.shift()
     logger.error({ worker: tagOf.get(worker), pid: worker.process.pid, code, signal }, 'worker died; replacing it')
@@ -95,7 +135,9 @@ async function runPrimary (settings, logger, admin) {
     if (announced || listened.size < count || [...listened.values()].some((ports) => ports.size < 2)) return
     announced = true
     const base = `http://localhost:${settings.port}`
-    logger.info({ workers: count, port: settings.port, adminPort: settings.adminPort, hbase: bootstrap }, 'beacon ready')
+    const rollups = keepsRollups(settings)
+    logger.info({ workers: count, rollupProcess: rollups, port: settings.port, adminPort: settings.adminPort, hbase: bootstrap },
+      'beacon ready')
     // A plain banner for the person who ran `npm start` (the JSON log above is for machines).
     const lines = describeEndpoints(settings).map((e) => {
       const accessLog = e.accessLog.join('+') || 'none'
@@ -113,7 +155,8 @@ async function runPrimary (settings, logger, admin) {
     const tokenLine = admin.source === 'state'
       ? `  admin token: ${admin.file} (${admin.created ? 'created' : 'kept'}, mode 0600; the CLI on this machine reads it)\n`
       : ''
-    process.stderr.write(`\nbeacon is ready (${count} workers, HBase at ${bootstrap.join(',')}). Try:\n${lines.join('\n')}\n` +
+    const processes = `${count} workers${rollups ? ' and a rollup process' : ''}`
+    process.stderr.write(`\nbeacon is ready (${processes}, HBase at ${bootstrap.join(',')}). Try:\n${lines.join('\n')}\n` +
       `  admin: ${adminUrl}/healthz  /readyz  /metrics  /dashboard\n${tokenLine}` +
       '  CLI:   npx beacon status; npx beacon log count --from -10m --id 1\n\n')
   })
@@ -121,12 +164,13 @@ async function runPrimary (settings, logger, admin) {
   async function shutdown (reason, exitCode = 0) {
     if (shuttingDown) return
     shuttingDown = true
+    if (rollupTimer) clearTimeout(rollupTimer)
     logger.info({ reason }, 'shutting down: draining workers')
     const workers = Object.values(cluster.workers)
     const exited = workers.map((w) => new Promise((resolve) => w.once('exit', resolve)))
     for (const w of workers) w.send({ cmd: 'shutdown' })
-    // A worker keeps to settings.shutdownTimeoutMs by itself (api/shutdown-budget.js); this is
-    // for one that hangs.
+    // A worker keeps to settings.shutdownTimeoutMs by itself (api/shutdown-budget.js), the rollup
+    // process ends its HBase calls at once (api/rollup-job.js); this is for one that hangs.
     const killTimer = setTimeout(() => {
       for (const w of Object.values(cluster.workers)) {
         logger.error({ worker: tagOf.get(w) }, 'worker did not stop in time; killing it')
@@ -162,6 +206,7 @@ async function runPrimary (settings, logger, admin) {
   process.on('SIGTERM', () => shutdown('SIGTERM'))
   process.on('SIGINT', () => shutdown('SIGINT'))
   for (let i = 1; i <= count; i++) fork(`w${i}`)
+  if (keepsRollups(settings)) fork(ROLLUP_TAG)
 }
 
 /**
@@ -213,6 +258,32 @@ async function runWorker (settings, logger) {
   await listening
 }
 
+/**
+ * The rollup process (forked by the primary with BEACON_ROLE=rollup): the rollup job of the
+ * settings' sinks (api/rollup-job.js), its metrics served to the primary's /metrics as a
+ * worker's are (api/cluster-ipc.js), stopped as a worker is.
+ */
+async function runRollupProcess (settings, logger) {
+  const { createRollupJob } = require('./api')
+  const { createMetrics } = require('./api/metrics')
+  const metrics = createMetrics()
+  workerLink(metrics.register)
+  const job = createRollupJob(settings, { logger: logger.child({ worker: ROLLUP_TAG }), metrics })
+  job.start()
+  let stopping = false
+  async function stop (reason) {
+    if (stopping) return
+    stopping = true
+    await job.close()
+    logger.info({ worker: ROLLUP_TAG, reason }, 'rollup process stopped')
+    logger.flush()
+    process.exit(0)
+  }
+  process.on('message', (/** @type {any} */ msg) => { if (msg && msg.cmd === 'shutdown') stop('primary') })
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+}
+
 async function main () {
   let settings
   let admin
@@ -226,6 +297,7 @@ async function main () {
   const logger = createLogger({ level: settings.logLevel })
   try {
     if (cluster.isPrimary) await runPrimary(settings, logger, admin)
+    else if (process.env[ROLE_ENV] === ROLLUP_ROLE) await runRollupProcess(settings, logger)
     else await runWorker(settings, logger)
   } catch (err) {
     logger.fatal({ err }, 'beacon failed to start')

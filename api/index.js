@@ -26,6 +26,8 @@ const { createPropagation } = require('./propagation')
 const { createReadiness } = require('./readiness')
 const { createHttpServer, listen } = require('./http-server')
 const { startShutdownBudget } = require('./shutdown-budget')
+// The rollup job runs in a process of its own (server.js), built by its own root factory.
+const { createRollupJob, keepsRollups } = require('./rollup-job')
 
 /**
  * The root factory: the one place that wires a beacon process, from settings and injected
@@ -50,7 +52,6 @@ const { startShutdownBudget } = require('./shutdown-budget')
  * @param {string} [deps.writerId] unique among all writers of the access-log table and journal
  *   dir (default: derived from the pid)
  * @param {string} [deps.workerTag] cluster worker tag, part of file-log names (default 'w1')
- * @param {boolean} [deps.runRoller] run the access-log rollup job in this process (default: in worker w1)
  * @param {{ metricsText: () => Promise<string>, broadcast: (change: object) => void,
  *   onChange: (apply: (change: object) => void) => void }} [deps.cluster] the cluster IPC
  *   (api/cluster-ipc.js); without it a change reaches this process alone
@@ -78,8 +79,6 @@ function createBeacon (settings, deps) {
     stateDir: settings.stateDir,
     writerId: deps.writerId || `p${process.pid}`,
     workerTag: deps.workerTag || 'w1',
-    // The rollup job runs in one worker per host (any number would give the same counts).
-    runRoller: deps.runRoller ?? (deps.workerTag || 'w1') === 'w1',
     logger
   })
   metrics.watchSinks(sinks)
@@ -331,4 +330,4 @@ async function closeClient (client, ms) {
   if (outcome === 'late') await client.destroy()
 }
 
-module.exports = { createBeacon }
+module.exports = { createBeacon, createRollupJob, keepsRollups }

@@ -3,9 +3,12 @@
 const client = require('prom-client')
 const { hotCounter, hotHistogram } = require('./hot-metrics')
 const { registerHBaseTraffic } = require('./hbase-traffic-metrics')
+const { followStats, gaugeStats } = require('./stats-metrics')
 
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 const CORS_OUTCOMES = ['allowed', 'denied', 'preflight', 'preflight_denied']
+const ROLLUP_ERRORS_HELP = 'Access-log rollups: mark writes that failed (kind mark, by the workers: their minutes wait and are tried ' +
+  'again; the rows are written) and runs of the rollup job that failed (kind run, by the rollup process)'
 const SINK_COUNTERS = [
   'accepted', 'written', 'spilled', 'replayed', 'shed', 'shedUnconfirmed', 'failed', 'rejectedAfterClose', 'claimed', 'claimedFromWal',
   'walFailures', 'corrupt'
@@ -172,35 +175,10 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
    * @param {Map<string, { stats: () => object }>} sinks
    */
   function watchSinks (sinks) {
-    /**
-     * A counter that follows monotonic numbers of the sinks' stats, advanced by the difference
-     * at scrape time: `read` yields [label value, number] pairs for one sink's stats (label
-     * null: one number per sink, under the label value '').
-     * @param {string} name @param {string} help @param {string|null} label
-     * @param {(stats: any) => Array<[string, number]>} read
-     */
-    const follow = (name, help, label, read) => {
-      const last = new Map()
-      return new client.Counter({
-        name,
-        help,
-        labelNames: label ? ['sink', label] : ['sink'],
-        registers: [register],
-        collect () {
-          for (const [sinkName, sink] of sinks) {
-            for (const [value, n] of read(sink.stats())) {
-              if (typeof n !== 'number') continue
-              const labels = label ? { sink: sinkName, [label]: value } : { sink: sinkName }
-              const key = sinkName + ' ' + value
-              const delta = n - (last.get(key) || 0)
-              if (delta > 0) this.inc(labels, delta)
-              else if (!last.has(key)) this.inc(labels, 0)
-              last.set(key, n)
-            }
-          }
-        }
-      })
-    }
+    /** @type {(name: string, help: string, label: string|null, read: (stats: any) => Array<[string, number]>) => unknown} */
+    const follow = (name, help, label, read) => followStats(register, sinks, { name, help, label, read })
+    /** @type {(name: string, help: string, read: (stats: any) => number|undefined, aggregator?: client.Aggregator) => unknown} */
+    const gauge = (name, help, read, aggregator = 'sum') => gaugeStats(register, sinks, { name, help, read, aggregator })
     follow('beacon_access_log_entries_total',
       'Access-log entries by sink and what happened to them (accepted, written, spilled, replayed, shed, failed, rejectedAfterClose; ' +
         'shedUnconfirmed: of the shed, those whose write timed out or lost its connection, so HBase may hold them after all; ' +
@@ -211,30 +189,11 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
       'Access-log entries dropped, by reason: overload (the shed policy), disk_full / write_error (the local disk refused the journal or ' +
         'file log), write_backlog (the disk is slower than the entries come)',
       'reason', (stats) => Object.entries(stats.shedBy || {}))
-    follow('beacon_access_rollup_errors_total',
-      'Access-log rollups: mark writes that failed (their minutes wait and are tried again; the rows are written) ' +
-        'and runs of the rollup job that failed',
-      'kind', (stats) => stats.rollup ? [['mark', stats.rollup.markFailures], ['run', stats.rollup.errors]] : [])
-    follow('beacon_access_rollup_minutes_total',
-      'Access-log rollups: minutes counted from the raw rows by this process\'s rollup job',
-      null, (stats) => stats.rollup ? [['', stats.rollup.minutesRolled]] : [])
+    follow('beacon_access_rollup_errors_total', ROLLUP_ERRORS_HELP, 'kind',
+      (stats) => stats.rollup ? [['mark', stats.rollup.markFailures]] : [])
     follow('beacon_access_log_quarantined_files_total',
       'Damaged journal or write-ahead-log files renamed <name>.damaged-<ms> and left for the operator',
       null, (stats) => [['', stats.quarantinedFiles]])
-    /** @param {string} name @param {string} help @param {(stats: any) => number|undefined} read @param {client.Aggregator} [aggregator] */
-    const gauge = (name, help, read, aggregator = 'sum') => new client.Gauge({
-      name,
-      help,
-      labelNames: ['sink'],
-      registers: [register],
-      aggregator,
-      collect () {
-        for (const [sinkName, sink] of sinks) {
-          const value = read(sink.stats())
-          if (typeof value === 'number') this.set({ sink: sinkName }, value)
-        }
-      }
-    })
     gauge('beacon_access_log_queue_depth', 'Entries held in memory and not yet sent (queued or waiting for a retry)', (s) => s.queueDepth)
     gauge(
       'beacon_access_log_pending',
@@ -253,10 +212,6 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
       (s) => (s.writeFailing === undefined ? undefined : s.writeFailing ? 1 : 0),
       'max'
     )
-    gauge('beacon_access_rollup_lag_seconds',
-      'Access-log rollups: how long ago the oldest minute due and not yet counted ended (0: all counted; the minute in progress is ' +
-        'counted once it ended and settled)',
-      (s) => (s.rollup && s.rollup.lagSeconds !== undefined ? s.rollup.lagSeconds : undefined), 'max')
     gauge('beacon_access_rollup_enabled',
       'Access-log rollups: 1 while this sink marks minutes, 0 once marking failed for good (no rollup table; said in the app log)',
       (s) => (s.rollup ? (s.rollup.disabled ? 0 : 1) : undefined), 'min')
@@ -272,6 +227,37 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
       (s) => (typeof s.oldestPendingMs === 'number' ? s.oldestPendingMs / 1000 : undefined),
       'max'
     )
+  }
+
+  /**
+   * Exposes the rollup job (logging/rollup/roller.js) of the process that runs it
+   * (api/rollup-job.js), by sink: its runs that failed, the minutes and raw rows it counted, its
+   * lag. The primary's /metrics sums them with the workers' series (the lag: the largest).
+   * @param {Map<string, { stats: () => object }>} rollers sink name → roller
+   */
+  function watchRollers (rollers) {
+    followStats(register, rollers, {
+      name: 'beacon_access_rollup_errors_total', help: ROLLUP_ERRORS_HELP, label: 'kind', read: (s) => [['run', s.errors]]
+    })
+    followStats(register, rollers, {
+      name: 'beacon_access_rollup_minutes_total',
+      help: 'Access-log rollups: minutes counted from the raw rows by the rollup job (its process, one per host)',
+      label: null,
+      read: (s) => [['', s.minutesRolled]]
+    })
+    followStats(register, rollers, {
+      name: 'beacon_access_rollup_rows_total',
+      help: 'Access-log rollups: raw rows the rollup job read to count them (a row of a minute counted again is read again)',
+      label: null,
+      read: (s) => [['', s.rowsCounted]]
+    })
+    gaugeStats(register, rollers, {
+      name: 'beacon_access_rollup_lag_seconds',
+      help: 'Access-log rollups: how long ago the oldest minute due and not yet counted ended (0: all counted; the minute in ' +
+        'progress is counted once it ended and settled)',
+      read: (s) => s.lagSeconds,
+      aggregator: 'max'
+    })
   }
 
   /**
@@ -327,6 +313,7 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     register,
     hooks,
     watchSinks,
+    watchRollers,
     watchStreams,
     watchHBaseTraffic,
     declareBrowserPaths,

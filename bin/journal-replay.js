@@ -45,7 +45,7 @@ async function replayStateDir ({ stateDir, all, fail, env = process.env }) {
   let sinks
   try {
     const logger = /** @type {any} */ (stderrLogger())
-    sinks = createSinks(sinkSettings, { client, stateDir, writerId: `cli${process.pid}`, runRoller: false, logger })
+    sinks = createSinks(sinkSettings, { client, stateDir, writerId: `cli${process.pid}`, logger })
   } catch (err) {
     await client.destroy()
     throw fail(err.message)

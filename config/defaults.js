@@ -115,6 +115,9 @@ const DEFAULTS = {
   workers: 0, // 0 = one per CPU core
   stateDir: path.join(REPO_ROOT, '.state'),
   shutdownTimeoutMs: 10000,
+  // The rollup job's process (one per host, forked by the primary when a sink keeps rollups):
+  // its V8 old-space cap, MiB (docs/access-log.md#rollups-exact-per-minute-counts-loggingrollup)
+  rollupJob: { maxOldSpaceMiB: 128 },
   logLevel: 'info',
   adminToken: null, // from the environment only: secrets never live in the config file
   http: {
@@ -207,6 +210,7 @@ const ENV_VARS = [
   ['HOST', 'host', 'string'],
   ['ADMIN_HOST', 'adminHost', 'string'],
   ['BEACON_WORKERS', 'workers', 'int'],
+  ['BEACON_ROLLUP_MAX_OLD_SPACE_MIB', 'rollupJob.maxOldSpaceMiB', 'int'],
   ['BEACON_STATE_DIR', 'stateDir', 'string'],
   ['BEACON_LOG_LEVEL', 'logLevel', 'string'],
   ['BEACON_ADMIN_TOKEN', 'adminToken', 'string'],

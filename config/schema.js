@@ -153,6 +153,7 @@ const schema = closed({
   workers: int(0, 1024),
   stateDir: str(),
   shutdownTimeoutMs: int(0),
+  rollupJob: closed({ maxOldSpaceMiB: int(16, 65536) }),
   logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
   adminToken: { type: ['string', 'null'], minLength: 1 },
   http: closed({

@@ -39,11 +39,9 @@ const RIDE_INTERVALS = 2
  * @param {string} [context.workerTag] cluster worker tag, part of file sink names ("w1")
  * @param {import('pino').Logger} [context.logger]
  * @param {{ now(): number }} [context.clock]
- * @param {boolean} [context.runRoller] run the rollup job here (one process per host is enough;
- *   more only repeat the work): default true
  * @returns {Map<string, any> & { closeAll(opts?: { timeoutMs?: number }): Promise<{ leftOnDisk: number, files: any[] }> }}
  */
-function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, logger, clock, runRoller = true }) {
+function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, logger, clock }) {
   /** @typedef {{ closeAll(opts?: { timeoutMs?: number }): Promise<{ leftOnDisk: number, files: any[] }> }} CloseAll */
   const sinks = /** @type {Map<string, any> & CloseAll} */ (new Map())
   const hbaseCount = Object.values(sinkSettings).filter((s) => s && s.type === 'hbase').length
@@ -68,20 +66,21 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
         const { type, journalDir, rollups, rollupTable, privacy, retention, rollupRetention, ...rest } = spec
         // Two HBase sinks of one process must not share row keys or journal names.
         const sinkWriterId = hbaseCount > 1 ? `${writerId}-${name}` : writerId
-        const rollup =
-          rollups === false
-            ? {}
-            : rollupParts({
-              client,
-              rollupTable,
-              logTable: spec.table,
-              buckets: spec.buckets,
-              flushIntervalMs: spec.flushIntervalMs,
-              writerId: sinkWriterId,
-              runRoller,
-              logger: sinkLogger,
-              clock
-            })
+        // The rollups' marks (rollup/marker.js); the job that counts them is createRollers()'.
+        // Marks ride with the log's next batch when one is queued (it leaves within a flush
+        // interval); twice that, and they go on their own.
+        const rollup = rollups === false
+          ? {}
+          : {
+              rollupMarker: createRollupMarker({
+                client: client.withKind(KINDS.mark),
+                rollupTable: rollupTable || SINK_DEFAULTS.hbase.rollupTable,
+                logTable: spec.table,
+                writerId: sinkWriterId,
+                rideMs: RIDE_INTERVALS * (spec.flushIntervalMs || SINK_DEFAULTS.hbase.flushIntervalMs),
+                logger: sinkLogger
+              })
+            }
         sinks.set(name, createHBaseSink({
           ...rest,
           client: client.withKind(KINDS.log),
@@ -91,7 +90,6 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
           ...(clock ? { clock } : {}),
           ...rollup
         }))
-        if (rollup.rollupRoller) rollup.rollupRoller.start()
       } else {
         throw new ERRORS.INVALID_OPTION(`access-log sink "${name}" has unknown type "${spec.type}"`)
       }
@@ -121,22 +119,30 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
 }
 
 /**
- * The rollups of one HBase sink (rollup/layout.js): the marker its writes go through, and the
- * job that counts marked minutes when this process runs it.
+ * The rollup job of these sinks (rollup/roller.js): one roller per HBase sink that keeps rollups,
+ * not started. It runs in one process per host, of its own (api/rollup-job.js); any number of
+ * them give the same counts, only the work is repeated.
+ * @param {Record<string, any>} sinkSettings name → sink settings, as createSinks() takes them
+ * @param {object} context
+ * @param {import('../lib/hbase').HBaseClient} context.client
+ * @param {import('pino').Logger} [context.logger]
+ * @param {{ now(): number }} [context.clock]
+ * @returns {Map<string, ReturnType<typeof createRoller>>} sink name → its roller
  */
-function rollupParts ({ client, rollupTable, logTable, buckets, flushIntervalMs, writerId, runRoller, logger, clock }) {
-  const table = rollupTable || SINK_DEFAULTS.hbase.rollupTable
-  // Marks ride with the log's next batch when one is queued (it leaves within a flush interval);
-  // twice that, and they go on their own.
-  const rideMs = RIDE_INTERVALS * (flushIntervalMs || SINK_DEFAULTS.hbase.flushIntervalMs)
-  return {
-    rollupMarker: createRollupMarker({ client: client.withKind(KINDS.mark), rollupTable: table, logTable, writerId, rideMs, logger }),
-    rollupRoller: runRoller
-      ? createRoller({
-        client: client.withKind(KINDS.rollup), logTable, rollupTable: table, buckets: buckets || 16, logger, ...(clock ? { clock } : {})
-      })
-      : null
+function createRollers (sinkSettings, { client, logger, clock }) {
+  const rollers = new Map()
+  for (const [name, spec] of Object.entries(sinkSettings)) {
+    if (!spec || spec.type !== 'hbase' || spec.rollups === false) continue
+    rollers.set(name, createRoller({
+      client: client.withKind(KINDS.rollup),
+      logTable: spec.table,
+      rollupTable: spec.rollupTable || SINK_DEFAULTS.hbase.rollupTable,
+      buckets: spec.buckets || 16,
+      logger: logger && typeof logger.child === 'function' ? logger.child({ sink: name }) : logger,
+      ...(clock ? { clock } : {})
+    }))
   }
+  return rollers
 }
 
 function withTimeout (promise, ms) {
@@ -145,4 +151,4 @@ function withTimeout (promise, ms) {
   return Promise.race([promise, new Promise((resolve) => { timer = setTimeout(resolve, ms) })]).finally(() => clearTimeout(timer))
 }
 
-module.exports = { createSinks }
+module.exports = { createSinks, createRollers }

@@ -45,6 +45,9 @@ const EMPTY = Buffer.alloc(0)
 const CELL_OVERHEAD = 24
 // Below this many bytes a loop beats the native copy (copyBytes).
 const SHORT_COPY = 32
+// One-byte families and qualifiers (beacon's 'l:e', 'r'), decoded as one shared Buffer each
+// instead of a view per cell: a scan of the access log decodes a cell per row. Never written to.
+const ONE_BYTE = Array.from({ length: 256 }, (_, b) => Buffer.from([b]))
 
 /**
  * @typedef {{ row: Buffer, family: Buffer, qualifier?: Buffer|null, value?: Buffer|null,
@@ -167,7 +170,8 @@ function encodeCellBlock (cells) {
 }
 
 /**
- * Decodes the cells of a block. Row, family, qualifier and value are views into `buf`, not copies.
+ * Decodes the cells of a block. Row, family, qualifier and value are views into `buf`, not copies
+ * (a one-byte family or qualifier: a Buffer shared by every cell that has it; read, never write).
  * @param {Buffer} buf
  * @param {number} [offset]
  * @param {number} [length]
@@ -188,13 +192,13 @@ function decodeCellBlock (buf, offset = 0, length = buf.length - offset) {
     const row = buf.subarray(p, p + rowLength)
     p += rowLength
     const familyLength = buf[p++]
-    const family = buf.subarray(p, p + familyLength)
+    const family = familyLength === 1 ? ONE_BYTE[buf[p]] : buf.subarray(p, p + familyLength)
     p += familyLength
     const qualifierLength = keyLength - 2 - rowLength - 1 - familyLength - 9
     if (qualifierLength < 0 || valueLength < 0 || cellEnd > end || at + 12 + keyLength + valueLength > cellEnd) {
       throw protocolError(`malformed cell at byte ${at - offset} of the cell block`)
     }
-    const qualifier = buf.subarray(p, p + qualifierLength)
+    const qualifier = qualifierLength === 1 ? ONE_BYTE[buf[p]] : buf.subarray(p, p + qualifierLength)
     p += qualifierLength
     const timestamp = buf.readInt32BE(p) * TWO_32 + buf.readUInt32BE(p + 4)
     const cellType = buf[p + 8]

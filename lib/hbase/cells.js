@@ -60,6 +60,14 @@ function toNumber (value) {
   return typeof value === 'number' ? value : value.toNumber()
 }
 
+// One-byte ASCII family and qualifier names ('l', 'e'), as strings: decoded once, not per cell.
+const ASCII_NAMES = Array.from({ length: 128 }, (_, i) => String.fromCharCode(i))
+
+/** @param {Buffer} bytes a family or qualifier @returns {string} its UTF-8 text */
+function nameText (bytes) {
+  return bytes.length === 1 && bytes[0] < 128 ? ASCII_NAMES[bytes[0]] : bytes.toString('utf8')
+}
+
 /**
  * Converts a protobuf Result to a Row, or null when it holds no cells (row absent).
  * @param {object|null|undefined} result
@@ -71,8 +79,8 @@ function resultToRow (result) {
   for (let i = 0; i < cells.length; i++) {
     const c = result.cell[i]
     cells[i] = {
-      family: c.family.toString('utf8'),
-      qualifier: c.qualifier.toString('utf8'),
+      family: nameText(c.family),
+      qualifier: nameText(c.qualifier),
       value: c.value,
       timestamp: toNumber(c.timestamp)
     }

@@ -5,7 +5,7 @@ const { RegionLocator } = require('./locator')
 const { RetryPolicy } = require('./retry')
 const { regionOp, listRegions } = require('./region-op')
 const { runBatch } = require('./batch')
-const { scanRows, countRows } = require('./scan')
+const { scanRows, scanBatches, countRows } = require('./scan')
 const { DEFAULTS, parseBootstrap } = require('./options')
 const { badArgument } = require('./errors')
 const { toBytes, resultToRow, buildGet, buildPut, buildDelete } = require('./cells')
@@ -205,24 +205,25 @@ class HBaseClient {
   }
 
   /**
-   * Scans rows in key order, paging `caching` rows per RPC, across regions. Breaking out of the
-   * loop closes the server-side scanner. A scanner lost to a region move or server restart is
-   * reopened after the last row returned. The scan is in flight from its first `next()` until
-   * the loop ends, so close() waits for the loop to end.
+   * Scans rows in key order, paging `caching` rows per RPC, across regions (./scan.js). Breaking
+   * out of the loop closes the server-side scanner. The scan is in flight from its first `next()`
+   * until the loop ends, so close() waits for the loop to end.
    * @param {string} table
    * @param {import('./scan').ScanOptions} [opts]
    * @returns {AsyncGenerator<import('./cells').Row, void, void>}
    */
-  async * scan (table, opts = {}) {
-    const gate = this._gate
-    gate.enter()
-    try {
-      yield * scanRows(this._core, table, opts, this._kindOf(opts))
-    } catch (err) {
-      throw gate.failure(err)
-    } finally {
-      gate.leave()
-    }
+  scan (table, opts = {}) {
+    return this._gate.iterate(scanRows(this._core, table, opts, this._kindOf(opts)))
+  }
+
+  /**
+   * scan(), one array of rows per RPC answered (./scan.js scanBatches): for loops over every row.
+   * @param {string} table
+   * @param {import('./scan').ScanOptions} [opts]
+   * @returns {AsyncGenerator<import('./cells').Row[], void, void>}
+   */
+  scanBatches (table, opts = {}) {
+    return this._gate.iterate(scanBatches(this._core, table, opts, this._kindOf(opts)))
   }
 
   /**

@@ -49,6 +49,24 @@ class OperationGate {
   }
 
   /**
+   * A generator's whole run as one operation (a scan: in flight from its first next() until its
+   * loop ends), its failures read as run()'s are.
+   * @template T
+   * @param {AsyncGenerator<T, void, void>} source
+   * @returns {AsyncGenerator<T, void, void>}
+   */
+  async * iterate (source) {
+    this.enter()
+    try {
+      yield * source
+    } catch (err) {
+      throw this.failure(err)
+    } finally {
+      this.leave()
+    }
+  }
+
+  /**
    * Counts one more operation in flight (for those that are not one promise, like a scan);
    * throws HBASE_CLIENT_CLOSED once the gate is closed. Pair with leave().
    * @returns {void}

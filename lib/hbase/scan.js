@@ -26,9 +26,11 @@ const KEYS_ONLY = [firstKeyOnly(), keyOnly()]
  */
 
 /**
- * Scans rows in key order, paging `caching` rows per RPC, across regions. Ending the loop early
- * closes the server-side scanner. A scanner lost to a region move, a server restart or an expired
- * lease (any retryable error) is reopened after the last row returned.
+ * Scans rows in key order, paging `caching` rows per RPC, across regions, one array of rows per
+ * RPC answered (never an empty one): what a caller that goes through every row wants, since a
+ * row then costs no await of its own. Ending the loop early closes the server-side scanner. A
+ * scanner lost to a region move, a server restart or an expired lease (any retryable error) is
+ * reopened after the last row returned.
  *
  * The scan says it handles heartbeats and partial rows, as HBase's own client does (the server
  * sends heartbeats only to a client that takes both): a RegionServer that has found nothing to
@@ -39,9 +41,9 @@ const KEYS_ONLY = [firstKeyOnly(), keyOnly()]
  * @param {string} table
  * @param {ScanOptions} [opts]
  * @param {string} [kind] the tag its RPCs count under (default opts.kind)
- * @returns {AsyncGenerator<import('./cells').Row, void, void>}
+ * @returns {AsyncGenerator<import('./cells').Row[], void, void>}
  */
-async function * scanRows (core, table, opts = {}, kind = opts.kind) {
+async function * scanBatches (core, table, opts = {}, kind = opts.kind) {
   const { pool, locator, policy, options } = core
   const stopRow = opts.stopRow != null ? toBytes(opts.stopRow, 'stopRow') : EMPTY
   let startRow = opts.startRow != null ? toBytes(opts.startRow, 'startRow') : EMPTY
@@ -90,14 +92,16 @@ async function * scanRows (core, table, opts = {}, kind = opts.kind) {
           continue
         }
       }
-      const complete = []
+      let complete = []
       partial = joinPartials(res.results || [], partial, complete, res.moreResults === false || res.moreResultsInRegion === false)
-      for (const row of complete) {
+      if (complete.length > 0) {
         if (policy.aborted) throw clientClosed()
-        startRow = row.row
+        if (complete.length > remaining) complete = complete.slice(0, remaining)
+        remaining -= complete.length
+        startRow = complete[complete.length - 1].row
         includeStart = false
-        yield row
-        if (--remaining <= 0) return
+        yield complete
+        if (remaining <= 0) return
       }
       if (res.moreResults === false) { scanner = null; return }
       if (res.moreResultsInRegion === false) {
@@ -122,6 +126,18 @@ async function * scanRows (core, table, opts = {}, kind = opts.kind) {
         .catch(() => {})
     }
   }
+}
+
+/**
+ * The rows of scanBatches() one at a time.
+ * @param {import('./region-op').Core} core
+ * @param {string} table
+ * @param {ScanOptions} [opts]
+ * @param {string} [kind] the tag its RPCs count under (default opts.kind)
+ * @returns {AsyncGenerator<import('./cells').Row, void, void>}
+ */
+async function * scanRows (core, table, opts = {}, kind = opts.kind) {
+  for await (const rows of scanBatches(core, table, opts, kind)) yield * rows
 }
 
 /**
@@ -181,4 +197,4 @@ async function countRows (core, table, opts = {}, kind = opts.kind) {
   return n
 }
 
-module.exports = { scanRows, countRows, joinPartials }
+module.exports = { scanRows, scanBatches, countRows, joinPartials }

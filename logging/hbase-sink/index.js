@@ -207,7 +207,6 @@ function createHBaseSink (options) {
     const sendBy = Date.now() + Math.floor(timeoutMs * CLOSE_WRITE_SHARE)
     closing = (async () => {
       replayer.halt()
-      if (opts.rollupRoller) await within(opts.rollupRoller.close(), sendBy)
       try {
         await within(flush(), sendBy)
       } catch (err) {
@@ -276,7 +275,7 @@ function createHBaseSink (options) {
       state: batcher.state,
       durable: Boolean(walGuard),
       ...(walGuard ? walGuard.stats() : {}),
-      ...(opts.rollupMarker ? { rollup: { ...opts.rollupMarker.stats(), ...(opts.rollupRoller ? opts.rollupRoller.stats() : {}) } } : {})
+      ...(opts.rollupMarker ? { rollup: opts.rollupMarker.stats() } : {})
     }
   }
 

@@ -29,13 +29,12 @@ const DEFAULTS = Object.freeze({
   // Claim the journal files of running pids too (`beacon journal replay --all`: a disk from
   // another host, where pids mean nothing); a live beacon's files would be taken from it.
   claimLiveFiles: false,
-  // The rollups (../rollup/): marks the minutes of acknowledged rows; the job that counts them
-  // (closed with the sink). Their stats() join the sink's, under `rollup`.
+  // The rollups (../rollup/): marks the minutes of acknowledged rows (the job that counts them
+  // runs in a process of its own: ../index.js createRollers). Its stats() join the sink's, under `rollup`.
   // ride(): the marks waiting, for the next write of the log to take along (rollup/marker.js).
   rollupMarker: /** @type {{ mark: (rowKeys: string[], timeout?: number, ride?: boolean) => Promise<Error|null>,
     ride?: () => import('../rollup/marker').Ride|null, flush: (timeout?: number) => Promise<Error|null>, close: () => void,
-    stats: () => object } | null} */ (null),
-  rollupRoller: /** @type {{ close: () => Promise<void>, stats: () => object } | null} */ (null)
+    stats: () => object } | null} */ (null)
 })
 
 /**

@@ -8,7 +8,8 @@ const { bucketRange, toRecord, compareRecords, keyTime } = require('./rows')
 /**
  * @typedef {object} LogSource where the log is and how to read it
  * @property {{ scan: (table: string, opts: import('../../lib/hbase/scan').ScanOptions) =>
- *   AsyncIterable<import('../../lib/hbase/cells').Row> }} client
+ *   AsyncIterable<import('../../lib/hbase/cells').Row>, scanBatches: (table: string, opts: import('../../lib/hbase/scan').ScanOptions) =>
+ *   AsyncIterable<import('../../lib/hbase/cells').Row[]> }} client an HBase client (lib/hbase)
  * @property {string} table
  * @property {number} buckets salt buckets the writers use
  * @property {number} [caching] rows per scan RPC, and rows read ahead per bucket (default 500)

@@ -1,63 +1,64 @@
 'use strict'
 
-const { countBuckets } = require('../query/bucket-count')
-const { MINUTE_MS, rollupGroupOf } = require('./layout')
+const { MINUTE_MS } = require('./layout')
+const { bucketRange } = require('../query/rows')
+const { COLUMN } = require('../query/match')
+const { groupKeyOfValue, groupsOfKeys, UNREADABLE } = require('./group-keys')
 
-// The rollup job runs in a serving worker, every minute, over every row written in it, so what
-// it holds at once sets how far V8 grows that worker's young generation. One bucket at a time,
-// 200 rows per RPC: counting 63k rows over and over, a process of its own levelled off at
-// +13-18 MiB RSS with 240-344 ms of CPU per count, against +54 MiB and 332-347 ms with 4 buckets
-// at once; it takes ~420 ms instead of ~320. With 4 at once the worker running the job went past
-// the memory cap in the fault test.
-const ROWS_PER_RPC = 200
-const BUCKETS_AT_ONCE = 1
+// The rollup job runs in a process of its own (server.js), so what it holds at once is its own
+// heap's business, capped by settings.rollupJob.maxOldSpaceMiB. One bucket at a time, 2,000 rows
+// per RPC (~700 KiB of answer): against 200 per RPC, a tenth of the scan RPCs, their syscalls and
+// their round trips, for ~1 MiB more heap while one is being counted.
+const ROWS_PER_RPC = 2000
 
 /**
- * Counts the raw access-log rows of one minute by rollup group (layout.js rollupGroupOf): one
- * scan per salt bucket over [minute, minute + 60 s), one bucket at a time
- * (../query/bucket-count.js). Rows stream through; only the counters are kept. A row whose value
- * is not an entry's JSON is counted in its own group (`["","","unreadable"]`), so the counts
- * always add up to the rows.
- * @param {{ scan: (table: string, opts: object) => AsyncIterable<import('../../lib/hbase/cells').Row> }} client
+ * Counts the raw access-log rows of one minute by group key (./group-keys.js): one scan per salt
+ * bucket over [minute, minute + 60 s), one bucket at a time, an RPC's rows at once
+ * (client.scanBatches). Rows stream through; only the counters are kept. A row whose value is no
+ * entry's JSON is counted under `["","","unreadable"]`, so the counts always add up to the rows.
+ * @param {{ scanBatches: (table: string, opts: object) => AsyncIterable<import('../../lib/hbase/cells').Row[]> }} client
  * @param {{ logTable: string, buckets: number, minute: number, timeout?: number }} where
- * @returns {Promise<{ groups: Map<string, number>, rows: number }>}
+ * @returns {Promise<{ keys: Map<string, number>, rows: number }>}
  */
-async function countMinute (client, { logTable, buckets, minute, timeout }) {
-  const source = { client, table: logTable, buckets, caching: ROWS_PER_RPC, concurrency: BUCKETS_AT_ONCE, timeout }
-  const { groups, scanned } = await countBuckets(source, { from: minute, to: minute + MINUTE_MS }, rollupGroupOfRow)
-  return { groups, rows: scanned }
+async function countMinuteKeys (client, { logTable, buckets, minute, timeout }) {
+  /** @type {Map<string, number>} */
+  const keys = new Map()
+  let rows = 0
+  for (let bucket = 0; bucket < buckets; bucket++) {
+    const { startRow, stopRow } = bucketRange(bucket, minute, minute + MINUTE_MS)
+    const scan = client.scanBatches(logTable, { startRow, stopRow, columns: [COLUMN], caching: ROWS_PER_RPC, timeout })
+    for await (const batch of scan) {
+      for (let i = 0; i < batch.length; i++) {
+        const cell = batch[i].cells[0]
+        const key = groupKeyOfValue(cell && cell.value)
+        keys.set(key, (keys.get(key) || 0) + 1)
+      }
+      rows += batch.length
+    }
+  }
+  return { keys, rows }
 }
 
-const UNREADABLE = JSON.stringify(['', '', 'unreadable'])
-const CLOSE_BRACE = 0x7d
-// How every access entry begins (logging/access-entry.js: same keys, same order; endpoint and id
-// are safe names, lib/names.js, so no escapes). 160 bytes hold it with room to spare.
-const ENTRY_HEAD = /^\{"ts":\d+,"endpoint":"([A-Za-z0-9_-]*)","id":(?:"([A-Za-z0-9_-]*)"|null),"status":(\d+),/
-const HEAD_BYTES = 160
+/**
+ * Counts the raw rows of one minute by rollup group (layout.js rollupGroupOf), and their totals
+ * over ids (layout.js totalsOf).
+ * @param {Parameters<typeof countMinuteKeys>[0]} client
+ * @param {Parameters<typeof countMinuteKeys>[1]} where
+ * @returns {Promise<{ groups: Map<string, number>, totals: Map<string, number>, rows: number }>}
+ */
+async function countMinute (client, where) {
+  const { keys, rows } = await countMinuteKeys(client, where)
+  return { ...groupsOfKeys(keys), rows }
+}
 
 /**
- * The rollup group of a raw row, from its value (an entry's JSON; anything else: UNREADABLE).
- * An access entry's group is read from its first bytes alone, since the job reads every row
- * written: a 63k-row count took 388–436 ms of CPU that way against 415–570 ms parsing each whole
- * entry, user agent and referer included (3 alternating runs of 10 counts; the scan's own
- * decoding is the rest, and the memory it grows is the same). Anything else (events, rows not
- * written by beacon) is parsed whole. A value taken by its head must also end like a JSON object.
+ * The rollup group of a raw row (what countMinute counts it under).
  * @param {import('../../lib/hbase/cells').Row} row
- * @returns {string}
+ * @returns {string} a rollupGroupOf() qualifier
  */
 function rollupGroupOfRow (row) {
-  const value = row.cells[0] && row.cells[0].value
-  if (!value || value.length === 0) return UNREADABLE
-  if (value[value.length - 1] === CLOSE_BRACE) {
-    const head = ENTRY_HEAD.exec(value.toString('latin1', 0, Math.min(value.length, HEAD_BYTES)))
-    if (head !== null) return JSON.stringify([head[1], head[2] === undefined ? '' : head[2], `${Math.floor(Number(head[3]) / 100)}xx`])
-  }
-  try {
-    const entry = JSON.parse(value.toString('utf8'))
-    return entry !== null && typeof entry === 'object' ? rollupGroupOf(entry) : UNREADABLE
-  } catch {
-    return UNREADABLE
-  }
+  const key = groupKeyOfValue(row.cells[0] && row.cells[0].value)
+  return [...groupsOfKeys(new Map([[key, 1]])).groups.keys()][0]
 }
 
-module.exports = { countMinute, rollupGroupOfRow }
+module.exports = { countMinute, countMinuteKeys, rollupGroupOfRow, UNREADABLE }

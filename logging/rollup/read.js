@@ -5,7 +5,8 @@ const { countMinute } = require('./minute-scan')
 
 /**
  * @typedef {object} RollupSource
- * @property {{ scan: (table: string, opts: any) => AsyncIterable<import('../../lib/hbase/cells').Row> }} client an HBase client (lib/hbase)
+ * @property {{ scan: (table: string, opts: any) => AsyncIterable<import('../../lib/hbase/cells').Row>,
+ *   scanBatches: (table: string, opts: any) => AsyncIterable<import('../../lib/hbase/cells').Row[]> }} client an HBase client (lib/hbase)
  * @property {string} rollupTable
  * @property {string} logTable
  * @property {number} buckets the access log's salt buckets

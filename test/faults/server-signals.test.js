@@ -17,7 +17,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { execFileSync } = require('node:child_process')
+const { workerPids } = require('../support/pids')
 const { startServerProcess } = require('../support/server-process')
 const { testClient, uniqueTable } = require('../support/hbase')
 const { accessLogSplitKeys } = require('../../logging/access-log-layout')
@@ -59,17 +59,6 @@ async function scrape (name, labels) {
   const want = `${name}{${labels}}`
   const line = res.body.split('\n').find((l) => l.startsWith(want + ' '))
   return line ? Number(line.slice(want.length + 1)) : NaN
-}
-
-function workerPids (primaryPid) {
-  try {
-    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(primaryPid)], { encoding: 'utf8' })
-      .split('\n')
-      .map((s) => Number(s.trim()))
-      .filter(Boolean)
-  } catch {
-    return []
-  }
 }
 
 /**

@@ -4,7 +4,7 @@
 // group read from an entry's first bytes is the one parsing the whole entry gives.
 
 const { rollupGroupOfRow } = require('../../logging/rollup/minute-scan')
-const { rollupGroupOf } = require('../../logging/rollup/layout')
+const { rollupGroupOf, totalsOf } = require('../../logging/rollup/layout')
 const { accessEntry, eventEntry, serializeEntry } = require('../../logging/access-entry')
 
 const UNREADABLE = JSON.stringify(['', '', 'unreadable'])
@@ -62,4 +62,43 @@ test('events, other JSON and values that are no entry are parsed whole, as befor
   ]
   for (const value of values) expect(rollupGroupOfRow(row(value))).toBe(parsedWhole(value))
   expect(rollupGroupOfRow(row(undefined))).toBe(UNREADABLE)
+})
+
+test('the counts by key add up to the counts by group, whichever keys share a group; as the job writes them too', () => {
+  const { groupKeyOfValue, groupsOfKeys, countsOfKeys } = require('../../logging/rollup/group-keys')
+  const values = []
+  for (const status of [200, 204, 304, 404, 503, 5, 99, 1000, 1050]) {
+    for (const id of ['1', '22', null, '']) {
+      values.push(serializeEntry(accessEntry({ ts: 1795537234567, endpoint: 'sample5', id, status, ms: 1, ip: null, ua: 'x', ref: null })))
+    }
+  }
+  for (const event of ['exposure', 'click']) {
+    for (const id of ['1', '']) {
+      const entry = eventEntry({ ts: 1795537234567, endpoint: 'sample5', id, event, variant: null, ip: null, ua: null, ref: null })
+      values.push(serializeEntry(entry))
+    }
+  }
+  // Parsed whole, yet the group of heads above: added to theirs.
+  values.push(JSON.stringify({ endpoint: 'sample5', id: '1', status: 201 }), JSON.stringify({ endpoint: 'sample5', id: '1', event: 'x' }))
+  values.push('not json', JSON.stringify({ endpoint: 'é"', id: 7, status: 500 }))
+  const keys = new Map()
+  const expected = new Map()
+  values.forEach((value, i) => {
+    const key = groupKeyOfValue(Buffer.from(value, 'utf8'))
+    keys.set(key, (keys.get(key) || 0) + i + 1)
+    const group = parsedWhole(value)
+    expected.set(group, (expected.get(group) || 0) + i + 1)
+  })
+  const { groups, totals } = groupsOfKeys(keys)
+  expect(groups).toEqual(expected)
+  expect(totals).toEqual(totalsOf(expected))
+  const written = countsOfKeys(keys)
+  expect(new Set(written.groups.map(([q]) => q)).size).toBe(written.groups.length) // one cell per group
+  expect(new Map(written.groups)).toEqual(expected)
+  expect(written.totals).toEqual(totalsOf(expected))
+  // Events of any name are one group; statuses of a class are one key.
+  const exposure = groupKeyOfValue(Buffer.from(values.find((v) => v.includes('"exposure"') && v.includes('"id":"1"'))))
+  const click = groupKeyOfValue(Buffer.from(values.find((v) => v.includes('"click"') && v.includes('"id":"1"'))))
+  expect(exposure).toBe(click)
+  expect(groupKeyOfValue(Buffer.from(values[0]))).toBe(groupKeyOfValue(Buffer.from(values[4])))
 })

@@ -46,13 +46,13 @@ async function logTable () {
   return table
 }
 
-/** One HBase sink built as production builds it, its roller not started (tests run it). */
-function sinkFor (table, { runRoller = false, writerId = 'w' + Math.floor(Math.random() * 1e9), rollups = true } = {}) {
+/** One HBase sink built as production builds it (the rollup job is not in it: tests run rollers of their own). */
+function sinkFor (table, { writerId = 'w' + Math.floor(Math.random() * 1e9), rollups = true } = {}) {
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-rollup-'))
   dirs.push(stateDir)
   const sinks = createSinks(
     { hbase: { type: 'hbase', table, rollupTable, rollups, buckets: BUCKETS, flushIntervalMs: 10 } },
-    { client, stateDir, writerId, runRoller }
+    { client, stateDir, writerId }
   )
   closers.push(() => sinks.closeAll({ timeoutMs: 5000 }))
   return sinks.get('hbase')
@@ -142,7 +142,7 @@ test('a mark that fails is retried on its own: every row goes to HBase, none to 
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-rollup-'))
   dirs.push(stateDir)
   const sinks = createSinks({ hbase: { type: 'hbase', table, rollupTable, buckets: BUCKETS, flushIntervalMs: 10 } },
-    { client: flaky, stateDir, writerId: 'flakymarks', runRoller: false })
+    { client: flaky, stateDir, writerId: 'flakymarks' })
   closers.push(() => sinks.closeAll({ timeoutMs: 5000 }))
   const sink = sinks.get('hbase')
   const base = minuteOf(Date.now()) - 5 * MINUTE_MS
@@ -238,7 +238,7 @@ test('no rollup table: the sink switches its rollups off, says so, and the acces
   dirs.push(stateDir)
   const sinks = createSinks(
     { hbase: { type: 'hbase', table, rollupTable: uniqueTable('missing'), buckets: BUCKETS, flushIntervalMs: 10 } },
-    { client, stateDir, writerId: 'nort', runRoller: false }
+    { client, stateDir, writerId: 'nort' }
   )
   closers.push(() => sinks.closeAll({ timeoutMs: 5000 }))
   const sink = sinks.get('hbase')

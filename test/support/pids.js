@@ -1,5 +1,6 @@
 'use strict'
 
+const fs = require('node:fs')
 const { execFileSync } = require('node:child_process')
 
 /**
@@ -33,4 +34,36 @@ function childPids (parentPid) {
   }
 }
 
-module.exports = { deadPid, childPids }
+/**
+ * Whether a process is the rollup process of a beacon primary (server.js forks it with
+ * BEACON_ROLE=rollup in its environment); false once it is gone.
+ * @param {number} pid
+ * @returns {boolean}
+ */
+function isRollupProcess (pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes('BEACON_ROLE=rollup')
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A beacon primary's serving workers: its children but the rollup process.
+ * @param {number} primaryPid
+ * @returns {number[]}
+ */
+function workerPids (primaryPid) {
+  return childPids(primaryPid).filter((pid) => !isRollupProcess(pid))
+}
+
+/**
+ * A beacon primary's rollup process, as a list: one pid, or none (rollups off, or being replaced).
+ * @param {number} primaryPid
+ * @returns {number[]}
+ */
+function rollupPids (primaryPid) {
+  return childPids(primaryPid).filter(isRollupProcess)
+}
+
+module.exports = { deadPid, childPids, workerPids, rollupPids, isRollupProcess }

@@ -143,6 +143,13 @@ describe('batched operations across regions', () => {
     const limited = []
     for await (const row of client.scan(table, { startRow: '1', limit: 25, caching: 10 })) limited.push(row.row.toString())
     expect(limited).toEqual(sorted.filter((k) => k >= '1').slice(0, 25))
+
+    // The same rows an RPC's worth at a time: arrays of at most `caching`, never empty, the limit kept.
+    const batches = []
+    const scan = client.scanBatches(table, { startRow: '1', limit: 25, caching: 10 })
+    for await (const batch of scan) batches.push(batch.map((r) => r.row.toString()))
+    expect(batches.flat()).toEqual(limited)
+    expect(batches.every((b) => b.length > 0 && b.length <= 10)).toBe(true)
   })
 
   test('breaking out of a scan closes it and the client stays usable', async () => {

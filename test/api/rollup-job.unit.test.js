@@ -1,0 +1,20 @@
+'use strict'
+
+// When the primary forks the rollup process (api/rollup-job.js keepsRollups) and with what heap
+// cap (settings.rollupJob), from settings alone: no JVM.
+
+const { loadSettings } = require('../../config')
+const { keepsRollups } = require('../../api/rollup-job')
+
+const load = (env) => loadSettings({ env: { BEACON_HBASE_BOOTSTRAP: '127.0.0.1:16020', ...env } })
+
+test('a rollup process when a sink in use keeps rollups (the default), none when they are off', () => {
+  expect(keepsRollups(load({}))).toBe(true)
+  expect(keepsRollups(load({ BEACON_ACCESS_ROLLUPS: '0' }))).toBe(false)
+})
+
+test('its heap cap: 128 MiB by default, BEACON_ROLLUP_MAX_OLD_SPACE_MIB, at least 16', () => {
+  expect(load({}).rollupJob).toEqual({ maxOldSpaceMiB: 128 })
+  expect(load({ BEACON_ROLLUP_MAX_OLD_SPACE_MIB: '256' }).rollupJob).toEqual({ maxOldSpaceMiB: 256 })
+  expect(() => load({ BEACON_ROLLUP_MAX_OLD_SPACE_MIB: '8' })).toThrow(/maxOldSpaceMiB/)
+})
