@@ -105,13 +105,21 @@ function firstJsonLine (child, timeoutMs, what) {
 /**
  * The child's side of firstJsonLine(): when `module` is the script node ran, runs `job` on the
  * JSON of its first argument and prints the result as one JSON line; a failure goes to stderr
- * and sets exit code 1.
+ * and sets exit code 1. The job ends itself when its parent process goes away.
  * @param {unknown} module the calling script's `module`
  * @param {string} name for the error line
  * @param {(arg: any) => Promise<unknown>} job
  */
 function jsonJobMain (module, name, job) {
   if (require.main !== module) return
+  // The parent is gone (killed, or it died) when this process is handed to another: a job
+  // outliving its bench would keep loading the machine and the bench's HBase.
+  const parent = process.ppid
+  setInterval(() => {
+    if (process.ppid === parent) return
+    process.stderr.write(`${name}: the bench that started this job is gone; stopping\n`)
+    process.exit(1)
+  }, 1000).unref()
   job(JSON.parse(process.argv[2])).then((result) => {
     process.stdout.write(JSON.stringify(result) + '\n')
   }, (err) => {
