@@ -247,7 +247,7 @@ function logMarkdown (m) {
     '',
     `Counts: ${fmt(m.countFromRollups.total)} from the rollups, ${fmt(m.countFromRaw.total)} from the raw rows ` +
       `(${fmt(m.rows)} written); after the erase the day counts ${fmt(m.erase.dayAfter)} and id ${m.erase.id} ` +
-      `${fmt(m.erase.idRowsAfter)}. The rollup job ran as a server worker runs it (a run of at most ` +
+      `${fmt(m.erase.idRowsAfter)}. The rollup job ran as the server's rollup process runs it (a run of at most ` +
       `${fmt(m.rollerMinutesPerRun ?? 30)} minutes, then ${fmt((m.rollerIntervalMs ?? 5000) / 1000, 1)} s, then the next), ` +
       `in a process of its own; its RSS every second: ${rssRange}.`,
     ''
@@ -345,15 +345,18 @@ function markdown (report) {
     `\`${p.command}\` on HBase ${p.hbaseVersion} standalone (JVM profile \`${p.jvm}\`, heap ${p.heap}) of its own, ` +
       `${report.machine.cores} cores (${report.machine.cpuModel}), node ${report.machine.node}; ` +
       `wall time ${fmt(report.seconds / 60, 1)} min; 1-minute load average ` +
-      `${report.loadAverage ? report.loadAverage.join(' → ') : '–'} (start → end; the machine was shared).`,
+      `${report.loadAverage ? report.loadAverage.join(' → ') : '–'} ` +
+      `(start → end; on ${report.machine.cores} cores, more means processes waited for one).`,
     '',
     ...problemsMarkdown(report),
     ...(report.log ? logMarkdown(report.log) : []),
     ...(report.config ? configMarkdown(report.config, p.s) : []),
     '## A run of the full size',
     '',
-    `From this run's rates: the log part with ${fmt(est.target.rows)} rows ≈ ${fmt((est.logSeconds ?? NaN) / 60, 0)} min, ` +
-      `the config part with ${fmt(est.target.ids)} ids ≈ ${fmt((est.configSeconds ?? NaN) / 60, 0)} min (this machine, shared).`,
+    `From this run's rates (this machine): ${[
+      est.logSeconds != null ? `the log part with ${fmt(est.target.rows)} rows ≈ ${fmt(est.logSeconds / 60, 0)} min` : null,
+      est.configSeconds != null ? `the config part with ${fmt(est.target.ids)} ids ≈ ${fmt(est.configSeconds / 60, 0)} min` : null
+    ].filter(Boolean).join(', ') || '–'}.`,
     ''
   ].join('\n')
 }
