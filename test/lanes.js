@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 'use strict'
-// `npm test` after its pretest: the `unit` project while the shared test HBase starts (a broken
-// build still fails within a minute), then, when it passed, the `main` and `faults` projects in
-// two lanes at once, each lane one jest after another, each jest in band. One lane would leave a
+// `npm test` after its pretest: the `unit` project first, while the shared test HBase starts,
+// then, as soon as that HBase serves, the `main` and `faults` projects in two lanes beside the
+// rest of the unit project (a failing unit project stops them at once, so a broken build still
+// fails within a minute), each lane one jest after another, each jest in band. One lane would leave a
 // third of this 2-core machine idle: a fault test spends much of its time waiting for a JVM to
 // start, a region to move or an outage to last. Lane 1 takes the fault files that run HBase
 // clusters, in one jest run that ends by discarding the shared fault cluster (its six idle JVMs
 // would otherwise burn CPU the rest of the run), then the heavy standalone fault files; lane 2
-// the main project and then every other fault file. Lint (eslint + tsc) runs beside them, on the
+// the main project and then every other fault file. Lint (eslint + tsc) runs after the unit project, on the
 // CPU the lanes leave idle; when it fails, the lanes are stopped at once. The shared test HBase is
 // stopped at the end only if this run started it. `npm run test:unit`, `test:main` and
 // `test:faults` still run one project.
@@ -20,6 +21,7 @@ const { upTestHBase, useTestJvmProfile, READY_ENV } = require('./support/test-hb
 const { signalGroup } = require('./support/process-group')
 const { FailureDigest } = require('./support/failure-digest')
 const { ORDER_ENV } = require('./support/test-sequencer')
+const { discardSharedCluster } = require('./support/fault-cluster')
 
 const ROOT = path.join(__dirname, '..')
 const FAULTS_DIR = path.join(ROOT, 'test', 'faults')
@@ -102,18 +104,21 @@ function jest (tag, args, order) {
   return run(tag, process.execPath, [require.resolve('jest/bin/jest'), ...args], order ? { [ORDER_ENV]: order.join(',') } : {})
 }
 
-class UnitFailed extends Error {}
-
 /** @returns {Promise<{ name: string, passed: boolean, ms: number }>} the unit project, first, on both cores */
 async function unit () {
   const started = Date.now()
   const passed = await jest('u| ', ['--selectProjects', 'unit', '--maxWorkers=2'])
+  if (!passed) {
+    console.error('lanes: the unit project failed; stopping the test lanes')
+    stopAll()
+  }
   return { name: 'unit', passed, ms: Date.now() - started }
 }
 
 /** @returns {Promise<{ name: string, passed: boolean, ms: number }>} */
 async function lint () {
   const started = Date.now()
+  if (stopping) return { name: 'lint (eslint, tsc; not run, the lanes were stopped)', passed: false, ms: 0 }
   const passed = await run('lint| ', 'npm', ['run', '--silent', 'lint'])
   if (!passed) {
     console.error('lanes: lint failed; stopping the test lanes')
@@ -150,20 +155,23 @@ async function main () {
 
   useTestJvmProfile()
   // The unit project while the test HBase starts: neither needs the other, and the JVM's start
-  // leaves CPU idle while it waits on itself.
-  const [unitPassed, { alreadyRunning, overrides, bootstrap }] = await Promise.all([
-    unit(),
-    upTestHBase({ log: (line) => process.stderr.write(`${line}\n`) }).catch((err) => {
+  // leaves CPU idle while it waits on itself. The lanes do not wait for the unit project's end:
+  // its last files mostly sleep (timers of the sink's property test), which left the machine
+  // idle for 15-25 s.
+  const unitRun = unit()
+  const { alreadyRunning, overrides, bootstrap } = await upTestHBase({ log: (line) => process.stderr.write(`${line}\n`) })
+    .catch(async (err) => {
       stopAll()
+      await unitRun
       throw err
     })
-  ])
   process.env[READY_ENV] = JSON.stringify({ overrides, bootstrap })
-  let results = [unitPassed]
+  /** @type {Array<{ name: string, passed: boolean, ms: number }>} */
+  let results = []
   try {
-    if (!unitPassed.passed) throw new UnitFailed()
-    results = [unitPassed, ...await Promise.all([
-      lint(),
+    results = await Promise.all([
+      unitRun,
+      unitRun.then(lint), // after the unit project, on the CPU it leaves
       lane('1: faults (clusters, then heavy)', '1| ', [
         faultRun(LANE_ONE_CLUSTER_FAULTS),
         faultRun(LANE_ONE_FAULTS)
@@ -172,11 +180,14 @@ async function main () {
         { args: ['--selectProjects', 'main', '--runInBand'] },
         { args: ['--selectProjects', 'faults', '--runInBand', ...faultPaths(laneTwoFaults)] }
       ])
-    ])]
-  } catch (err) {
-    if (!(err instanceof UnitFailed)) throw err
-    console.error('lanes: the unit project failed; the lanes did not start')
+    ])
   } finally {
+    if (stopping) {
+      // A jest run that was stopped never ran its teardown: the fault cluster it may have
+      // started (six JVMs) goes here, not at the next run's first claim.
+      const { wasRunning } = await discardSharedCluster()
+      if (wasRunning) process.stderr.write('fault cluster: discarded (the lanes were stopped)\n')
+    }
     if (!alreadyRunning) {
       const { stopMs } = await hbase.down(hbase.resolveOptions(overrides))
       process.stderr.write(`hbase: stopped in ${(stopMs / 1000).toFixed(1)} s\n`)

@@ -81,9 +81,9 @@ async function run ({ steps, overload, upAtClose }) {
     } else if (s.op === 'down' || s.op === 'up') {
       hbase.up = s.op === 'up'
     } else if (s.op === 'flush') {
-      await bounded(sink.flush(), 200)
+      await bounded(sink.flush(), 50)
     } else if (s.op === 'replay') {
-      await bounded(sink.replay(), 200)
+      await bounded(sink.replay(), 50)
     } else if (s.op === 'orphan') {
       writeOrphan(dir, records(`o${orphans++}`, s.n), s.wal ? 'gone-wal' : 'gone')
     } else {

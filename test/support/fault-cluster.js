@@ -214,6 +214,7 @@ module.exports = {
   clusterOptions,
   claimSharedCluster,
   sharedCluster,
+  discardSharedCluster,
   discardIfClaimed,
   dropTables,
   restoreMasterRoles
