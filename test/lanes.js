@@ -28,11 +28,14 @@ const FAULTS_DIR = path.join(ROOT, 'test', 'faults')
 /**
  * Lane 1's fault files, in the order they run: first those on the shared fault cluster (the one
  * that stops it last), then the standalone ones, those that mostly wait first (they meet the
- * main project's busiest files), those that keep the CPU busy last (they meet lane 2's fault
- * files, which mostly wait).
+ * main project's busiest files), those that keep the CPU busy next (they meet lane 2's fault
+ * file, which mostly waits), and last two that lane 2 had, so that the lanes end together (the
+ * main project shares its first minute with the unit project).
  */
 const LANE_ONE_CLUSTER_FAULTS = ['hbase-cluster-client', 'hbase-chaos', 'hbase-cluster']
-const LANE_ONE_FAULTS = ['memory-outage', 'hbase-restart', 'server-signals', 'shutdown-budget', 'hbase-outage', 'host-disk']
+const LANE_ONE_FAULTS = [
+  'memory-outage', 'hbase-restart', 'server-signals', 'shutdown-budget', 'hbase-outage', 'host-disk', 'lb-failover', 'torn-files'
+]
 
 /** @type {Set<number>} pids (= process groups) of the commands going on */
 const running = new Set()
