@@ -181,8 +181,9 @@ function trafficTables (cases, spread, rate) {
   const lines = ['## HBase traffic per request', '',
     'From the server\'s own counters (`beacon_hbase_*_total` on the admin /metrics, every worker), scraped before and after each ' +
     'run: the RPCs of each kind (one request frame each), their bytes, and the buffers handed to the sockets (the RPCs of one ' +
-    'tick share one, and the access log\'s those of one loop iteration). A kind\'s figures include whatever it did during the run whatever started it: the rollup job counts ' +
-    'a minute\'s rows a minute after they were logged, so its reads land in whichever case runs then. Median (min–max) over the rounds.',
+    'tick share one, and the access log\'s those of one loop iteration). A kind\'s figures include whatever it did ' +
+    'during the run whatever started it: the rollup job counts a minute\'s rows a minute after they were logged, so ' +
+    'its reads land in whichever case runs then. Median (min–max) over the rounds.',
     '']
   const shapes = [['rate', `At ${fmt(rate)} req/s (open loop)`], ['saturation', 'At saturation (closed loop)']]
   for (const [shape, title] of shapes) {
