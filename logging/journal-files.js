@@ -250,6 +250,8 @@ module.exports = {
   pidRunning,
   isOrphan,
   formatRecord,
+  RECORD_HEAD,
+  RECORD_MID,
   parseRecord,
   isWholeValue,
   parseLines,

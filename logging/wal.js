@@ -83,6 +83,15 @@ function createWal (options) {
    * @returns {object} the segment, to hand back to done() once the entry is safe elsewhere
    */
   function append (key, value) {
+    return appendLine(Buffer.from(formatRecord(key, value) + '\n'))
+  }
+
+  /**
+   * append() of a record already encoded (record-bytes.js): its line, newline included.
+   * @param {Buffer} record
+   * @returns {object} the segment, to hand back to done() once the entry is safe elsewhere
+   */
+  function appendLine (record) {
     if (closed) throw new Error('wal: closed')
     if (active !== null && Date.now() - active.openedAt >= opts.segmentMaxAgeMs) {
       seal(active)
@@ -90,7 +99,6 @@ function createWal (options) {
     }
     if (active === null) active = open()
     const segment = active
-    const record = Buffer.from(formatRecord(key, value) + '\n')
     let done = 0
     try {
       // write(2) may take part of a record (a disk that fills up): write the rest, or fail.
@@ -162,7 +170,7 @@ function createWal (options) {
     return { walAppended: appended, walPending: pending, walFiles: segments.size, walErrors: errors }
   }
 
-  return { append, done, close, stats }
+  return { append, appendLine, done, close, stats }
 }
 
 module.exports = { createWal }

@@ -2,11 +2,13 @@
 
 const { ACCESS_LOG_FAMILY, ACCESS_LOG_QUALIFIER } = require('../access-log-layout')
 const { mayHaveApplied } = require('../../lib/hbase')
+const { rowOf, valueOf, ownBytes } = require('../record-bytes')
 
 /**
  * @typedef {object} Item one accepted entry on its way to HBase
  * @property {string} key row key, fixed at accept time
- * @property {string} value the entry's JSON
+ * @property {Buffer} line its record, encoded at accept time (../record-bytes.js): the put sends
+ *   views of these bytes
  * @property {number} at accepted (clock ms)
  * @property {number|null} firstTry
  * @property {number} attempts
@@ -176,6 +178,7 @@ class Batcher {
       this.hooks.spill(item)
       return
     }
+    item.line = ownBytes(item.line) // it may wait for long: its slab need not
     const backoff = Math.min(opts.retryMaxBackoffMs, opts.retryBaseMs * 2 ** (item.attempts - 1))
     item.retryAt = now + backoff * (0.75 + Math.random() * 0.5)
     this.retrying.push(item)
@@ -265,11 +268,15 @@ class Batcher {
 }
 
 /**
- * @param {{ key: string, value: string }} item
- * @returns {{ row: string, cells: Record<string, Record<string, string>> }}
+ * A record's put: a live entry's (line: views of its encoded bytes) or a replayed one's (value:
+ * its JSON, as read back from the journal).
+ * @param {{ key: string, line?: Buffer, value?: string }} item
+ * @returns {{ row: string|Buffer, cells: Record<string, Record<string, string|Buffer|undefined>> }}
  */
 function toPut (item) {
-  return { row: item.key, cells: { [ACCESS_LOG_FAMILY]: { [ACCESS_LOG_QUALIFIER]: item.value } } }
+  const { key, line } = item
+  if (line) return { row: rowOf(key, line), cells: { [ACCESS_LOG_FAMILY]: { [ACCESS_LOG_QUALIFIER]: valueOf(key, line) } } }
+  return { row: key, cells: { [ACCESS_LOG_FAMILY]: { [ACCESS_LOG_QUALIFIER]: item.value } } }
 }
 
 /**
@@ -282,7 +289,7 @@ function toPut (item) {
  * says one is queued, else they are written at once. The write may wait for the event loop's
  * check phase to share a socket write with other frames (`coalesce`): no one waits on it.
  * @param {Readonly<import('./options').SinkOptions>} opts
- * @param {Array<{ key: string, value: string }>} records
+ * @param {Array<{ key: string, line?: Buffer, value?: string }>} records
  * @param {() => boolean} [ahead] a write of the log is queued to go (within a flush interval)
  * @returns {Promise<Array<any>>} per record: null (written) or why not (an HBaseError: code, retryable)
  */
@@ -290,7 +297,7 @@ async function putRecords (opts, records, ahead) {
   const timeout = opts.writeTimeoutMs || undefined
   const marker = opts.rollupMarker
   const ride = marker && marker.ride ? marker.ride() : null
-  const puts = /** @type {Array<{ row: string, cells: any, table?: string }>} */ (records.map(toPut))
+  const puts = /** @type {Array<{ row: string|Buffer, cells: any, table?: string }>} */ (records.map(toPut))
   if (ride) for (const put of ride.puts) puts.push(put)
   let results
   try {

@@ -3,6 +3,7 @@
 const { accessLogRowKey } = require('../access-log-layout')
 const { serializeEntry } = require('../access-entry')
 const { createJournal, formatRecord } = require('../journal')
+const { createRecordEncoder, lineText } = require('../record-bytes')
 const { DEFAULTS, resolveSinkOptions } = require('./options')
 const { Ledger } = require('./ledger')
 const { leftOnDisk } = require('./left-on-disk')
@@ -66,6 +67,7 @@ function createHBaseSink (options) {
   const walGuard = opts.durable
     ? new WalGuard({ dir: opts.journalDir, writerId: opts.writerId + '-wal', journal, ledger, logger })
     : null
+  const encodeRecord = createRecordEncoder()
   const barrier = new SettleBarrier()
   const batcher = new Batcher({
     opts,
@@ -98,13 +100,12 @@ function createHBaseSink (options) {
 
   /**
    * A pending entry goes to the journal, or is shed when the journal cannot take it.
-   * @param {string} key
-   * @param {string} value
+   * @param {string} line its record (journal-files.js formatRecord), without a newline
    * @param {any} segment its write-ahead-log segment, or null
    * @param {boolean} [unconfirmed] a write of it may have reached HBase
    */
-  function toJournal (key, value, segment, unconfirmed = false) {
-    if (!journal.append(formatRecord(key, value))) {
+  function toJournal (line, segment, unconfirmed = false) {
+    if (!journal.append(line)) {
       shed(journal.refusalReason(), segment, unconfirmed)
       return
     }
@@ -129,7 +130,7 @@ function createHBaseSink (options) {
   function spill (item) {
     if (item.spilled) return
     item.spilled = true
-    toJournal(item.key, item.value, item.wal, item.unconfirmed === true)
+    toJournal(lineText(item.line), item.wal, item.unconfirmed === true)
     barrier.settle(item.gen)
   }
 
@@ -154,9 +155,11 @@ function createHBaseSink (options) {
     const n = seq++
     const ts = entry && typeof entry.ts === 'number' && entry.ts >= 0 && entry.ts < 1e13 ? Math.floor(entry.ts) : clock.now()
     const key = accessLogRowKey(n % opts.buckets, ts, opts.writerId + '-' + n)
-    const segment = walGuard ? walGuard.append(key, value) : null
+    // Encoded once: the write-ahead log stores these bytes and the put sends views of them.
+    const line = walGuard || batcher.state === 'up' ? encodeRecord(key, value) : null
+    const segment = walGuard ? walGuard.append(line) : null
     if (batcher.state === 'down' && opts.overload === 'spill') {
-      toJournal(key, value, segment)
+      toJournal(formatRecord(key, value), segment)
       return
     }
     if (batcher.pending >= opts.maxQueue) {
@@ -164,12 +167,12 @@ function createHBaseSink (options) {
         shed('overload', segment)
         return
       }
-      toJournal(key, value, segment)
+      toJournal(formatRecord(key, value), segment)
       return
     }
     batcher.push({
       key,
-      value,
+      line: line ?? encodeRecord(key, value),
       at: clock.now(),
       firstTry: null,
       attempts: 0,

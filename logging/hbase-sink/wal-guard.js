@@ -36,11 +36,10 @@ class WalGuard {
   }
 
   /**
-   * @param {string} key
-   * @param {string} value
+   * @param {Buffer} line the entry's record, encoded (../record-bytes.js)
    * @returns {any} the segment holding the entry, or null when the append failed
    */
-  append (key, value) {
+  append (line) {
     // After a failure the log is left alone for a second: a full disk must not cost every
     // request a file created, refused and deleted on the request thread.
     if (this.pausedUntil > 0 && Date.now() < this.pausedUntil) {
@@ -48,7 +47,7 @@ class WalGuard {
       return null
     }
     try {
-      return this.wal.append(key, value)
+      return this.wal.appendLine(line)
     } catch (err) {
       this.ledger.walFailures++
       this.ledger.error(err.code || err.message)
