@@ -156,7 +156,7 @@ function createHBaseSink (options) {
     const ts = entry && typeof entry.ts === 'number' && entry.ts >= 0 && entry.ts < 1e13 ? Math.floor(entry.ts) : clock.now()
     const key = accessLogRowKey(n % opts.buckets, ts, opts.writerId + '-' + n)
     // Encoded once: the write-ahead log stores these bytes and the put sends views of them.
-    const line = walGuard || batcher.state === 'up' ? encodeRecord(key, value) : null
+    const line = walGuard ? encodeRecord(key, value) : null
     const segment = walGuard ? walGuard.append(line) : null
     if (batcher.state === 'down' && opts.overload === 'spill') {
       toJournal(formatRecord(key, value), segment)
