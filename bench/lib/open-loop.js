@@ -36,8 +36,8 @@ const HEADER_END = '\r\n\r\n'
  * @typedef {{ path: string, tag?: string, headers?: Record<string, string>, method?: string, body?: string }} PlannedRequest
  *   headers: extra request headers (e.g. a User-Agent that marks this one request); method: GET
  *   unless given; body: sent with its Content-Length (e.g. an OFREP evaluation's JSON)
- * @typedef {{ count: number, mean: number, stdev: number, p50: number, p90: number, p99: number,
- *   p999: number, max: number }} LatencySummary latency in ms
+ * @typedef {{ count: number, mean: number, stdev: number, min: number, p50: number, p90: number,
+ *   p99: number, p999: number, max: number }} LatencySummary latency in ms
  */
 
 /**
@@ -58,7 +58,7 @@ const HEADER_END = '\r\n\r\n'
  * @returns {Promise<{ offeredRate: number, rps: number, durationMs: number, sent: number,
  *   requests: number, ok: number, non2xx: number, errors: number, errorCodes: Record<string, number>,
  *   late: number, unsent: number, maxSendLagMs: number, latencyMean: number, latencyStdev: number,
- *   p50: number, p90: number, p99: number, p999: number, max: number,
+ *   min: number, p50: number, p90: number, p99: number, p999: number, max: number,
  *   tags: Record<string, LatencySummary & { ok: number, non2xx: number }> }>}
  *   requests = answers received; unsent: due but never sent before the run stopped
  */
@@ -319,6 +319,7 @@ async function runOpenLoop (options) {
     maxSendLagMs: round(maxSendLagMs, 3),
     latencyMean: latency.mean,
     latencyStdev: latency.stdev,
+    min: latency.min,
     p50: latency.p50,
     p90: latency.p90,
     p99: latency.p99,
@@ -352,11 +353,14 @@ function contentLength (head) {
  */
 function summarize (h) {
   const ms = (us) => round(us / 1000, 3)
-  if (h.totalCount === 0) return { count: 0, mean: null, stdev: null, p50: null, p90: null, p99: null, p999: null, max: null }
+  if (h.totalCount === 0) {
+    return { count: 0, mean: null, stdev: null, min: null, p50: null, p90: null, p99: null, p999: null, max: null }
+  }
   return {
     count: h.totalCount,
     mean: ms(h.mean),
     stdev: ms(h.stdDeviation),
+    min: ms(h.minNonZeroValue),
     p50: ms(h.getValueAtPercentile(50)),
     p90: ms(h.getValueAtPercentile(90)),
     p99: ms(h.getValueAtPercentile(99)),

@@ -27,6 +27,8 @@ describe('open-loop generator', () => {
       expect(r.tags.a.count).toBe(125)
       expect(r.tags.b.count).toBe(375)
       expect(r.tags.a.ok + r.tags.b.ok).toBe(r.ok)
+      expect(r.min).toBeGreaterThan(0)
+      expect(r.min).toBeLessThanOrEqual(r.p50)
       expect(r.p50).toBeLessThanOrEqual(r.p99)
       expect(r.p99).toBeLessThanOrEqual(r.max)
     })

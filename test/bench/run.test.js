@@ -65,8 +65,11 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
   const rows = (name) => report.scenarios[name].rows
   expect(Object.keys(rows('vus'))).toEqual(['sample5 20 VUs'])
   expect(Object.keys(rows('cross-zone'))).toEqual(['sample1 20 VUs direct', 'sample1 20 VUs via 3.5 ms link'])
-  // The link costs at least one round trip (2 × 3.5 ms) more than the direct path.
-  expect(rows('cross-zone')['sample1 20 VUs via 3.5 ms link'].p50 - rows('cross-zone')['sample1 20 VUs direct'].p50).toBeGreaterThan(6)
+  // Every request through the link pays at least one round trip (2 × 3.5 ms). Not a difference of
+  // the two p50s: those are separate 20-request samples of the server's own, noisy latency.
+  const viaLink = rows('cross-zone')['sample1 20 VUs via 3.5 ms link']
+  expect(viaLink.requests).toBeGreaterThan(0)
+  expect(viaLink.min).toBeGreaterThanOrEqual(7 * 0.999)
   expect(Object.keys(rows('connections'))).toEqual(['sample1 2 keep-alive', 'sample1 2 connection per request'])
   expect(Object.keys(rows('mixed'))).toEqual(expect.arrayContaining(['all (0.8 / 0.1 / 0.1)', 'hit (of all)']))
   // App hosts behind HAProxy: 1 host direct, via HAProxy, 2 hosts via HAProxy; HAProxy's CPU
