@@ -231,7 +231,7 @@ async function runWorker (settings, logger) {
   const { createBeacon } = require('./api')
   const { createMetrics } = require('./api/metrics')
   const tag = process.env.BEACON_WORKER_TAG || `w${cluster.worker.id}`
-  const metrics = createMetrics()
+  const metrics = createMetrics({ processTag: tag })
   const beacon = createBeacon(settings, {
     logger,
     metrics,
@@ -266,7 +266,7 @@ async function runWorker (settings, logger) {
 async function runRollupProcess (settings, logger) {
   const { createRollupJob } = require('./api')
   const { createMetrics } = require('./api/metrics')
-  const metrics = createMetrics()
+  const metrics = createMetrics({ processTag: ROLLUP_TAG })
   workerLink(metrics.register)
   const job = createRollupJob(settings, { logger: logger.child({ worker: ROLLUP_TAG }), metrics })
   job.start()

@@ -4,7 +4,11 @@ const client = require('prom-client')
 const { hotCounter, hotHistogram } = require('./hot-metrics')
 const { registerHBaseTraffic } = require('./hbase-traffic-metrics')
 const { followStats, gaugeStats } = require('./stats-metrics')
+const { watchEventLoop } = require('./event-loop-metrics')
 
+// Finer than prom-client's default (1 ms, 10 ms, 100 ms, 1 s...): a pause that holds requests
+// past 5 or 50 ms should be told apart from one that does not.
+const GC_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1]
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 const CORS_OUTCOMES = ['allowed', 'denied', 'preflight', 'preflight_denied']
 const ROLLUP_ERRORS_HELP = 'Access-log rollups: mark writes that failed (kind mark, by the workers: their minutes wait and are tried ' +
@@ -22,10 +26,13 @@ const SINK_COUNTERS = [
  * (hot-metrics.js), resolved once per label set and reused: prom-client hashes the labels on
  * every update, which cost more than a cache hit's own work.
  *
- * @param {{ register?: client.Registry, collectDefault?: boolean }} [options]
+ * @param {{ register?: client.Registry, collectDefault?: boolean, processTag?: string }} [options]
+ *   processTag: this process's tag in the cluster (`w1`, `rollup`): when given, its event-loop
+ *   delay is sampled (event-loop-metrics.js) until close()
  */
-function createMetrics ({ register = new client.Registry(), collectDefault = true } = {}) {
-  if (collectDefault) client.collectDefaultMetrics({ register, prefix: 'beacon_' })
+function createMetrics ({ register = new client.Registry(), collectDefault = true, processTag } = {}) {
+  if (collectDefault) client.collectDefaultMetrics({ register, prefix: 'beacon_', gcDurationBuckets: GC_BUCKETS })
+  const loop = processTag ? watchEventLoop(register, { processTag }) : null
 
   const requests = hotCounter({
     name: 'beacon_http_requests_total',
@@ -318,7 +325,9 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     watchHBaseTraffic,
     declareBrowserPaths,
     metrics: () => register.metrics(),
-    contentType: register.contentType
+    contentType: register.contentType,
+    /** Stops the sampling this registry does on its own (the event-loop delay); idempotent. */
+    close: () => loop?.stop()
   }
 }
 

@@ -22,10 +22,8 @@
 
 const net = require('node:net')
 const { performance } = require('node:perf_hooks')
-const hdr = require('hdr-histogram-js')
+const { newLatencyHistogram, summarize } = require('./latency-summary')
 
-/** @type {import('hdr-histogram-js').BuildRequest} */
-const HISTOGRAM = { lowestDiscernibleValue: 1, highestTrackableValue: 3600 * 1e6, numberOfSignificantValueDigits: 3 }
 const TIMEOUT_CHECK_MS = 50
 // Above this much time to the next due request, sleep on a timer (1 ms granularity) until 1 ms
 // before it; below, poll with setImmediate so requests leave within ~0.1 ms of their due time.
@@ -36,21 +34,20 @@ const HEADER_END = '\r\n\r\n'
  * @typedef {{ path: string, tag?: string, headers?: Record<string, string>, method?: string, body?: string }} PlannedRequest
  *   headers: extra request headers (e.g. a User-Agent that marks this one request); method: GET
  *   unless given; body: sent with its Content-Length (e.g. an OFREP evaluation's JSON)
- * @typedef {{ count: number, mean: number, stdev: number, min: number, p50: number, p90: number,
- *   p99: number, p999: number, max: number }} LatencySummary latency in ms
  */
 
 /**
  * Runs one open-loop (or closed-loop) load test.
  * @param {{ host: string, port: number, rate: number, durationMs: number, connections?: number,
  *   keepAlive?: boolean, next: () => PlannedRequest, timeoutMs?: number, lateMs?: number,
- *   hostHeader?: string, precise?: boolean, signal?: AbortSignal,
+ *   slowMs?: number, hostHeader?: string, precise?: boolean, signal?: AbortSignal,
  *   onAnswer?: (request: PlannedRequest,
  *     outcome: { status: number, error?: string, due: number, sent: number, done: number }) => void }} options
  *   rate: requests per second (0 = closed loop); next: the path (and an optional tag that gets
  *   its own latency summary) of each request; keepAlive false: a new connection per request
  *   (`Connection: close`), connect time included; lateMs: a request sent more than this after
  *   its due time counts as `late` (the generator or the pool could not keep the schedule);
+ *   slowMs: answers slower than this are counted in `slow` (default 50);
  *   precise false: timers only (less CPU while idle, ~0.5 ms more measured latency on average);
  *   signal: aborting it ends the run early (what was due is still sent and awaited);
  *   onAnswer: called once per request sent, with what `next()` returned and its outcome (status 0
@@ -59,8 +56,10 @@ const HEADER_END = '\r\n\r\n'
  *   requests: number, ok: number, non2xx: number, errors: number, errorCodes: Record<string, number>,
  *   late: number, unsent: number, maxSendLagMs: number, latencyMean: number, latencyStdev: number,
  *   min: number, p50: number, p90: number, p99: number, p999: number, max: number,
- *   tags: Record<string, LatencySummary & { ok: number, non2xx: number }> }>}
- *   requests = answers received; unsent: due but never sent before the run stopped
+ *   slow: { overMs: number, count: number, afterSend: number },
+ *   tags: Record<string, import('./latency-summary').LatencySummary & { ok: number, non2xx: number }> }>}
+ *   requests = answers received; unsent: due but never sent before the run stopped; slow.afterSend:
+ *   of the slow answers, those that took over slowMs from their send (not only from their due time)
  */
 async function runOpenLoop (options) {
   const o = validate(options)
@@ -78,9 +77,12 @@ async function runOpenLoop (options) {
     }
   }
 
-  const all = hdr.build(HISTOGRAM)
+  const all = newLatencyHistogram()
   const tags = new Map()
   const counts = { sent: 0, requests: 0, ok: 0, non2xx: 0, errors: 0, late: 0, unsent: 0 }
+  // Answers slower than slowMs, and of those the ones slow after they were sent: the rest waited
+  // in this generator (a hold-up of its own loop or of the pool) rather than at the server.
+  const slow = { overMs: o.slowMs, count: 0, afterSend: 0 }
   /** @type {Record<string, number>} */
   const errorCodes = {}
   let maxSendLagMs = 0
@@ -102,7 +104,7 @@ async function runOpenLoop (options) {
 
   function tagOf (tag) {
     let t = tags.get(tag)
-    if (!t) tags.set(tag, (t = { histogram: hdr.build(HISTOGRAM), ok: 0, non2xx: 0 }))
+    if (!t) tags.set(tag, (t = { histogram: newLatencyHistogram(), ok: 0, non2xx: 0 }))
     return t
   }
 
@@ -193,6 +195,10 @@ async function runOpenLoop (options) {
     lastAnswer = now
     const us = Math.max(1, Math.round(ms * 1000))
     all.recordValue(us)
+    if (ms > o.slowMs) {
+      slow.count++
+      if (now - item.sentAt > o.slowMs) slow.afterSend++
+    }
     const t = item.tag === undefined ? null : tagOf(item.tag)
     if (t) t.histogram.recordValue(us)
     counts.requests++
@@ -325,6 +331,7 @@ async function runOpenLoop (options) {
     p99: latency.p99,
     p999: latency.p999,
     max: latency.max,
+    slow,
     tags: /** @type {Record<string, any>} */ ({})
   }
   for (const [tag, t] of tags) result.tags[tag] = { ...summarize(t.histogram), ok: t.ok, non2xx: t.non2xx }
@@ -346,35 +353,13 @@ function contentLength (head) {
   return /\r\ntransfer-encoding:[^\r]*chunked/i.test(head) ? null : 0
 }
 
-/**
- * Latency summary (ms) of a histogram recorded in microseconds.
- * @param {import('hdr-histogram-js').Histogram} h
- * @returns {LatencySummary}
- */
-function summarize (h) {
-  const ms = (us) => round(us / 1000, 3)
-  if (h.totalCount === 0) {
-    return { count: 0, mean: null, stdev: null, min: null, p50: null, p90: null, p99: null, p999: null, max: null }
-  }
-  return {
-    count: h.totalCount,
-    mean: ms(h.mean),
-    stdev: ms(h.stdDeviation),
-    min: ms(h.minNonZeroValue),
-    p50: ms(h.getValueAtPercentile(50)),
-    p90: ms(h.getValueAtPercentile(90)),
-    p99: ms(h.getValueAtPercentile(99)),
-    p999: ms(h.getValueAtPercentile(99.9)),
-    max: ms(h.maxValue)
-  }
-}
-
 function validate (options) {
   const o = {
     connections: 1,
     keepAlive: true,
     timeoutMs: 10000,
     lateMs: 1,
+    slowMs: 50,
     precise: true,
     ...options
   }
@@ -386,6 +371,7 @@ function validate (options) {
   if (!Number.isFinite(o.rate) || o.rate < 0) throw new RangeError(`open-loop: rate must be >= 0 (got ${o.rate})`)
   positive('durationMs', o.durationMs)
   positive('timeoutMs', o.timeoutMs)
+  positive('slowMs', o.slowMs)
   if (!Number.isInteger(o.connections) || o.connections < 1) {
     throw new RangeError(`open-loop: connections must be a positive integer (got ${o.connections})`)
   }
@@ -399,4 +385,4 @@ function round (n, digits) {
   return Math.round(n * f) / f
 }
 
-module.exports = { runOpenLoop, summarize }
+module.exports = { runOpenLoop }

@@ -11,7 +11,7 @@
  */
 
 const { secondBest, withServerView, stdev, round } = require('./report')
-const { runSweep, LIMITS } = require('./sweep')
+const { sweep } = require('./sweep-scenario')
 const { chaos } = require('./chaos/scenario')
 const { faults } = require('./faults')
 const { cpu, NO_ROLLUP_ENDPOINT } = require('./cpu')
@@ -113,38 +113,6 @@ async function seed (ctx) {
     endpoints[name] = await measureSeed(ctx, name, name, { sweep: cached ? p.idRange * p.workers * 3 : 0 })
   }
   return { endpoints, baseline }
-}
-
-async function sweep (ctx) {
-  const p = ctx.params
-  const endpoints = {}
-  const rows = {}
-  for (const name of p.sweepEndpoints.filter((n) => ctx.names.includes(n))) {
-    const result = await runSweep(p.sweepRates, async (rate) => {
-      const r = await run(ctx, {
-        generator: 'open-loop',
-        rate,
-        connections: p.sweepConnections,
-        durationMs: p.sweepStepSeconds * 1000,
-        paths: random(ctx, name)
-      })
-      ctx.log(`sweep ${name} @ ${rate} req/s: achieved ${r.rps}, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, late ${r.late}, ` +
-        `unsent ${r.unsent}`)
-      return r
-    })
-    endpoints[name] = result
-    for (const step of result.steps) rows[`${name} @ ${step.offeredRate.toLocaleString('en-US')} req/s`] = step
-  }
-  return {
-    title: 'Rate sweep (open loop)',
-    description: `Constant arrival rate, evenly spaced over ${p.sweepConnections} keep-alive connections, ${p.sweepStepSeconds} s per ` +
-      'step, ids as in the seed runs; latency from each request\'s due time (wrk2-style), so queueing shows. Steps rise until errors, ' +
-        'p99 ' +
-      `> ${LIMITS.stopP99Ms} ms or the achieved rate falls below ${LIMITS.minAchieved} × offered.`,
-    limits: LIMITS,
-    endpoints,
-    rows
-  }
 }
 
 /** k6-style virtual users: N clients each sending 1 req/s, i.e. N connections at N req/s. */
@@ -383,7 +351,7 @@ module.exports = {
   NO_ROLLUP_ENDPOINT,
   NO_ROLLUP_SINK,
   seed,
-  sweep,
+  sweep: (ctx) => sweep(ctx, { run, random }),
   vus,
   'cross-zone': crossZone,
   connections,

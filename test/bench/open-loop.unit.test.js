@@ -5,6 +5,17 @@ const http = require('node:http')
 const { runOpenLoop } = require('../../bench/lib/open-loop')
 const { startFixture } = require('../../bench/lib/fixture-server')
 
+/** Runs `use` with the port of an http server on `handler`, then closes the server. */
+async function withServer (handler, use) {
+  const server = http.createServer(handler)
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  try {
+    return await use(server.address().port)
+  } finally {
+    server.close()
+  }
+}
+
 describe('open-loop generator', () => {
   describe('modes', () => {
     let fixture
@@ -66,13 +77,11 @@ describe('open-loop generator', () => {
 
     test('per-request headers and outcomes reach the caller; an abort ends an open or closed run early', async () => {
       const seen = []
-      const server = http.createServer((req, res) => {
+      await withServer((req, res) => {
         seen.push(req.headers['user-agent'])
         res.writeHead(req.url === '/fail' ? 503 : 200, { 'content-length': 0 })
         res.end()
-      })
-      await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
-      try {
+      }, async (port) => {
         for (const rate of [200, 0]) {
           seen.length = 0
           const outcomes = []
@@ -81,7 +90,7 @@ describe('open-loop generator', () => {
           const started = Date.now()
           const run = runOpenLoop({
             host: '127.0.0.1',
-            port: server.address().port,
+            port,
             rate,
             durationMs: 60000,
             connections: 2,
@@ -105,14 +114,12 @@ describe('open-loop generator', () => {
             expect(Math.abs(o.done - started)).toBeLessThan(5000) // epoch ms
           }
         }
-      } finally {
-        server.close()
-      }
+      })
     })
 
     test('a request with a method and a body (an OFREP POST) is sent whole on a keep-alive connection', async () => {
       const seen = []
-      const server = http.createServer((req, res) => {
+      await withServer((req, res) => {
         let body = ''
         req.setEncoding('utf8')
         req.on('data', (c) => { body += c })
@@ -121,13 +128,11 @@ describe('open-loop generator', () => {
           res.writeHead(200, { 'content-length': 2 })
           res.end('{}')
         })
-      })
-      await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
-      try {
+      }, async (port) => {
         let i = 0
         const r = await runOpenLoop({
           host: '127.0.0.1',
-          port: server.address().port,
+          port,
           rate: 0,
           durationMs: 200,
           connections: 1,
@@ -146,9 +151,31 @@ describe('open-loop generator', () => {
           expect(s).toMatchObject({ method: 'POST', type: 'application/json', length: String(Buffer.byteLength(s.body)) })
           expect(JSON.parse(s.body)).toEqual({ context: { targetingKey: `é${n}` } })
         })
-      } finally {
-        server.close()
-      }
+      })
+    })
+
+    test('answers over slowMs are counted, and those slow after their send told apart', async () => {
+      // Every 5th request waits 80 ms at the server; the others are answered at once.
+      await withServer((req, res) => {
+        setTimeout(() => res.end('ok'), req.url === '/slow' ? 80 : 0)
+      }, async (port) => {
+        let i = 0
+        const r = await runOpenLoop({
+          host: '127.0.0.1',
+          port,
+          rate: 50,
+          durationMs: 400,
+          connections: 20,
+          slowMs: 60,
+          next: () => ({ path: i++ % 5 === 0 ? '/slow' : '/fast' })
+        })
+        expect(r.requests).toBe(20)
+        expect(r.slow.overMs).toBe(60)
+        // At least the 4 slow ones, each slow after its send (20 connections: none waits for another).
+        expect(r.slow.afterSend).toBeGreaterThanOrEqual(4)
+        expect(r.slow.count).toBeGreaterThanOrEqual(r.slow.afterSend)
+        expect(r.slow.count).toBeLessThanOrEqual(r.requests)
+      })
     })
 
     test('a server that never answers: requests time out and are counted as errors', async () => {

@@ -60,6 +60,11 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
   expect(step.sent).toBe(300)
   expect(step.requests + step.errors + step.unsent).toBe(300)
   expect(step.p50).toBeLessThanOrEqual(step.p99)
+  // The server's view of the step: every worker's event-loop delay samples, the GC pauses.
+  expect(Object.keys(step.stalls.loop)).toEqual(expect.arrayContaining(['w1']))
+  expect(step.stalls.loop.w1.count).toBeGreaterThan(0)
+  expect(step.stalls.gc.count).toBeGreaterThanOrEqual(0)
+  expect(step.slow).toMatchObject({ overMs: 50 })
 
   // Every other scenario: its rows in the common format, with the server-side view.
   const rows = (name) => report.scenarios[name].rows
@@ -103,6 +108,7 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
   const md = fs.readFileSync(path.join(dir, 'quick.md'), 'utf8')
   expect(stdout).toContain(md.split('\n')[0])
   expect(md).toMatch(/\| sample5 \| [\d,]+ \|/)
+  expect(md).toMatch(/### Stalls per step[\s\S]*\| sample1 @ 300 req\/s \| [\d.]+ \| \d+ \(\d+\) \| [^|]*w1: \d+ \/ \d+, /)
   for (const chart of ['throughput', 'latency', 'sweep']) {
     expect(report.charts[chart]).toBe(`quick-${chart}.svg`)
     expect(fs.readFileSync(path.join(dir, report.charts[chart]), 'utf8')).toMatch(/^<svg[\s\S]*<\/svg>\n$/)

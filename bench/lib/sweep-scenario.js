@@ -1,0 +1,68 @@
+'use strict'
+
+/**
+ * The sweep scenario: open-loop steps at rising rates per endpoint (sweep.js decides when to
+ * stop), each with the server's own view of its stalls (stalls.js): every process's event-loop
+ * delay and the GC pauses over the step, beside the generator's count of slow answers.
+ */
+
+const { runSweep, LIMITS } = require('./sweep')
+const { scrapeStalls, stallsDelta, stallsTable } = require('./stalls')
+
+/**
+ * @param {object} ctx the run's context (scenarios.js)
+ * @param {{ run: (ctx: object, job: object) => Promise<object>, random: (ctx: object, endpoint: string) => object }} helpers
+ *   scenarios.js's load job runner and path spec
+ */
+async function sweep (ctx, { run, random }) {
+  const p = ctx.params
+  const metricsUrl = `http://${ctx.env.address('app')}:${ctx.env.port + 1}/metrics`
+  // A server without the stall families (or no admin port) leaves the columns empty.
+  const stalls = () => scrapeStalls(metricsUrl).catch((err) => {
+    ctx.log(`sweep: stalls not read: ${err.message}`)
+    return null
+  })
+  const endpoints = {}
+  /** @type {Record<string, any>} */
+  const rows = {}
+  for (const name of p.sweepEndpoints.filter((n) => ctx.names.includes(n))) {
+    const result = await runSweep(p.sweepRates, async (rate) => {
+      const before = await stalls()
+      const r = await run(ctx, {
+        generator: 'open-loop',
+        rate,
+        connections: p.sweepConnections,
+        durationMs: p.sweepStepSeconds * 1000,
+        paths: random(ctx, name)
+      })
+      const after = before && (await stalls())
+      r.stalls = after ? stallsDelta(before, after) : null
+      ctx.log(`sweep ${name} @ ${rate} req/s: achieved ${r.rps}, p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms, ` +
+        `errors ${r.errors}, late ${r.late}, unsent ${r.unsent}, slow ${r.slow?.count}`)
+      return r
+    })
+    endpoints[name] = result
+    for (const step of result.steps) rows[`${name} @ ${step.offeredRate.toLocaleString('en-US')} req/s`] = step
+  }
+  return {
+    title: 'Rate sweep (open loop)',
+    description: `Constant arrival rate, evenly spaced over ${p.sweepConnections} keep-alive connections, ${p.sweepStepSeconds} s per ` +
+      'step, ids as in the seed runs; latency from each request\'s due time (wrk2-style), so queueing shows. Steps rise until errors, ' +
+      `p99 > ${LIMITS.stopP99Ms} ms or the achieved rate falls below ${LIMITS.minAchieved} × offered.`,
+    limits: LIMITS,
+    endpoints,
+    markdown: [
+      '### Stalls per step',
+      '',
+      'Answers over 50 ms as the generator timed them (from the due time; in brackets those over 50 ms from their send, the ' +
+        'rest waited in the generator), beside what the server recorded over the same step: per process, how many of its ' +
+        'event-loop delay samples (a timer due every 10 ms) ran over 10 and 50 ms late and the bucket bound of the longest; ' +
+        'the GC pauses of all its processes.',
+      '',
+      ...stallsTable(rows)
+    ],
+    rows
+  }
+}
+
+module.exports = { sweep }
