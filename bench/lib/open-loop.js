@@ -56,9 +56,11 @@ const HEADER_END = '\r\n\r\n'
  *   requests: number, ok: number, non2xx: number, errors: number, errorCodes: Record<string, number>,
  *   late: number, unsent: number, maxSendLagMs: number, latencyMean: number, latencyStdev: number,
  *   min: number, p50: number, p90: number, p99: number, p999: number, max: number,
- *   slow: { overMs: number, count: number, afterSend: number },
+ *   fromSend: import('./latency-summary').LatencySummary,
+ *   slow: { overMs: number, count: number, afterSend: number, firstOnConnection: number },
  *   tags: Record<string, import('./latency-summary').LatencySummary & { ok: number, non2xx: number }> }>}
- *   requests = answers received; unsent: due but never sent before the run stopped; slow.afterSend:
+ *   requests = answers received; unsent: due but never sent before the run stopped; fromSend: the
+ *   latency from each request's send instead of its due time; slow.afterSend:
  *   of the slow answers, those that took over slowMs from their send (not only from their due time)
  */
 async function runOpenLoop (options) {
@@ -78,11 +80,15 @@ async function runOpenLoop (options) {
   }
 
   const all = newLatencyHistogram()
+  // The same answers timed from their send (wrk2's uncorrected latency): the server's and the
+  // network's part, without the generator's own lateness.
+  const fromSend = newLatencyHistogram()
   const tags = new Map()
   const counts = { sent: 0, requests: 0, ok: 0, non2xx: 0, errors: 0, late: 0, unsent: 0 }
-  // Answers slower than slowMs, and of those the ones slow after they were sent: the rest waited
-  // in this generator (a hold-up of its own loop or of the pool) rather than at the server.
-  const slow = { overMs: o.slowMs, count: 0, afterSend: 0 }
+  // Answers slower than slowMs; of those, the ones slow after they were sent (the rest waited in
+  // this generator: a hold-up of its own loop, or behind a slow answer on their connection), and
+  // the first answers of a connection (its connect and the server's accept included).
+  const slow = { overMs: o.slowMs, count: 0, afterSend: 0, firstOnConnection: 0 }
   /** @type {Record<string, number>} */
   const errorCodes = {}
   let maxSendLagMs = 0
@@ -114,6 +120,7 @@ async function runOpenLoop (options) {
       c.socket = socket
       c.buf = ''
       c.closeAfter = false
+      c.fresh = true
       socket.setEncoding('latin1')
       socket.on('data', (chunk) => { if (c.socket === socket) onData(c, chunk) })
       socket.once('connect', resolve)
@@ -195,10 +202,13 @@ async function runOpenLoop (options) {
     lastAnswer = now
     const us = Math.max(1, Math.round(ms * 1000))
     all.recordValue(us)
+    fromSend.recordValue(Math.max(1, Math.round((now - item.sentAt) * 1000)))
     if (ms > o.slowMs) {
       slow.count++
       if (now - item.sentAt > o.slowMs) slow.afterSend++
+      if (c.fresh) slow.firstOnConnection++
     }
+    c.fresh = false
     const t = item.tag === undefined ? null : tagOf(item.tag)
     if (t) t.histogram.recordValue(us)
     counts.requests++
@@ -331,6 +341,7 @@ async function runOpenLoop (options) {
     p99: latency.p99,
     p999: latency.p999,
     max: latency.max,
+    fromSend: summarize(fromSend),
     slow,
     tags: /** @type {Record<string, any>} */ ({})
   }

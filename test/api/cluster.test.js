@@ -53,6 +53,12 @@ test('every /metrics scrape counts the requests of all workers', async () => {
     expect(text).toMatch(new RegExp(`^beacon_http_requests_total\\{endpoint="sample3",status="200"\\} ${n}$`, 'm'))
     expect(text).toMatch(new RegExp(`^beacon_http_request_duration_seconds_count\\{endpoint="sample3"\\} ${n}$`, 'm'))
   }
+  // Each process's event-loop delay under its own tag: the workers' and the rollup process's.
+  const text = (await request(`http://127.0.0.1:${ADMIN_PORT}/metrics`)).body
+  for (const tag of ['w1', 'w2', 'rollup']) {
+    expect(text).toMatch(new RegExp(`^beacon_event_loop_delay_seconds_count\\{process="${tag}"\\} [1-9]`, 'm'))
+    expect(text).toMatch(new RegExp(`^beacon_event_loop_held_seconds_total\\{process="${tag}",part="busy"\\} `, 'm'))
+  }
 })
 
 test('an admin change is seen by every worker at once', async () => {

@@ -42,6 +42,9 @@ describe('open-loop generator', () => {
       expect(r.min).toBeLessThanOrEqual(r.p50)
       expect(r.p50).toBeLessThanOrEqual(r.p99)
       expect(r.p99).toBeLessThanOrEqual(r.max)
+      // From the send, never longer than from the due time.
+      expect(r.fromSend.count).toBe(500)
+      expect(r.fromSend.max).toBeLessThanOrEqual(r.max)
     })
 
     test('closed loop (rate 0) and connection per request both complete without errors', async () => {
@@ -175,6 +178,8 @@ describe('open-loop generator', () => {
         expect(r.slow.afterSend).toBeGreaterThanOrEqual(4)
         expect(r.slow.count).toBeGreaterThanOrEqual(r.slow.afterSend)
         expect(r.slow.count).toBeLessThanOrEqual(r.requests)
+        // 20 requests over 20 connections: each was the first on its own.
+        expect(r.slow.firstOnConnection).toBe(r.slow.count)
       })
     })
 

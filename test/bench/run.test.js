@@ -65,6 +65,8 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
   expect(step.stalls.loop.w1.count).toBeGreaterThan(0)
   expect(step.stalls.gc.count).toBeGreaterThanOrEqual(0)
   expect(step.slow).toMatchObject({ overMs: 50 })
+  expect(step.generatorLoop.count).toBeGreaterThan(0)
+  expect(step.stalls.hbase.waited).toBeGreaterThanOrEqual(0)
 
   // Every other scenario: its rows in the common format, with the server-side view.
   const rows = (name) => report.scenarios[name].rows
@@ -108,7 +110,11 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
   const md = fs.readFileSync(path.join(dir, 'quick.md'), 'utf8')
   expect(stdout).toContain(md.split('\n')[0])
   expect(md).toMatch(/\| sample5 \| [\d,]+ \|/)
-  expect(md).toMatch(/### Stalls per step[\s\S]*\| sample1 @ 300 req\/s \| [\d.]+ \| \d+ \(\d+\) \| [^|]*w1: \d+ \/ \d+, /)
+  // A stalls row: p99 / max (from due, from send), slow answers, the loops: the generator's, the server's.
+  const ms = String.raw`[\d.]+ \/ [\d.]+`
+  const stallRow = new RegExp(String.raw`\| sample1 @ 300 req\/s \| ${ms} \| ${ms} \| \d+ \(\d+ \/ \d+\) \| ` +
+    String.raw`\d+ \/ \d+, [^|]*\| [^|]*w1: \d+ \/ \d+, `)
+  expect(md.slice(md.indexOf('### Stalls per step'))).toMatch(stallRow)
   for (const chart of ['throughput', 'latency', 'sweep']) {
     expect(report.charts[chart]).toBe(`quick-${chart}.svg`)
     expect(fs.readFileSync(path.join(dir, report.charts[chart]), 'utf8')).toMatch(/^<svg[\s\S]*<\/svg>\n$/)
