@@ -63,6 +63,8 @@ async function runPrimary (settings, logger, admin) {
   let bootstrap = settings.hbase.bootstrap
   if (bootstrap.length === 0) bootstrap = await ensureEmbeddedHBase(settings, logger)
   const count = settings.workers > 0 ? settings.workers : os.availableParallelism()
+  // Before the first fork: node reads it there.
+  cluster.schedulingPolicy = settings.acceptConnections === 'workers' ? cluster.SCHED_NONE : cluster.SCHED_RR
   const instance = crypto.randomBytes(3).toString('hex')
   let shuttingDown = false
   const restarts = []

@@ -113,6 +113,10 @@ const DEFAULTS = {
   host: '0.0.0.0',
   adminHost: '127.0.0.1',
   workers: 0, // 0 = one per CPU core
+  // Who accepts a new connection: the cluster primary, handing each to the next worker (even
+  // spread, one IPC hop per connection), or the workers themselves from the shared socket
+  // (no hop; the kernel picks the worker). docs/configuration.md has the measurements.
+  acceptConnections: 'primary',
   stateDir: path.join(REPO_ROOT, '.state'),
   shutdownTimeoutMs: 10000,
   // The rollup job's process (one per host, forked by the primary when a sink keeps rollups):
@@ -210,6 +214,7 @@ const ENV_VARS = [
   ['HOST', 'host', 'string'],
   ['ADMIN_HOST', 'adminHost', 'string'],
   ['BEACON_WORKERS', 'workers', 'int'],
+  ['BEACON_ACCEPT_CONNECTIONS', 'acceptConnections', 'string'],
   ['BEACON_ROLLUP_MAX_OLD_SPACE_MIB', 'rollupJob.maxOldSpaceMiB', 'int'],
   ['BEACON_STATE_DIR', 'stateDir', 'string'],
   ['BEACON_LOG_LEVEL', 'logLevel', 'string'],

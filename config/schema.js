@@ -151,6 +151,7 @@ const schema = closed({
   host: hostName,
   adminHost: hostName,
   workers: int(0, 1024),
+  acceptConnections: { enum: ['primary', 'workers'] },
   stateDir: str(),
   shutdownTimeoutMs: int(0),
   rollupJob: closed({ maxOldSpaceMiB: int(16, 65536) }),

@@ -261,6 +261,7 @@ describe('environment', () => {
         HOST: '127.0.0.1',
         ADMIN_HOST: '::1',
         BEACON_WORKERS: '3',
+        BEACON_ACCEPT_CONNECTIONS: 'workers',
         BEACON_HBASE_BOOTSTRAP: 'rs1:16020, rs2:16020,',
         BEACON_LOG_LEVEL: 'debug',
         BEACON_ADMIN_TOKEN: 's3cret-token',
@@ -275,6 +276,7 @@ describe('environment', () => {
       host: '127.0.0.1',
       adminHost: '::1',
       workers: 4,
+      acceptConnections: 'workers',
       logLevel: 'debug',
       adminToken: 's3cret-token',
       hbase: { bootstrap: ['rs1:16020', 'rs2:16020'], configTable: 'ns:config' },
@@ -285,6 +287,7 @@ describe('environment', () => {
   test('empty env vars count as unset', () => {
     const settings = loadSettings({ env: { PORT: '', BEACON_HBASE_BOOTSTRAP: '', BEACON_CONFIG_FILE: '' } })
     expect(settings.port).toBe(4000)
+    expect(settings.acceptConnections).toBe('primary')
     expect(settings.hbase.bootstrap).toEqual([])
   })
 
@@ -366,6 +369,11 @@ describe('invalid settings throw CONFIG_INVALID naming the key and its source', 
     ['bad PORT env', { env: { PORT: 'eighty' } }, /^invalid settings: port must be integer \(from env PORT\)$/],
     ['PORT out of range', { env: { PORT: '70000' } }, /port must be <= 65535 \(from env PORT\)/],
     ['negative BEACON_WORKERS', { env: { BEACON_WORKERS: '-1' } }, /workers must be >= 0 \(from env BEACON_WORKERS\)/],
+    [
+      'unknown BEACON_ACCEPT_CONNECTIONS',
+      { env: { BEACON_ACCEPT_CONNECTIONS: 'kernel' } },
+      /acceptConnections must be .*(primary|workers).* \(from env BEACON_ACCEPT_CONNECTIONS\)/
+    ],
     [
       'bad bootstrap address',
       { env: { BEACON_HBASE_BOOTSTRAP: 'localhost' } },
