@@ -78,4 +78,4 @@ function watchEventLoop (register, {
   }
 }
 
-module.exports = { watchEventLoop, DELAY_BUCKETS }
+module.exports = { watchEventLoop }

@@ -212,4 +212,4 @@ function round (n, digits) {
   return Math.round(n * f) / f
 }
 
-module.exports = { parseStalls, scrapeStalls, stallsDelta, stallsTable, windowOf, STALLS_LEGEND }
+module.exports = { parseStalls, scrapeStalls, stallsDelta, stallsTable, STALLS_LEGEND }
