@@ -26,8 +26,35 @@ const LOAD_WORKER = path.join(__dirname, 'load-worker.js')
 const DELAY_PROXY = path.join(ROOT, 'infra', 'topology', 'delay-proxy.js')
 const HBASE_CLI = path.join(ROOT, 'infra', 'hbase', 'cli.js')
 const NETNS_HBASE_STATE = path.join(ROOT, '.state', 'hbase-netns')
+/**
+ * The heap of an HBase the bench starts, unless BEACON_HBASE_HEAP says otherwise. The 1 GB of
+ * `npm start` leaves a standalone JVM some 200 MB beside its block cache and memstores, and a
+ * full run's millions of log rows (durable ones with a WAL sync each) ran it out of heap.
+ */
+const BENCH_HBASE_HEAP = '4g'
 /** What the optional topology hosts run, for the report. */
 const EXTRA_ROLES = Object.freeze({ app2: 'second app host', lb: 'HAProxy' })
+
+/**
+ * The -Xmx a running JVM was started with (the last one wins, as in the JVM), or null.
+ * @param {number|null|undefined} pid
+ * @returns {string|null}
+ */
+function jvmHeapOf (pid) {
+  if (!pid) return null
+  try {
+    const args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+    const xmx = args.filter((a) => a.startsWith('-Xmx')).pop()
+    return xmx ? xmx.slice(4) : null
+  } catch {
+    return null
+  }
+}
+
+/** @returns {string} */
+function benchHeap () {
+  return process.env.BEACON_HBASE_HEAP || BENCH_HBASE_HEAP
+}
 
 /**
  * Decides the topology: 'netns' needs root and iproute2 (and fails without), 'loopback' never
@@ -107,7 +134,7 @@ async function createEnvironment (options) {
   let hbaseOptions
   let startedHBase = false
   if (netns) {
-    hbaseOptions = hbase.resolveOptions({ host: address('hbase'), stateDir: NETNS_HBASE_STATE })
+    hbaseOptions = hbase.resolveOptions({ host: address('hbase'), stateDir: NETNS_HBASE_STATE, heap: benchHeap() })
     // The netns has no route out, so Maven cannot resolve anything there: the checkout's build
     // dir (infra/hbase options) already holds the classpath the loopback instance resolved.
     const before = await hbase.status(hbaseOptions)
@@ -121,7 +148,12 @@ async function createEnvironment (options) {
     const zkHost = { host: hbaseOptions.host, port: hbaseOptions.zkPort }
     const relay = before.running ? null : await startRelay('hbase', zkLocal, zkHost)
     const child = spawnOn('hbase')(process.execPath, [HBASE_CLI, 'up'], {
-      env: { ...process.env, BEACON_HBASE_HOST: hbaseOptions.host, BEACON_HBASE_STATE_DIR: hbaseOptions.stateDir },
+      env: {
+        ...process.env,
+        BEACON_HBASE_HOST: hbaseOptions.host,
+        BEACON_HBASE_STATE_DIR: hbaseOptions.stateDir,
+        BEACON_HBASE_HEAP: hbaseOptions.heap
+      },
       stdio: ['ignore', 'pipe', 'pipe']
     })
     const output = []
@@ -131,7 +163,8 @@ async function createEnvironment (options) {
     if (code !== 0) throw new Error(`bench: HBase did not come up in the hbase namespace:\n${output.join('')}`)
     startedHBase = !before.running
   } else {
-    hbaseOptions = hbase.resolveOptions()
+    hbaseOptions = hbase.resolveOptions({ heap: benchHeap() })
+    // A running instance is used as it is, whatever heap it was started with.
     await hbase.up(hbaseOptions, { log })
   }
   const bootstrap = [`${hbaseOptions.host}:${hbaseOptions.rsPort}`, `${hbaseOptions.host}:${hbaseOptions.masterPort}`]
@@ -308,7 +341,8 @@ async function createEnvironment (options) {
       netem: choice.netem
         ? (choice.netem.available ? 'available' : `unavailable (${choice.netem.reason}); cross-zone uses the userspace delay proxy`)
         : 'not applicable on loopback; cross-zone uses the userspace delay proxy',
-      pinning: pins.length ? pins.map(([h, p]) => `${h}=${p}`).join(', ') : null
+      pinning: pins.length ? pins.map(([h, p]) => `${h}=${p}`).join(', ') : null,
+      hbaseHeap: jvmHeapOf(hbasePidNow)
     }),
     hbaseOptions,
     bootstrap,

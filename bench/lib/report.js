@@ -107,7 +107,8 @@ function withServerView (summary, sampled) {
  * Markdown of a benchmark report: the seed table, the server-side view, one section per
  * scenario (same table format) and links to the charts.
  * @param {{ endpoints: Record<string, object>, baseline?: object, machine: object, parameters: object,
- *   date: string, scenarios?: Record<string, object>, charts?: Record<string, string> }} report
+ *   date: string, scenarios?: Record<string, object>, charts?: Record<string, string>,
+ *   completenessError?: string }} report
  *   charts: chart name -> file name relative to the markdown file
  * @param {{ lead?: string[], skip?: string[] }} [options] lead: lines that open the report, after
  *   the machine line (cpu-report.js: the seed beside beacon, CPU per request); skip: scenarios
@@ -136,7 +137,8 @@ function markdownReport (report, { lead = [], skip = [] } = {}) {
   const out = [
     `# Beacon benchmark — ${report.date}${p.label ? ` (${p.label})` : ''}`,
     '',
-    `Machine: ${m.cores} cores, ${m.cpuModel}, ${m.memoryGiB} GiB, node ${m.node}, HBase ${m.hbaseVersion}; ` +
+    `Machine: ${m.cores} cores, ${m.cpuModel}, ${m.memoryGiB} GiB, node ${m.node}, HBase ${m.hbaseVersion}` +
+      `${m.hbaseHeap ? ` (heap ${m.hbaseHeap})` : ''}; ` +
       `topology: ${m.topology}; netem: ${m.netem}${m.pinning ? `; CPU pinning: ${m.pinning}` : ''}.`,
     '',
     ...lead
@@ -155,6 +157,7 @@ function markdownReport (report, { lead = [], skip = [] } = {}) {
       '',
       'lost = 2xx responses (all scenarios of this run) minus access-log entries found afterwards (file lines for file sinks, HBase rows ' +
         'for HBase sinks).',
+      ...(report.completenessError ? [`The entries were not counted (lost: n/a): ${report.completenessError}.`] : []),
       ...(report.endpoints.sample5_durable
         ? ['sample5_durable = sample5 with its HBase access log in durable mode (BEACON_ACCESS_LOG_DURABLE: a synchronous ' +
             'write-ahead log before each answer, so a killed worker loses nothing it answered); its gap to sample5 is the price of ' +

@@ -153,6 +153,17 @@ describe('markdown', () => {
     expect(md).toContain('![throughput](t-throughput.svg)')
   })
 
+  test("the machine line names HBase's heap; an uncounted log says so, and why", () => {
+    expect(markdownReport(report)).not.toMatch(/heap|not counted/)
+    const md = markdownReport({
+      ...report,
+      machine: { ...report.machine, hbaseHeap: '4g' },
+      completenessError: 'meta unavailable'
+    })
+    expect(md).toMatch(/HBase 2\.6\.1 \(heap 4g\);/)
+    expect(md).toContain('The entries were not counted (lost: n/a): meta unavailable.')
+  })
+
   test('every scenario table row has as many cells as the header', () => {
     const lines = scenarioTable(report.scenarios.vus.rows)
     expect(lines).toHaveLength(4)
