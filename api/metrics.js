@@ -5,6 +5,11 @@ const { hotCounter, hotHistogram } = require('./hot-metrics')
 const { registerHBaseTraffic } = require('./hbase-traffic-metrics')
 const { followStats, gaugeStats } = require('./stats-metrics')
 const { watchEventLoop } = require('./event-loop-metrics')
+const { watchProcessCpu } = require('./process-cpu-metrics')
+
+// prom-client's lag gauges sample the loop every 10 ms by default, waking an idle process 100
+// times a second; the per-process histogram (event-loop-metrics.js) is the fine-grained one.
+const DEFAULT_LAG_PRECISION_MS = 100
 
 // Finer than prom-client's default (1 ms, 10 ms, 100 ms, 1 s...): a pause that holds requests
 // past 5 or 50 ms should be told apart from one that does not.
@@ -28,11 +33,17 @@ const SINK_COUNTERS = [
  *
  * @param {{ register?: client.Registry, collectDefault?: boolean, processTag?: string }} [options]
  *   processTag: this process's tag in the cluster (`w1`, `rollup`): when given, its event-loop
- *   delay is sampled (event-loop-metrics.js) until close()
+ *   delay is sampled (event-loop-metrics.js) until close(), and its CPU time counted apart
+ *   (process-cpu-metrics.js)
  */
 function createMetrics ({ register = new client.Registry(), collectDefault = true, processTag } = {}) {
-  if (collectDefault) client.collectDefaultMetrics({ register, prefix: 'beacon_', gcDurationBuckets: GC_BUCKETS })
+  if (collectDefault) {
+    client.collectDefaultMetrics({
+      register, prefix: 'beacon_', gcDurationBuckets: GC_BUCKETS, eventLoopMonitoringPrecision: DEFAULT_LAG_PRECISION_MS
+    })
+  }
   const loop = processTag ? watchEventLoop(register, { processTag }) : null
+  if (processTag) watchProcessCpu(register, { processTag })
 
   const requests = hotCounter({
     name: 'beacon_http_requests_total',

@@ -8,7 +8,7 @@
  */
 
 const { SEED, round, fmt } = require('./report')
-const { summarizeTraffic, trafficTables, totalLines } = require('./hbase-traffic')
+const { summarizeTraffic, trafficTables, totalLines, rollupJobLines } = require('./hbase-traffic')
 
 /** The bare node:http baseline's target name in the cpu scenario's cases. */
 const BASELINE = 'baseline'
@@ -259,6 +259,8 @@ function glanceTable (report) {
         : ''}`
     : 'Seed: its published run (../shared/seed-benchmark.md). CPU: the seed runs\' server-side view (closed loop, saturation; run ' +
       '`--scenario cpu` for medians at a fixed rate); HBase = the JVM\'s whole CPU per request, background included.')
+  // The rollup job's cost, beside the endpoints' (its process serves no request).
+  if (cpu && cpu.hbaseTotal) lines.push('', ...rollupJobLines(cpu.hbaseTotal))
   return [...lines, '']
 }
 

@@ -12,12 +12,16 @@ const { round, fmt } = require('./report')
 const KIND_SAMPLE = /^beacon_hbase_(rpcs|request_bytes|response_frames|response_bytes)_total\{kind="([^"]*)"(?:,method="(\w+)")?\} (\S+)$/gm
 const SOCKET_SAMPLE = /^beacon_hbase_socket_(writes|reads)_total\{[^}]*\} (\S+)$/gm
 const WRITTEN_SAMPLE = /^beacon_access_log_entries_total\{sink="[^"]*",state="written"\} (\S+)$/gm
+const ROLLUP_ROWS_SAMPLE = /^beacon_access_rollup_rows_total\{sink="[^"]*"\} (\S+)$/gm
+const ROLLUP_CPU_SAMPLE = /^beacon_cluster_process_cpu_seconds_total\{process="rollup"\} (\S+)$/gm
 
 /**
  * @typedef {{ rpcs: number, methods: Record<string, number>, requestBytes: number, responseFrames: number,
  *   responseBytes: number }} KindCounts
- * @typedef {{ kinds: Record<string, KindCounts>, socketWrites: number, socketReads: number, logWritten: number }} Counts
- *   logWritten: access-log entries the HBase sinks wrote
+ * @typedef {{ kinds: Record<string, KindCounts>, socketWrites: number, socketReads: number, logWritten: number,
+ *   rollupRows: number, rollupCpuSeconds: number }} Counts
+ *   logWritten: access-log entries the HBase sinks wrote; rollupRows: raw rows the rollup job
+ *   counted; rollupCpuSeconds: the CPU time of the rollup job's process
  */
 
 /**
@@ -27,7 +31,7 @@ const WRITTEN_SAMPLE = /^beacon_access_log_entries_total\{sink="[^"]*",state="wr
  */
 function parseTraffic (text) {
   /** @type {Counts} */
-  const out = { kinds: {}, socketWrites: 0, socketReads: 0, logWritten: 0 }
+  const out = { kinds: {}, socketWrites: 0, socketReads: 0, logWritten: 0, rollupRows: 0, rollupCpuSeconds: 0 }
   for (const [, what, kind, method, value] of text.matchAll(KIND_SAMPLE)) {
     const k = (out.kinds[kind] ??= { rpcs: 0, methods: {}, requestBytes: 0, responseFrames: 0, responseBytes: 0 })
     const n = Number(value)
@@ -47,6 +51,8 @@ function parseTraffic (text) {
     else out.socketReads += Number(value)
   }
   for (const [, value] of text.matchAll(WRITTEN_SAMPLE)) out.logWritten += Number(value)
+  for (const [, value] of text.matchAll(ROLLUP_ROWS_SAMPLE)) out.rollupRows += Number(value)
+  for (const [, value] of text.matchAll(ROLLUP_CPU_SAMPLE)) out.rollupCpuSeconds += Number(value)
   return out
 }
 
@@ -73,7 +79,9 @@ function trafficDelta (before, after) {
     kinds: {},
     socketWrites: after.socketWrites - before.socketWrites,
     socketReads: after.socketReads - before.socketReads,
-    logWritten: after.logWritten - before.logWritten
+    logWritten: after.logWritten - before.logWritten,
+    rollupRows: after.rollupRows - before.rollupRows,
+    rollupCpuSeconds: after.rollupCpuSeconds - before.rollupCpuSeconds
   }
   for (const [kind, a] of Object.entries(after.kinds)) {
     const b = before.kinds[kind] || { rpcs: 0, methods: {}, requestBytes: 0, responseFrames: 0, responseBytes: 0 }
@@ -230,7 +238,23 @@ function totalLines (total) {
     lines.push(`| ${kind} (${methods}) | ${fmt(k.rpcs)} | ${fmt(k.requestBytes)} | ${fmt(k.responseBytes)} | ${per(k.rpcs, 4)} ` +
       `| ${per(k.requestBytes, 1)} |`)
   }
+  lines.push('', ...rollupJobLines(total))
   return [...lines, '']
 }
 
-module.exports = { parseTraffic, scrapeTraffic, trafficDelta, trafficRun, summarizeTraffic, trafficTables, totalLines }
+/**
+ * The rollup job's CPU (its own process) per raw row it counted, and per access-log row written.
+ * @param {Counts} total
+ * @returns {string[]}
+ */
+function rollupJobLines (total) {
+  if (!(total.rollupRows > 0)) return ['The rollup job counted no rows meanwhile.']
+  const us = total.rollupCpuSeconds * 1e6
+  const perLogged = total.logWritten > 0 ? `, ${round(us / total.logWritten, 2)} µs per access-log row written` : ''
+  return [`The rollup job (its own process): ${round(total.rollupCpuSeconds, 3)} s of CPU for ${fmt(total.rollupRows)} raw rows ` +
+    `counted, **${round(us / total.rollupRows, 2)} µs per row counted**${perLogged}.`]
+}
+
+module.exports = {
+  parseTraffic, scrapeTraffic, trafficDelta, trafficRun, summarizeTraffic, trafficTables, totalLines, rollupJobLines
+}

@@ -109,7 +109,7 @@ function parseOptions (argv) {
     runs: number('runs', 3, 1, 1),
     warmupSeconds: number('warmup', 10, 2, 0),
     missRatio: number('miss-ratio', 0, 0),
-    idRange: number('id-range', 10000, 10000, 2),
+    idRange: number('id-range', 10000, 10000, 1),
     // A freshly started HBase serves about half as fast for its first minute (JIT): warm it first.
     hbaseWarmupSeconds: number('hbase-warmup', 45, 10),
     // CPU per request (bench/lib/cpu.js): a fixed rate below every knee, and saturation

@@ -23,7 +23,10 @@ function metricsText (n) {
     `beacon_hbase_socket_reads_total{service="ClientService",server="127.0.0.1:16020"} ${4 * n}`,
     `beacon_access_log_entries_total{sink="hbase",state="written"} ${100 * n}`,
     `beacon_access_log_entries_total{sink="hbase",state="accepted"} ${999 * n}`,
-    'beacon_hbase_rpc_duration_seconds_count{method="Multi"} 7'
+    'beacon_hbase_rpc_duration_seconds_count{method="Multi"} 7',
+    `beacon_access_rollup_rows_total{sink="hbase"} ${90 * n}`,
+    `beacon_cluster_process_cpu_seconds_total{process="rollup"} ${0.009 * n}`,
+    `beacon_cluster_process_cpu_seconds_total{process="w1"} ${5 * n}`
   ].join('\n')
 }
 
@@ -31,7 +34,8 @@ test('a scrape gives the counts by kind and method, the socket writes and the ro
   const t = parseTraffic(metricsText(10))
   expect(t.kinds.config).toEqual({ rpcs: 20, methods: { Get: 10, Multi: 10 }, requestBytes: 1000, responseFrames: 0, responseBytes: 0 })
   expect(t.kinds.log).toMatchObject({ rpcs: 20, requestBytes: 200000, responseFrames: 20, responseBytes: 600 })
-  expect(t).toMatchObject({ socketWrites: 31, socketReads: 40, logWritten: 1000 })
+  expect(t).toMatchObject({ socketWrites: 31, socketReads: 40, logWritten: 1000, rollupRows: 900 })
+  expect(t.rollupCpuSeconds).toBeCloseTo(0.09, 9)
 })
 
 test('a run\'s traffic: the difference of two scrapes, per request and per second, idle kinds left out', () => {
@@ -74,5 +78,9 @@ test('the scenario\'s whole traffic per logged row', () => {
   const md = totalLines(total).join('\n')
   expect(md).toContain('500 access-log rows written')
   expect(md).toContain('| log (Multi) | 10 | 100,000 | 300 | 0.02 | 200 |')
+  // The rollup process's CPU alone (not w1's): 45 ms for 450 rows counted, 500 rows written.
+  expect(md).toContain('0.045 s of CPU for 450 raw rows counted, **100 µs per row counted**, 90 µs per access-log row written.')
   expect(totalLines(undefined)).toEqual([])
+  const none = { ...total, rollupRows: 0 }
+  expect(totalLines(none).join('\n')).toContain('The rollup job counted no rows meanwhile.')
 })

@@ -1,12 +1,11 @@
 'use strict'
 
 // The event loop's delay, and how much of its longest hold-up was this process at work rather
-// than waiting for a CPU. A timer's lateness measures both: a synchronous task that runs for a
-// second, and a second in which a loaded machine (a soak beside a test run on 2 cores) ran other
-// processes. Each gap between two ticks is weighed against the CPU the process burned in it
-// (process.cpuUsage(): all its threads); a gap with as much CPU as wall time was work of its own.
+// than waiting for a CPU (a soak beside a test run on 2 cores): api/event-loop-sampler.js weighs
+// each tick's lateness against the CPU the process burned meanwhile.
 
 const { monitorEventLoopDelay } = require('node:perf_hooks')
+const { sampleEventLoop, splitHoldUp } = require('../../api/event-loop-sampler')
 
 /**
  * @param {{ resolution?: number }} [options] ms between ticks
@@ -17,32 +16,22 @@ const { monitorEventLoopDelay } = require('node:perf_hooks')
  */
 function monitorLoopStalls ({ resolution = 10 } = {}) {
   const delay = monitorEventLoopDelay({ resolution })
-  let timer = null
-  let lastAt = 0
-  let lastCpu = process.cpuUsage()
+  let sampler = null
   let busyMaxMs = 0
   let lateMaxMs = 0
-  const tick = () => {
-    const now = performance.now()
-    const cpu = process.cpuUsage()
-    const lateMs = now - lastAt - resolution
-    const cpuMs = (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000
+  const onSample = (/** @type {number} */ lateMs, /** @type {number} */ cpuMs) => {
     lateMaxMs = Math.max(lateMaxMs, lateMs)
-    busyMaxMs = Math.max(busyMaxMs, Math.min(lateMs, cpuMs))
-    lastAt = now
-    lastCpu = cpu
+    busyMaxMs = Math.max(busyMaxMs, splitHoldUp(lateMs, cpuMs).busyMs)
   }
   return {
     enable () {
       delay.enable()
-      lastAt = performance.now()
-      lastCpu = process.cpuUsage()
-      timer = setInterval(tick, resolution)
+      sampler = sampleEventLoop({ everyMs: resolution, onSample })
     },
     disable () {
       delay.disable()
-      if (timer) clearInterval(timer)
-      timer = null
+      if (sampler) sampler.stop()
+      sampler = null
     },
     get max () { return delay.max },
     percentile: (p) => delay.percentile(p),
