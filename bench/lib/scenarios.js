@@ -81,7 +81,9 @@ async function measureSeed (ctx, name, endpoint, where = {}) {
   ctx.log(`${name}: warm-up ${p.warmupSeconds} s${where.sweep ? ` + a sweep of ${where.sweep} requests over all ids` : ''}`)
   if (p.warmupSeconds > 0) await run(ctx, job({ durationMs: p.warmupSeconds * 1000 }), where)
   if (where.sweep) {
-    await run(ctx, job({ amount: where.sweep, paths: { endpoint, kind: 'sweep', idRange: p.idRange, passes: p.workers * 3 } }), where)
+    // autocannon sends at least one request per connection (with --id-range 1, more than the sweep).
+    const amount = Math.max(where.sweep, p.connections)
+    await run(ctx, job({ amount, paths: { endpoint, kind: 'sweep', idRange: p.idRange, passes: p.workers * 3 } }), where)
   }
   const runs = []
   for (let i = 0; i < p.runs; i++) {
