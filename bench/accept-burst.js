@@ -20,6 +20,7 @@ const { spawn } = require('node:child_process')
 const { parseArgs } = require('node:util')
 const { setTimeout: sleep } = require('node:timers/promises')
 const { runOpenLoop } = require('./lib/open-loop')
+const { startNode, waitForHttp } = require('./lib/processes')
 
 const SERVER = path.join(__dirname, '..', 'server.js')
 const MODES = ['primary', 'workers']
@@ -28,7 +29,6 @@ const MODES = ['primary', 'workers']
 async function startServer ({ mode, port, pinApp }) {
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-accept-'))
   const env = {
-    ...process.env,
     PORT: String(port),
     ADMIN_PORT: String(port + 1),
     BEACON_WORKERS: '2',
@@ -36,21 +36,19 @@ async function startServer ({ mode, port, pinApp }) {
     BEACON_STATE_DIR: stateDir,
     BEACON_LOG_LEVEL: 'warn'
   }
-  const [cmd, args] = pinApp === undefined ? [process.execPath, [SERVER]] : ['taskset', ['-c', pinApp, process.execPath, SERVER]]
-  const child = spawn(cmd, args, { env, stdio: ['ignore', 'ignore', 'inherit'] })
-  const deadline = Date.now() + 120000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server (${mode}) exited with ${child.exitCode}`)
-    const ok = await fetch(`http://127.0.0.1:${port + 1}/healthz`).then((r) => r.ok, () => false)
-    if (ok) break
-    if (Date.now() > deadline) throw new Error(`server (${mode}) did not answer /healthz within 120 s`)
-    await sleep(200)
-  }
+  // taskset execs node, so the process startNode watches is the server's.
+  /** @type {any} */
+  const pinned = (command, args, options) => spawn('taskset', ['-c', pinApp, command, ...args], options)
+  const child = startNode(SERVER, [], {
+    env,
+    name: `server ${mode}`,
+    log: (line) => console.error(line),
+    ...(pinApp === undefined ? {} : { spawnFn: pinned })
+  })
+  await waitForHttp(`http://127.0.0.1:${port + 1}/healthz`, { timeoutMs: 120000, child })
   return {
     stop: async () => {
-      const exited = new Promise((resolve) => child.once('exit', resolve))
-      child.kill('SIGTERM')
-      await exited
+      await child.stop()
       fs.rmSync(stateDir, { recursive: true, force: true })
     }
   }
