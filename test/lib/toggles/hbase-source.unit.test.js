@@ -19,6 +19,13 @@ function controlledStore (timeoutMs) {
   }
 }
 
+afterEach(() => jest.useRealTimers())
+// Fake timers: advance `ms`, then 1 ms more, since an immediate that a timer queues at the end of an advance runs in the next.
+const advanceAndTurn = async (ms) => {
+  await jest.advanceTimersByTimeAsync(ms)
+  await jest.advanceTimersByTimeAsync(1)
+}
+
 const row = (n) => ({ toggles: { n }, version: `v${n}`, timestamp: n })
 // Two event-loop turns: the read settles, then the source sends what queued behind it.
 const turn = async () => {
@@ -100,14 +107,16 @@ test('rows that fail while the rest of a multi-get is read fail alone: the break
 
 test('with lingerMs, ids asked for in separate turns within the wait go out in one multi-get', async () => {
   const { store, reads } = controlledStore(1500)
-  const source = createHBaseSource({ store, defaultConfig: {}, lingerMs: 30 })
+  jest.useFakeTimers()
+  const source = createHBaseSource({ store, defaultConfig: {}, lingerMs: 30, now: () => Date.now() })
   const lookups = [source.lookup('1')]
-  await turn()
+  await jest.advanceTimersByTimeAsync(10)
   expect(reads).toHaveLength(0) // the first id waits for company
   lookups.push(source.lookup('2'))
-  await turn()
+  await jest.advanceTimersByTimeAsync(19)
   lookups.push(source.lookup('3'))
-  await new Promise((resolve) => setTimeout(resolve, 60))
+  expect(reads).toHaveLength(0)
+  await advanceAndTurn(1)
   expect(reads).toHaveLength(1)
   expect(reads[0].ids).toEqual(['1', '2', '3'])
   reads[0].resolve([row(1), row(2), row(3)])
@@ -128,16 +137,18 @@ test('without lingerMs, ids asked for in separate turns go out in separate reads
 })
 
 test('background lookups wait refreshLingerMs and go in one multi-get, with the full deadline from when they are sent', async () => {
+  // Fake timers: the refresh wait is a real timer, and a real sleep past it races the setImmediate that sends the read.
+  jest.useFakeTimers()
   let clock = 0
   const { store, reads } = controlledStore(1500)
   const source = createHBaseSource({ store, defaultConfig: {}, refreshLingerMs: 30, now: () => clock })
   const lookups = [source.lookup('1', { background: true })]
-  await turn()
+  await jest.advanceTimersByTimeAsync(10)
   lookups.push(source.lookup('2', { background: true }))
-  await turn()
+  await jest.advanceTimersByTimeAsync(19)
   expect(reads).toHaveLength(0)
   clock = 30
-  await new Promise((resolve) => setTimeout(resolve, 60))
+  await advanceAndTurn(1)
   expect(reads.map((r) => [r.ids, r.timeoutMs])).toEqual([[['1', '2'], 1500]])
   reads[0].resolve([row(1), row(2)])
   expect((await Promise.all(lookups)).map((e) => e.json)).toEqual([1, 2].map((n) => JSON.stringify({ n })))
@@ -168,17 +179,18 @@ test('a lookup someone waits on takes the waiting background ones along at once;
 })
 
 test('background lookups left behind by a full read slot wait again when it frees, not one read each', async () => {
+  jest.useFakeTimers()
   const { store, reads } = controlledStore(1500)
   const source = createHBaseSource({ store, defaultConfig: {}, maxInFlight: 1, refreshLingerMs: 20 })
   const first = source.lookup('1')
-  await turn()
+  await jest.advanceTimersByTimeAsync(0)
   const later = ['2', '3'].map((id) => source.lookup(id, { background: true }))
   reads[0].resolve([row(1)])
   await first
-  await turn()
+  await jest.advanceTimersByTimeAsync(19)
   expect(reads).toHaveLength(1) // the slot freed; the background ones still wait out their linger
   const third = source.lookup('4', { background: true })
-  await new Promise((resolve) => setTimeout(resolve, 50))
+  await advanceAndTurn(1)
   expect(reads.map((r) => r.ids)).toEqual([['1'], ['2', '3', '4']])
   reads[1].resolve([row(2), row(3), row(4)])
   await Promise.all([...later, third])
