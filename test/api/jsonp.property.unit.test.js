@@ -15,13 +15,6 @@ const RUNS = { numRuns: 2000 }
 const LIMITS = { maxIdLength: 64, maxCallbackLength: 128 }
 const CONFIG = { html: '</script><script>alert(1)</script>', comment: '<!--', ls: 'a\u2028b', ps: 'c\u2029d', amp: 'a&b' }
 const CONFIG_JSON = serializeConfig(CONFIG)
-const IDENTIFIER_CHAR = /[A-Za-z0-9_$.]/
-// Every character the fixed error bodies are made of, other than letters, digits and spaces.
-const TEMPLATE_PUNCTUATION = new Set([...Object.values(ERRORS).flatMap((E) => [
-  renderError(new E(), { scriptContext: true }),
-  renderError(new E(), { scriptContext: false })
-]).join('')].filter((ch) => !/[A-Za-z0-9 ]/.test(ch)))
-
 // Arbitrary strings: graphemes from all of Unicode, raw code points including lone surrogates,
 // and a mix weighted towards what breaks out of scripts and query strings.
 const identifierChars = [...'abcxyzABCXYZ_$019.']
@@ -88,18 +81,16 @@ function expectScriptSafe (body) {
   expect(body).not.toMatch(/[<\u2028\u2029]/)
 }
 
-function expectRefusal (error, input) {
+function expectRefusal (error) {
   expect(error).toBeInstanceOf(ERRORS[error.code])
   expect(error.statusCode).toBe(400)
   for (const scriptContext of [true, false]) {
     const body = renderError(error, { callback: null, scriptContext })
-    // the body depends on the error code only
+    // Nothing reflected: the body is the one rendered for the code alone, without the input. (A
+    // substring search for the input would flag inputs that happen to be part of the fixed text.)
     expect(body).toBe(renderError(new ERRORS[error.code](), { scriptContext }))
     if (scriptContext) expectScriptSafe(body)
     else expect(JSON.parse(body).error.code).toBe(error.code)
-    const leaked = [...input].filter((ch) => !IDENTIFIER_CHAR.test(ch) && !TEMPLATE_PUNCTUATION.has(ch) && ch !== ' ' && body.includes(ch))
-    expect(leaked).toEqual([])
-    if (input.length >= 4 && !/^[A-Za-z0-9_$. ]*$/.test(input)) expect(body.includes(input)).toBe(false)
   }
 }
 
@@ -117,7 +108,7 @@ test('any callback: refused with a coded error, or a safe script that calls it o
     const sent = inQuery(input, how)
     const result = parseBeaconQuery('id=42&callback=' + sent.text + '&_=1', LIMITS)
     if (result.error) {
-      expectRefusal(result.error, input)
+      expectRefusal(result.error)
       return
     }
     expect(result.id).toBe('42')
@@ -134,7 +125,7 @@ test('any id: refused with a coded error, or a safe script carrying exactly that
     const sent = inQuery(input, how)
     const result = parseBeaconQuery('callback=EXAMPLE.process&id=' + sent.text, LIMITS)
     if (result.error) {
-      expectRefusal(result.error, input)
+      expectRefusal(result.error)
       return
     }
     expect(result.id).toMatch(/^[A-Za-z0-9_-]{1,64}$/)
