@@ -40,23 +40,24 @@ describe('traffic counters', () => {
   test('coalescing calls of one loop iteration share a socket write; a call that does not wait takes them along', async () => {
     await withServer(answerAll, async (conn) => {
       const kind = new KindTally()
-      const inTimers = (coalesce) => new Promise((resolve) => {
-        // Two timers due at once run in one timers phase, each its own callback (and tick).
+      const inOnePhase = (coalesce) => new Promise((resolve) => {
+        // Two immediates queued in one tick run in one check phase, each its own callback (and
+        // tick). Not two timers: each reads the clock when set, so they can fall in two phases.
         const calls = []
         const fire = () => calls.push(conn.call(Get, getRequest, 2000, kind, coalesce))
-        setTimeout(fire, 1)
-        setTimeout(() => {
+        setImmediate(fire)
+        setImmediate(() => {
           fire()
           resolve(Promise.all(calls))
-        }, 1)
+        })
       })
       const writes = () => conn._tally.socketWrites
-      await inTimers(false) // warm: the preamble and the first calls
+      await inOnePhase(false) // warm: the preamble and the first calls
       let before = writes()
-      await inTimers(false)
+      await inOnePhase(false)
       expect(writes() - before).toBe(2) // one write per tick
       before = writes()
-      await inTimers(true)
+      await inOnePhase(true)
       expect(writes() - before).toBe(1) // one for the iteration
       // A call that does not wait, in the tick after a coalescing one: both leave at that tick's end.
       before = writes()
