@@ -88,9 +88,11 @@ function costPer1k (cpuMs, requests) {
 
 /**
  * Attaches the server-side view of a run (from proc-sampler) to its summary: per role, CPU ms,
- * CPU ms per 1k requests and peak RSS (and the precise cpuUs, cpuSource when sampled).
+ * CPU ms per 1k requests and peak RSS (and the precise cpuUs, cpuSource, and how many processes
+ * were sampled, when the sampler had them).
  * @param {{ requests: number }} summary
- * @param {Record<string, { cpuMs: number|null, peakRssMiB: number|null, cpuUs?: number|null, cpuSource?: string|null }>} sampled
+ * @param {Record<string, { cpuMs: number|null, peakRssMiB: number|null, cpuUs?: number|null, cpuSource?: string|null,
+ *   processes?: number }>} sampled
  * @returns {object} summary with `server`
  */
 function withServerView (summary, sampled) {
@@ -99,6 +101,7 @@ function withServerView (summary, sampled) {
     server[role] = { cpuMs: s.cpuMs, cpuMsPer1k: costPer1k(s.cpuMs, summary.requests), peakRssMiB: s.peakRssMiB }
     // The same CPU to the µs where the sampler had it from the threads (proc-sampler.js).
     if (s.cpuUs !== undefined) Object.assign(server[role], { cpuUs: s.cpuUs, cpuSource: s.cpuSource })
+    if (s.processes !== undefined) server[role].processes = s.processes
   }
   return { ...summary, server }
 }
