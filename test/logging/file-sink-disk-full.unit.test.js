@@ -24,6 +24,10 @@ function logPath () {
 }
 
 const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms))
+// With fake timers: the sink's batching, its retry timer and the stand-in's writes run on them,
+// so a loaded machine cannot stretch a wait past what the test reads after it.
+const advance = (ms) => jest.advanceTimersByTimeAsync(ms)
+afterEach(() => jest.useRealTimers())
 
 function entry (i) {
   return accessEntry({
@@ -96,6 +100,7 @@ const balanced = (s) => s.accepted === s.written + s.pending + s.shed
 
 test('a full disk: lines wait within maxPendingLines, then are shed as disk_full; retried every retryMs; all written once the disk takes ' +
   'them', async () => {
+  jest.useFakeTimers()
   const dest = fakeDestination()
   const { sink, logged } = sinkOn(dest, { maxPendingLines: 500 })
   for (let i = 0; i < 100; i++) sink.write(entry(i))
@@ -108,7 +113,7 @@ test('a full disk: lines wait within maxPendingLines, then are shed as disk_full
   for (let round = 0; round < 20; round++) {
     for (let i = 0; i < 50; i++) sink.write(entry(n++))
     if (!balanced(sink.stats())) unbalanced.push(sink.stats())
-    await tick(5)
+    await advance(5)
   }
   let s = sink.stats()
   expect(unbalanced).toEqual([])
@@ -118,13 +123,13 @@ test('a full disk: lines wait within maxPendingLines, then are shed as disk_full
   expect(logged.filter((m) => /cannot be written/.test(m))).toHaveLength(1) // once, not per write
 
   const before = dest.attempts
-  await tick(300)
+  await advance(300)
   expect(dest.attempts - before).toBeGreaterThan(3) // retried...
   expect(dest.attempts - before).toBeLessThan(40) // ...every retryMs (20 ms), not in a loop
 
   dest.fault = null // space returns
   const started = Date.now()
-  while (sink.stats().pending > 0 && Date.now() - started < 5000) await tick(10)
+  while (sink.stats().pending > 0 && Date.now() - started < 5000) await advance(10) // fake time
   s = sink.stats()
   expect(s).toMatchObject({ accepted: 1100, written: 600, pending: 0, shed: 500, writeFailing: null })
   expect(dest.lines).toBe(600)
@@ -133,11 +138,12 @@ test('a full disk: lines wait within maxPendingLines, then are shed as disk_full
 })
 
 test('another I/O error is write_error; a disk merely slower than the lines is write_backlog', async () => {
+  jest.useFakeTimers()
   const failing = fakeDestination()
   failing.fault = 'EIO'
   const a = sinkOn(failing, { maxPendingLines: 10 }).sink
   for (let i = 0; i < 10; i++) a.write(entry(i))
-  await tick(30)
+  await advance(30)
   for (let i = 10; i < 15; i++) a.write(entry(i))
   expect(a.stats()).toMatchObject({ pending: 10, shed: 5, shedBy: { write_error: 5, disk_full: 0, write_backlog: 0 }, writeFailing: 'EIO' })
 
@@ -145,7 +151,7 @@ test('another I/O error is write_error; a disk merely slower than the lines is w
   slow.stalled = true
   const b = sinkOn(slow, { maxPendingLines: 10 }).sink
   for (let i = 0; i < 15; i++) b.write(entry(i))
-  await tick(30)
+  await advance(30)
   expect(b.stats()).toMatchObject({ pending: 10, shed: 5, shedBy: { write_backlog: 5, disk_full: 0, write_error: 0 }, writeFailing: null })
   await Promise.all([a.close({ timeoutMs: 100 }), b.close({ timeoutMs: 100 })])
 })
