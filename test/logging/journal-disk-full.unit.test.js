@@ -28,6 +28,7 @@ afterAll(async () => {
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
 })
 
+const RETRY_MS = 20
 const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms))
 
 async function until (what, predicate, timeoutMs = 10000) {
@@ -72,7 +73,7 @@ test('a full disk: whole records only on disk, the rest waits in memory within i
   'there is room', async () => {
   const dir = tempDir()
   const disk = createFaultyFs({ freeBytes: 1500 })
-  const journal = createJournal({ dir, writerId: 'full', fs: disk.io, retryMs: 20, maxBufferedLines: 100, maxWriteBytes: 400 })
+  const journal = createJournal({ dir, writerId: 'full', fs: disk.io, retryMs: RETRY_MS, maxBufferedLines: 100, maxWriteBytes: 400 })
   closers.push(() => journal.close().catch(() => {}))
   const line = (i) => formatRecord(`k${String(i).padStart(4, '0')}`, `{"i":${i},"pad":"${'x'.repeat(20)}"}`)
   let appended = 0
@@ -96,11 +97,12 @@ test('a full disk: whole records only on disk, the rest waits in memory within i
   while (journal.append(line(appended))) appended++
   expect(journal.bufferedLines()).toBe(100)
   expect(journal.refusalReason()).toBe('disk_full')
+  // Retried every retryMs, not in a busy loop: three more refused writes take at least two
+  // intervals. (Not a count in a fixed wait: a loaded machine runs timers late, not more often.)
   const retriesBefore = disk.state.refused
-  await tick(200)
-  // Retried every retryMs, not in a busy loop.
-  expect(disk.state.refused - retriesBefore).toBeGreaterThan(2)
-  expect(disk.state.refused - retriesBefore).toBeLessThan(30)
+  const waitStarted = Date.now()
+  await until('three more retries', () => disk.state.refused - retriesBefore >= 3)
+  expect(Date.now() - waitStarted).toBeGreaterThanOrEqual(2 * RETRY_MS - 2) // timers round to the ms
 
   disk.state.freeBytes = Infinity // space returns
   await until('the backlog written', () => journal.bufferedLines() === 0)

@@ -14,7 +14,16 @@ function tempDir () {
   dirs.push(dir)
   return dir
 }
-const settle = () => new Promise((resolve) => setTimeout(resolve, 50)) // unlink is async
+/**
+ * Waits (at most 5 s) until the files on disk are the WAL's own segments: the WAL drops a segment
+ * at once, and deletes its file asynchronously. Not a fixed wait: a loaded machine may take longer.
+ */
+async function settled (wal, dir) {
+  const started = Date.now()
+  while (journalFiles(dir).length !== wal.stats().walFiles && Date.now() - started < 5000) {
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
 
 afterAll(() => {
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
@@ -40,16 +49,16 @@ test('a segment goes away once it is sealed (by size or age) and all its entries
   const fourth = wal.append('k4', '{}')
   expect(journalFiles(dir)).toHaveLength(2)
   for (const s of first.slice(0, 2)) wal.done(s)
-  await settle()
+  await settled(wal, dir)
   expect(journalFiles(dir)).toHaveLength(2) // one entry of the sealed segment is still pending
   wal.done(first[2])
-  await settle()
+  await settled(wal, dir)
   expect(journalFiles(dir)).toHaveLength(1)
   wal.done(fourth)
-  await settle()
+  await settled(wal, dir)
   expect(journalFiles(dir)).toHaveLength(1) // the active segment stays until sealed
   await wal.close({ discard: true })
-  await settle()
+  await settled(wal, dir)
   expect(journalFiles(dir)).toHaveLength(0)
 })
 
@@ -59,7 +68,7 @@ test('segments older than segmentMaxAgeMs are sealed on the next append', async 
   wal.done(wal.append('a', '{}'))
   await new Promise((resolve) => setTimeout(resolve, 40))
   wal.append('b', '{}') // seals the first (all done: deleted) and opens a new one
-  await settle()
+  await settled(wal, dir)
   const files = journalFiles(dir)
   expect(files).toHaveLength(1)
   expect((await readRecords(files[0])).records.map((r) => r.key)).toEqual(['b'])
@@ -109,7 +118,7 @@ test('a disk that fills up mid-record: the partial record is cut back off, the a
   expect(ok).toBeGreaterThan(0)
   expect(failures).toBe(10 - ok)
   expect(wal.stats()).toMatchObject({ walAppended: ok, walErrors: failures })
-  await settle() // segments whose every append failed are deleted (asynchronously)
+  await settled(wal, dir) // segments whose every append failed are deleted (asynchronously)
   // Every byte on disk is a whole record: nothing for a replay to skip.
   let records = 0
   for (const file of journalFiles(dir)) {
