@@ -195,16 +195,17 @@ function stallsTable (rows) {
 }
 
 /** How the columns of stallsTable read, for the report. */
-const STALLS_LEGEND = 'Latency from the due time (as in the table below), then from the send (the server\'s and the network\'s ' +
-  'part, without the generator\'s own lateness on a shared core). ' +
-  'Answers over 50 ms as the generator timed them (from the due time); in brackets, those over 50 ms from ' +
-  'their send (the rest waited in the generator: its own loop, or behind a slow answer on their connection) and those that were ' +
-  'the first on their connection (its connect and the server\'s accept included). Then where a request could have waited ' +
-  'over the same step. Loops (the generator\'s, and each server process\'s: w1, w2, rollup): samples of a timer due every 10 ms that ran over ' +
-  '10 / over 50 ms late, the bucket bound of the longest, and for the hold-ups over 10 ms how much of them the process was busy ' +
-  '(its own work or GC) or waiting (the machine ran other processes). GC: pauses of all server processes, total, over 5 / over ' +
-  '50 ms, the longest. HBase: config lookups that waited for it (misses and the requests joined to them), then RPCs by method ' +
-  '(over 10 / over 50 ms; Multi holds access-log batches too).'
+const STALLS_LEGEND = 'Latency from the due time (as in the table below), then from the send (the server\'s and the ' +
+  'network\'s part, without the generator\'s own lateness on a shared core). Answers over 50 ms as the ' +
+  'generator timed them (from the due time); in brackets, those over 50 ms from their send (the rest ' +
+  'waited in the generator: its own loop, or behind a slow answer on their connection) and those that ' +
+  'were the first on their connection (its connect and the server\'s accept included). Then where a ' +
+  'request could have waited over the same step. Loops (the generator\'s, and each server process\'s: w1, ' +
+  'w2, rollup): samples of a timer due every 10 ms that ran over 10 / over 50 ms late, the bucket bound ' +
+  'of the longest, and for the hold-ups over 10 ms how much of them the process was busy (its own work ' +
+  'or GC) or waiting (the machine ran other processes). GC: pauses of all server processes, total, over ' +
+  '5 / over 50 ms, the longest. HBase: config lookups that waited for it (misses and the requests ' +
+  'joined to them), then RPCs by method (over 10 / over 50 ms; Multi holds access-log batches too).'
 
 function round (n, digits) {
   const f = 10 ** digits

@@ -7,6 +7,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { createWal } = require('../../logging/wal')
 const { createJournal, journalFiles, readRecords } = require('../../logging/journal')
+const { until } = require('../support/until')
 
 const dirs = []
 function tempDir () {
@@ -18,12 +19,8 @@ function tempDir () {
  * Waits (at most 5 s) until the files on disk are the WAL's own segments: the WAL drops a segment
  * at once, and deletes its file asynchronously. Not a fixed wait: a loaded machine may take longer.
  */
-async function settled (wal, dir) {
-  const started = Date.now()
-  while (journalFiles(dir).length !== wal.stats().walFiles && Date.now() - started < 5000) {
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
+const settled = (wal, dir) =>
+  until('the files on disk are the WAL\'s segments', () => journalFiles(dir).length === wal.stats().walFiles, 5000, 5)
 
 afterAll(() => {
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
