@@ -128,14 +128,16 @@ function createLogQueryRouter ({ logQuery, logger }) {
     try {
       const result = await logQuery.check(query)
       const marked = new Set(result.marked.map((m) => new Date(m).toISOString()))
-      const unexplained = result.differences.filter((d) => !marked.has(d.minute))
       res.set('Cache-Control', 'no-store').json({
-        exact: unexplained.length === 0,
+        exact: result.unmarkedDifferences === 0,
         from: new Date(query.from).toISOString(),
         to: new Date(query.to).toISOString(),
         minutes: result.minutes,
         rows: result.rows,
         marked: [...marked],
+        parked: result.parked.map((m) => new Date(m).toISOString()),
+        // Every difference is counted; the first ones are listed.
+        differenceCount: result.differenceCount,
         differences: result.differences.map((d) => ({ ...d, marked: marked.has(d.minute) })),
         ms: Date.now() - started
       })

@@ -24,6 +24,7 @@ const { createTrafficRouter } = require('./traffic')
 const { createMetrics } = require('./metrics')
 const { createPropagation } = require('./propagation')
 const { createReadiness } = require('./readiness')
+const { createParkedView } = require('../logging/rollup/read')
 const { createHttpServer, listen } = require('./http-server')
 const { startShutdownBudget } = require('./shutdown-budget')
 // The rollup job runs in a process of its own (server.js), built by its own root factory.
@@ -146,6 +147,7 @@ function createBeacon (settings, deps) {
     endpoints,
     sinks,
     retention: lifecycle && lifecycle.retention,
+    rollups: parkedView(settings, client.withKind('lifecycle')),
     closing: () => closing !== null
   })
   const adminServer = createHttpServer(createAdminApp({
@@ -319,6 +321,16 @@ function rollupSource (settings) {
   const spec = queriedLogSink(settings)
   if (!spec || spec.rollups === false || !spec.rollupTable) return null
   return { rollupTable: spec.rollupTable, logTable: spec.table, buckets: spec.buckets || 16 }
+}
+
+/**
+ * The parked minutes of that sink's rollups, for /readyz; null when it keeps none.
+ * @param {any} settings
+ * @param {import('../lib/hbase').HBaseClient} client
+ */
+function parkedView (settings, client) {
+  const source = rollupSource(settings)
+  return source ? createParkedView({ ...source, client, timeout: settings.hbase.operationTimeoutMs }) : null
 }
 
 /** Lets in-flight HBase calls finish within `ms`, then aborts what is left. */

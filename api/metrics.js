@@ -276,6 +276,13 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
       read: (s) => s.lagSeconds,
       aggregator: 'max'
     })
+    gaugeStats(register, rollers, {
+      name: 'beacon_access_rollup_parked_minutes',
+      help: 'Access-log rollups: marked minutes the rollup job failed to count too often and set aside (tried again hourly; later ' +
+        'minutes go on; `beacon log check` names them). Above 0 is an alarm',
+      read: (s) => s.parkedMinutes,
+      aggregator: 'max'
+    })
   }
 
   /**

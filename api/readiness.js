@@ -13,10 +13,12 @@
  * @param {Map<string, { stats: () => any, type?: string, maxQueue?: number, overload?: string }>} options.sinks
  * @param {{ describe: () => Promise<any> }|null} [options.retention] the queried access log's
  *   (logging/retention.js): shown beside the checks, never a reason to be unready
+ * @param {{ parked: () => Promise<number[]> }|null} [options.rollups] the queried access log's parked
+ *   minutes (logging/rollup/read.js createParkedView): a warning, never a reason to be unready
  * @param {() => boolean} options.closing
  * @returns {() => Promise<{ ready: boolean, checks: Record<string, string|number>, retention?: any }>}
  */
-function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, retention = null, closing }) {
+function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, retention = null, rollups = null, closing }) {
   return async function readiness () {
     /** @type {Record<string, string|number>} */
     const checks = {}
@@ -24,6 +26,7 @@ function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, retention =
     // Read beside the ping, from the cache most of the time (a master call a minute at most), and
     // never waited for longer than the ping: a load balancer's probe must not hang on the master.
     const described = retention ? withinMs(retention.describe(), pingTimeoutMs) : null
+    const parked = rollups ? withinMs(rollups.parked(), pingTimeoutMs) : null
     try {
       await client.ping({ timeout: pingTimeoutMs })
       checks.hbase = 'reachable'
@@ -49,9 +52,21 @@ function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, retention =
       else if (stats.state === 'down') check = `spilling to the journal (HBase not answering; ${stats.journalPending} pending)`
       checks[`accessLog.${name}`] = check
     }
+    if (parked) checks['accessLog.rollups'] = parkedCheck(await parked)
     const ready = (hbaseOk || cachedEntries > 0) && !saturated && !closing()
     return described ? { ready, checks, retention: await described } : { ready, checks }
   }
+}
+
+/**
+ * @param {number[]|{ error: string }} parked
+ * @returns {string} `ok`, or a warning that names the parked minutes
+ */
+function parkedCheck (parked) {
+  if (!Array.isArray(parked)) return `not read: ${parked.error}`
+  if (parked.length === 0) return 'ok'
+  const first = parked.slice(0, 3).map((m) => new Date(m).toISOString()).join(', ')
+  return `warning: ${parked.length} minute(s) parked, not counted (${first}${parked.length > 3 ? ', …' : ''}; see beacon log check)`
 }
 
 /**

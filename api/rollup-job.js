@@ -1,5 +1,6 @@
 'use strict'
 
+const path = require('node:path')
 const { createHBaseClient } = require('../lib/hbase')
 const { createRollers } = require('../logging')
 const { sinkSettingsInUse } = require('./endpoints')
@@ -44,7 +45,9 @@ function createRollupJob (settings, deps) {
     cellBlocks: true,
     onRpc: metrics.hooks.onRpc
   })
-  const rollers = createRollers(sinkSettingsInUse(settings), { client, logger, clock })
+  const { maxGroups, maxAttempts } = settings.rollupJob
+  const counting = { maxGroups, maxAttempts, spillDir: path.join(settings.stateDir, 'rollup-spill') }
+  const rollers = createRollers(sinkSettingsInUse(settings), { client, logger, clock, counting })
   metrics.watchRollers(rollers)
   metrics.watchHBaseTraffic(client)
   /** @type {Promise<void>|null} */

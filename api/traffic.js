@@ -1,8 +1,8 @@
 'use strict'
 
 const express = require('express')
-const { MINUTE_MS, minuteOf, parseGroup } = require('../logging/rollup/layout')
-const { markedMinutes, rolledMinutes } = require('../logging/rollup/read')
+const { MINUTE_MS, minuteOf, parseGroup, partitionOfId } = require('../logging/rollup/layout')
+const { markedMinutes, rolledMinutes, rolledGroups } = require('../logging/rollup/read')
 const { sendError } = require('./error-body')
 const { ERRORS } = require('../lib/errors')
 
@@ -48,8 +48,31 @@ function createTrafficRouter ({ client, source, now, timeoutMs }) {
       }
       minutes.push({ t: minute, endpoints })
     }
+    const top = await topIds(rollups, end - TOP_MINUTES * MINUTE_MS, end)
+    const pending = [...await markedMinutes(rollups, from, end)].sort((a, b) => a - b)
+    return { enabled: true, now: now(), logTable: source.logTable, from, to: end, minutes, pending, top }
+  }
+
+  /**
+   * The ids with most requests over [from, to), read partition by partition (an id's groups are
+   * all in one): once a partition is read its ids are complete, and only the best are kept, so
+   * a minute of a million new visitors costs a partition's share of them at once.
+   */
+  async function topIds (rollups, from, to) {
     const byId = new Map()
-    for await (const { groups } of rolledMinutes(rollups, end - TOP_MINUTES * MINUTE_MS, end)) {
+    let best = []
+    const keepBest = (partition) => {
+      for (const [id, row] of byId) {
+        if (partition !== null && partitionOfId(id) !== partition) continue
+        best.push(row)
+        byId.delete(id)
+      }
+      best = best.sort((a, b) => b.count - a.count || (a.id < b.id ? -1 : 1)).slice(0, TOP_IDS)
+    }
+    let open = -1
+    for await (const { partition, groups } of rolledGroups(rollups, from, to)) {
+      if (partition !== open && open >= 0) keepBest(open)
+      open = partition
       for (const [group, n] of groups) {
         const { endpoint, id } = parseGroup(group)
         if (id === '') continue
@@ -59,9 +82,8 @@ function createTrafficRouter ({ client, source, now, timeoutMs }) {
         row.endpoints[endpoint] = (row.endpoints[endpoint] || 0) + n
       }
     }
-    const top = [...byId.values()].sort((a, b) => b.count - a.count || (a.id < b.id ? -1 : 1)).slice(0, TOP_IDS)
-    const pending = [...await markedMinutes(rollups, from, end)].sort((a, b) => a - b)
-    return { enabled: true, now: now(), logTable: source.logTable, from, to: end, minutes, pending, top }
+    keepBest(null)
+    return best
   }
 
   router.get('/dashboard/traffic', (req, res) => {

@@ -300,16 +300,22 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
 }
 
 /**
- * @param {{ exact: boolean, from: string, to: string, minutes: number, rows: number, marked: string[],
+ * @param {{ exact: boolean, from: string, to: string, minutes: number, rows: number, marked: string[], parked?: string[],
+ *   differenceCount?: number,
  *   differences: Array<{ minute: string, group: string, raw: number, rollup: number, marked: boolean }> }} value
  * @returns {string}
  */
 function checkLines (value) {
   const lines = [`${value.exact ? 'exact' : 'DIFFERENT'}: ${value.minutes} minutes, ${value.rows} rows  ${value.from} .. ${value.to}` +
     (value.marked.length ? `; ${value.marked.length} minute(s) still being counted` : '')]
+  for (const minute of value.parked || []) {
+    lines.push(`  ${minute}  PARKED: the rollup job failed to count it too often; tried again hourly (see the app log)`)
+  }
   for (const d of value.differences) {
     lines.push(`  ${d.minute}  ${d.group}  raw ${d.raw}  rollup ${d.rollup}${d.marked ? '  (marked: being counted again)' : ''}`)
   }
+  const unlisted = (value.differenceCount ?? value.differences.length) - value.differences.length
+  if (unlisted > 0) lines.push(`  … and ${unlisted} more difference(s) (the first ${value.differences.length} are listed)`)
   return lines.join('\n')
 }
 

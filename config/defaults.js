@@ -121,7 +121,10 @@ const DEFAULTS = {
   shutdownTimeoutMs: 10000,
   // The rollup job's process (one per host, forked by the primary when a sink keeps rollups):
   // its V8 old-space cap, MiB (docs/access-log.md#rollups-exact-per-minute-counts-loggingrollup)
-  rollupJob: { maxOldSpaceMiB: 128 },
+  // maxGroups: groups of a minute it holds in memory at once (the rest wait in files of
+  // stateDir/rollup-spill); maxAttempts: attempts (over 5 minutes at least) before a minute that
+  // cannot be counted is parked, so that later minutes go on
+  rollupJob: { maxOldSpaceMiB: 128, maxGroups: 50000, maxAttempts: 5 },
   logLevel: 'info',
   adminToken: null, // from the environment only: secrets never live in the config file
   http: {
@@ -216,6 +219,7 @@ const ENV_VARS = [
   ['BEACON_WORKERS', 'workers', 'int'],
   ['BEACON_ACCEPT_CONNECTIONS', 'acceptConnections', 'string'],
   ['BEACON_ROLLUP_MAX_OLD_SPACE_MIB', 'rollupJob.maxOldSpaceMiB', 'int'],
+  ['BEACON_ROLLUP_MAX_GROUPS', 'rollupJob.maxGroups', 'int'],
   ['BEACON_STATE_DIR', 'stateDir', 'string'],
   ['BEACON_LOG_LEVEL', 'logLevel', 'string'],
   ['BEACON_ADMIN_TOKEN', 'adminToken', 'string'],

@@ -154,7 +154,7 @@ const schema = closed({
   acceptConnections: { enum: ['primary', 'workers'] },
   stateDir: str(),
   shutdownTimeoutMs: int(0),
-  rollupJob: closed({ maxOldSpaceMiB: int(16, 65536) }),
+  rollupJob: closed({ maxOldSpaceMiB: int(16, 65536), maxGroups: int(1000, 10000000), maxAttempts: int(1, 1000) }),
   logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
   adminToken: { type: ['string', 'null'], minLength: 1 },
   http: closed({

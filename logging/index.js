@@ -127,9 +127,12 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
  * @param {import('../lib/hbase').HBaseClient} context.client
  * @param {import('pino').Logger} [context.logger]
  * @param {{ now(): number }} [context.clock]
+ * @param {{ maxGroups?: number, maxAttempts?: number, spillDir?: string }} [context.counting] how a
+ *   minute is counted (rollup/roller.js): groups in memory, attempts before it is parked, where
+ *   the rest of the groups wait
  * @returns {Map<string, ReturnType<typeof createRoller>>} sink name → its roller
  */
-function createRollers (sinkSettings, { client, logger, clock }) {
+function createRollers (sinkSettings, { client, logger, clock, counting = {} }) {
   const rollers = new Map()
   for (const [name, spec] of Object.entries(sinkSettings)) {
     if (!spec || spec.type !== 'hbase' || spec.rollups === false) continue
@@ -139,6 +142,7 @@ function createRollers (sinkSettings, { client, logger, clock }) {
       rollupTable: spec.rollupTable || SINK_DEFAULTS.hbase.rollupTable,
       buckets: spec.buckets || 16,
       logger: logger && typeof logger.child === 'function' ? logger.child({ sink: name }) : logger,
+      ...counting,
       ...(clock ? { clock } : {})
     }))
   }

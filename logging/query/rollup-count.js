@@ -83,13 +83,15 @@ async function countFromRollups (source, rollups, query, options = {}) {
   const want = id !== undefined
     ? { groups: groupsOfId(endpoint !== undefined ? [endpoint] : rollups.endpoints, id) }
     : by === 'id' ? {} : { totals: true }
-  let rollupMinutes = 0
+  // A minute's groups may come in parts (a partition's row each): minutes are told once.
+  const fromRollups = new Set()
+  const fromScans = new Set()
   for await (const minute of exactMinutes(rollupSource, midFrom, midTo, { ...want, marked })) {
     if (options.signal && options.signal.aborted) throw options.signal.reason
     if (!covered.has(minute.minute)) continue // counted from its raw rows above (rolled up since)
-    if (minute.from === 'rollup') rollupMinutes++
+    if (minute.from === 'rollup') fromRollups.add(minute.minute)
     else {
-      scannedMinutes++
+      fromScans.add(minute.minute)
       rawFrom = Math.min(rawFrom, minute.minute)
     }
     for (const [qualifier, n] of minute.groups) {
@@ -103,6 +105,8 @@ async function countFromRollups (source, rollups, query, options = {}) {
       else if (by === 'minute') add(new Date(minute.minute).toISOString(), n)
     }
   }
+  const rollupMinutes = fromRollups.size
+  scannedMinutes += fromScans.size
   const result = { total, scanned, rollupMinutes, scannedMinutes, rawFrom: rawFrom === Infinity ? null : rawFrom }
   if (by !== undefined) {
     result.groups = [...groups].map(([key, count]) => ({ key, count }))

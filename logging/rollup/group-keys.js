@@ -184,4 +184,4 @@ function countsOfKeys (keys) {
   return { groups, totals }
 }
 
-module.exports = { groupKeyOfValue, groupOfKey, groupsOfKeys, countsOfKeys, UNREADABLE }
+module.exports = { groupKeyOfValue, groupOfKey, groupsOfKeys, countsOfKeys, qualifiersOf, OPEN_BRACKET, UNREADABLE }

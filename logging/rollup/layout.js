@@ -7,11 +7,25 @@
  *
  *   m/<log table>/<13-digit minute ms>   family r, one cell per mark: qualifier unique to the
  *                                        write that made it (`<writerId>.<seq>`), value empty
- *   c/<log table>/<13-digit minute ms>   family r, one cell per group: qualifier the group's
- *                                        JSON `[endpoint, id, class]`, value the exact count
+ *   g/<log table>/<pp>/<13-digit minute> family r, the counts of the groups whose id hashes to
+ *                                        partition pp (2 hex digits, partitionOfId()): one cell
+ *                                        per group, qualifier the group's JSON
+ *                                        `[endpoint, id, class]`, value the exact count
+ *   c/<log table>/<13-digit minute ms>   the same before partitions (a row for every group of
+ *                                        the minute): still read, summed with the g rows, and
+ *                                        deleted when its minute is counted again
  *   t/<log table>/<13-digit minute ms>   the same minute's totals over every id: qualifier
  *                                        `[endpoint, "*", class]` (totalsOf()) (a
  *                                        chart of a day reads a few cells a minute)
+ *   a/<log table>/<13-digit minute ms>   the attempts to count a marked minute: one cell per
+ *                                        attempt started, deleted once it is counted; a minute
+ *                                        with too many is parked (roller.js)
+ *
+ * Why partitions: a minute of new visitors has as many groups as views. Partitioned by id, no
+ * row holds more than a share of a minute's groups (HBase builds a row whole in a put), the job
+ * counts one partition at a time (./group-counter.js), and an id's counts are all in one row a
+ * minute, so a count of one id reads one partition, and a count by id adds up partitions whose
+ * ids no other partition has.
  *
  * Why this is exact: a count is never incremented. A writer marks a minute after HBase
  * acknowledged its rows (so a mark always follows the rows it stands for), and the roller
@@ -28,6 +42,10 @@ const ROLLUP_FAMILY = 'r'
 // Stored as the log is (../access-log-layout.js): its cells repeat their row key and JSON qualifiers.
 const ROLLUP_STORAGE = ACCESS_LOG_STORAGE
 const MINUTE_MS = 60000
+/** The cell of an attempts row that says its minute is parked (roller.js); the others are attempts. */
+const PARKED_QUALIFIER = 'parked'
+/** Partitions of a minute's groups (a power of two: partitionOfId masks). Fixed: a row's partition is its ids' for good. */
+const PARTITIONS = 64
 
 /** @param {number} ms @returns {number} the start of its minute */
 function minuteOf (ms) {
@@ -40,7 +58,7 @@ function pad (minute) {
 }
 
 /**
- * @param {'m'|'c'|'t'} kind marks, counts or totals
+ * @param {'m'|'c'|'t'|'a'} kind marks, counts before partitions, totals or attempts
  * @param {string} logTable
  * @param {number} minute minute start, epoch ms
  * @returns {string}
@@ -50,7 +68,35 @@ function rollupKey (kind, logTable, minute) {
 }
 
 /**
- * @param {string} key a rollupKey
+ * The key of one partition's counts of one minute.
+ * @param {string} logTable
+ * @param {number} partition 0..PARTITIONS-1
+ * @param {number} minute minute start, epoch ms
+ * @returns {string}
+ */
+function groupsKey (logTable, partition, minute) {
+  return `g/${logTable}/${partitionName(partition)}/${pad(minute)}`
+}
+
+/** @param {number} partition @returns {string} 2 hex digits */
+function partitionName (partition) {
+  return (partition < 16 ? '0' : '') + partition.toString(16)
+}
+
+/**
+ * The partition an id's groups are counted in: FNV-1a of its UTF-16 code units, masked. Part of
+ * the stored layout: never change it.
+ * @param {string} id '' for none
+ * @returns {number} 0..PARTITIONS-1
+ */
+function partitionOfId (id) {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193)
+  return (hash >>> 0) & (PARTITIONS - 1)
+}
+
+/**
+ * @param {string} key a rollupKey or groupsKey
  * @returns {number} its minute
  */
 function minuteOfRollupKey (key) {
@@ -118,7 +164,11 @@ module.exports = {
   ROLLUP_FAMILY,
   ROLLUP_STORAGE,
   MINUTE_MS,
+  PARTITIONS,
+  PARKED_QUALIFIER,
   CLASSES,
+  groupsKey,
+  partitionOfId,
   minuteOf,
   rollupKey,
   minuteOfRollupKey,

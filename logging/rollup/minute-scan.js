@@ -4,6 +4,7 @@ const { MINUTE_MS } = require('./layout')
 const { bucketRange } = require('../query/rows')
 const { COLUMN } = require('../query/match')
 const { groupKeyOfValue, groupsOfKeys, UNREADABLE } = require('./group-keys')
+const { createGroupCounter } = require('./group-counter')
 
 // The rollup job runs in a process of its own (server.js), so what it holds at once is its own
 // heap's business, capped by settings.rollupJob.maxOldSpaceMiB. One bucket at a time, 2,000 rows
@@ -20,9 +21,24 @@ const ROWS_PER_RPC = 2000
  * @param {{ logTable: string, buckets: number, minute: number, timeout?: number }} where
  * @returns {Promise<{ keys: Map<string, number>, rows: number }>}
  */
-async function countMinuteKeys (client, { logTable, buckets, minute, timeout }) {
+async function countMinuteKeys (client, where) {
   /** @type {Map<string, number>} */
   const keys = new Map()
+  const rows = await forEachKey(client, where, (key) => {
+    keys.set(key, (keys.get(key) || 0) + 1)
+    return null
+  })
+  return { keys, rows }
+}
+
+/**
+ * Reads one minute's raw rows, bucket by bucket, and hands on each row's group key.
+ * @param {Parameters<typeof countMinuteKeys>[0]} client
+ * @param {Parameters<typeof countMinuteKeys>[1]} where
+ * @param {(key: string) => Promise<void>|null} onKey a promise: waited for before the next row
+ * @returns {Promise<number>} rows read
+ */
+async function forEachKey (client, { logTable, buckets, minute, timeout }, onKey) {
   let rows = 0
   for (let bucket = 0; bucket < buckets; bucket++) {
     const { startRow, stopRow } = bucketRange(bucket, minute, minute + MINUTE_MS)
@@ -30,18 +46,39 @@ async function countMinuteKeys (client, { logTable, buckets, minute, timeout }) 
     for await (const batch of scan) {
       for (let i = 0; i < batch.length; i++) {
         const cell = batch[i].cells[0]
-        const key = groupKeyOfValue(cell && cell.value)
-        keys.set(key, (keys.get(key) || 0) + 1)
+        const wait = onKey(groupKeyOfValue(cell && cell.value))
+        if (wait) await wait
       }
       rows += batch.length
     }
   }
-  return { keys, rows }
+  return rows
+}
+
+/**
+ * Counts the raw rows of one minute by group in bounded memory (./group-counter.js): what the
+ * rollup job, `log check` and a count of a marked minute use. The caller reads
+ * `counter.partitions()`, then `counter.totals()`, and closes the counter.
+ * @param {Parameters<typeof countMinuteKeys>[0]} client
+ * @param {Parameters<typeof countMinuteKeys>[1]} where
+ * @param {{ maxGroups?: number, spillDir?: string }} [bound]
+ * @returns {Promise<{ counter: ReturnType<typeof createGroupCounter>, rows: number }>}
+ */
+async function countMinutePartitions (client, where, bound = {}) {
+  const counter = createGroupCounter(bound)
+  try {
+    const rows = await forEachKey(client, where, (key) => counter.add(key))
+    return { counter, rows }
+  } catch (err) {
+    await counter.close()
+    throw err
+  }
 }
 
 /**
  * Counts the raw rows of one minute by rollup group (layout.js rollupGroupOf), and their totals
- * over ids (layout.js totalsOf).
+ * over ids (layout.js totalsOf), every group in memory at once: for a minute known to be small
+ * (tests, benchmarks); the product counts through countMinutePartitions().
  * @param {Parameters<typeof countMinuteKeys>[0]} client
  * @param {Parameters<typeof countMinuteKeys>[1]} where
  * @returns {Promise<{ groups: Map<string, number>, totals: Map<string, number>, rows: number }>}
@@ -61,4 +98,4 @@ function rollupGroupOfRow (row) {
   return [...groupsOfKeys(new Map([[key, 1]])).groups.keys()][0]
 }
 
-module.exports = { countMinute, countMinuteKeys, rollupGroupOfRow, UNREADABLE }
+module.exports = { countMinute, countMinuteKeys, countMinutePartitions, rollupGroupOfRow, UNREADABLE }

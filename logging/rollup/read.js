@@ -1,7 +1,15 @@
 'use strict'
 
-const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, rollupKey, minuteOfRollupKey, totalsOf } = require('./layout')
-const { countMinute } = require('./minute-scan')
+const {
+  ROLLUP_FAMILY, MINUTE_MS, PARTITIONS, PARKED_QUALIFIER, minuteOf, rollupKey, groupsKey, minuteOfRollupKey, parseGroup, partitionOfId
+} = require('./layout')
+const { countMinutePartitions } = require('./minute-scan')
+
+// Bytes per scan answer at most, as HBase's own client asks: a row of many groups then comes in
+// parts (joined by the client), and the RegionServer never builds more than this for one answer.
+const RESULT_BYTES = 2 * 1024 * 1024
+// Differences a check lists (it counts them all).
+const MAX_DIFFERENCES = 1000
 
 /**
  * @typedef {object} RollupSource
@@ -60,23 +68,16 @@ async function coveredMinutes (source, from, to) {
 }
 
 /**
- * The rollup rows of [from, to), minute by minute, streamed: the counts by group, or the
- * totals by endpoint and class (layout.js).
+ * The rows of counts of one key range, streamed: each row's minute and its cells.
  * @param {RollupSource} source
- * @param {number} from minute
- * @param {number} to minute (excluded)
- * @param {'c'|'t'} [kind] counts (default) or totals
+ * @param {string} startRow
+ * @param {string} stopRow
  * @param {string[]} [columns] only these cells ("r:<group>"); default all
  * @returns {AsyncGenerator<{ minute: number, groups: Map<string, number> }>}
  */
-async function * rolledMinutes ({ client, rollupTable, logTable, timeout }, from, to, kind = 'c', columns) {
+async function * countRows ({ client, rollupTable, timeout }, startRow, stopRow, columns) {
   const select = columns ? { columns } : { families: [ROLLUP_FAMILY] }
-  for await (const row of client.scan(rollupTable, {
-    startRow: rollupKey(kind, logTable, from),
-    stopRow: rollupKey(kind, logTable, to),
-    ...select,
-    timeout
-  })) {
+  for await (const row of client.scan(rollupTable, { startRow, stopRow, ...select, maxResultSize: RESULT_BYTES, timeout })) {
     const groups = new Map()
     for (const cell of row.cells) groups.set(cell.qualifier, Number(cell.value.toString('utf8')))
     yield { minute: minuteOfRollupKey(row.row.toString('utf8')), groups }
@@ -84,12 +85,61 @@ async function * rolledMinutes ({ client, rollupTable, logTable, timeout }, from
 }
 
 /**
- * Exact per-minute counts of [from, to) (whole minutes): the rollups where a minute is counted
- * and not marked since, a scan of the raw rows where it is marked (counted again soon). What is
- * read of a rollup is what the question needs: the totals row (a few cells a minute) for counts
- * by endpoint and class, chosen groups (an id's, a few cells) or every group (one cell per id
- * seen in the minute: a count by id).
+ * The totals rows of [from, to), minute by minute (layout.js): counts by endpoint and class.
  * @param {RollupSource} source
+ * @param {number} from minute
+ * @param {number} to minute (excluded)
+ * @param {'t'} [kind] totals (the one kind read by minute; groups: rolledGroups())
+ * @returns {AsyncGenerator<{ minute: number, groups: Map<string, number> }>}
+ */
+async function * rolledMinutes (source, from, to, kind = 't') {
+  if (kind !== 't') throw new RangeError('rolledMinutes reads totals; groups are read with rolledGroups')
+  yield * countRows(source, rollupKey('t', source.logTable, from), rollupKey('t', source.logTable, to))
+}
+
+/**
+ * The counts by group of [from, to): first the rows from before partitions (partition -1), then
+ * partition after partition, each in minute order. A minute comes once per row that holds some
+ * of its groups; their groups never overlap but across the two layouts, which no minute has
+ * both of once counted again. The groups of one id are in one partition: rows of other
+ * partitions are not read when only some ids' groups are wanted.
+ * @param {RollupSource} source
+ * @param {number} from minute
+ * @param {number} to minute (excluded)
+ * @param {string[]|null} [groups] only these group qualifiers; default every group
+ * @returns {AsyncGenerator<{ minute: number, partition: number, groups: Map<string, number> }>}
+ */
+async function * rolledGroups (source, from, to, groups = null) {
+  const columns = groups ? groups.map((g) => `${ROLLUP_FAMILY}:${g}`) : undefined
+  const { logTable } = source
+  for await (const m of countRows(source, rollupKey('c', logTable, from), rollupKey('c', logTable, to), columns)) {
+    yield { ...m, partition: -1 }
+  }
+  for (const p of partitionsOf(groups)) {
+    for await (const m of countRows(source, groupsKey(logTable, p, from), groupsKey(logTable, p, to), columns)) {
+      yield { ...m, partition: p }
+    }
+  }
+}
+
+/**
+ * @param {string[]|null} groups
+ * @returns {number[]} the partitions that hold them, ascending (every one for null)
+ */
+function partitionsOf (groups) {
+  if (!groups) return Array.from({ length: PARTITIONS }, (_, p) => p)
+  return [...new Set(groups.map((g) => partitionOfId(parseGroup(g).id)))].sort((a, b) => a - b)
+}
+
+/**
+ * Exact counts of [from, to) (whole minutes): the rollups where a minute is counted and not
+ * marked since, a count of the raw rows where it is marked (counted again soon). What is read
+ * of a rollup is what the question needs: the totals row (a few cells a minute) for counts by
+ * endpoint and class, chosen groups (an id's: one partition's row a minute) or every group (a
+ * count by id). Totals come a minute at a time, in order; groups come in parts (a partition's
+ * row, or a part of a marked minute's count) whose groups never overlap, so a caller adds them
+ * up, and a minute may come more than once.
+ * @param {RollupSource & { maxGroups?: number, spillDir?: string }} source
  * @param {number} from minute
  * @param {number} to minute (excluded)
  * @param {{ totals?: boolean, groups?: string[]|null, marked?: Set<number> }} [want] totals: by
@@ -100,60 +150,173 @@ async function * rolledMinutes ({ client, rollupTable, logTable, timeout }, from
 async function * exactMinutes (source, from, to, { totals = false, groups = null, marked: known } = {}) {
   if (from % MINUTE_MS || to % MINUTE_MS) throw new RangeError('exactMinutes takes whole minutes')
   const marked = known || await markedMinutes(source, from, to)
-  const shape = (all) => {
-    if (totals) return totalsOf(all)
-    if (!groups) return all
-    return new Map(groups.filter((g) => all.has(g)).map((g) => [g, all.get(g)]))
+  const pending = [...marked].filter((m) => m >= from && m < to).sort((a, b) => a - b)
+  const wanted = groups ? new Set(groups) : null
+  /** The parts of a marked minute, counted from its raw rows. */
+  async function * scanned (minute) {
+    const { counter } = await countMinutePartitions(source.client, { ...source, minute }, source)
+    try {
+      for await (const part of counter.partitions()) {
+        if (totals) continue
+        const kept = wanted ? new Map([...part.groups].filter(([g]) => wanted.has(g))) : part.groups
+        if (kept.size) yield { minute, groups: kept, from: /** @type {const} */ ('scan') }
+      }
+      if (totals) yield { minute, groups: counter.totals(), from: /** @type {const} */ ('scan') }
+    } finally {
+      await counter.close()
+    }
   }
-  const scanned = async (minute) => ({
-    minute,
-    groups: shape((await countMinute(source.client, { ...source, minute })).groups),
-    from: /** @type {const} */ ('scan')
-  })
-  const pending = [...marked].sort((a, b) => a - b)
-  const rolled = rolledMinutes(
-    source,
-    from,
-    to,
-    totals ? 't' : 'c',
-    groups && !totals ? groups.map((g) => `${ROLLUP_FAMILY}:${g}`) : undefined
-  )
-  for await (const minute of rolled) {
-    while (pending.length && pending[0] < minute.minute) yield await scanned(pending.shift())
-    if (pending[0] === minute.minute) yield await scanned(pending.shift())
-    else yield { ...minute, from: /** @type {const} */ ('rollup') }
+  if (totals) {
+    for await (const minute of rolledMinutes(source, from, to, 't')) {
+      while (pending.length && pending[0] < minute.minute) yield * scanned(/** @type {number} */ (pending.shift()))
+      if (pending[0] === minute.minute) yield * scanned(/** @type {number} */ (pending.shift()))
+      else yield { ...minute, from: /** @type {const} */ ('rollup') }
+    }
+  } else {
+    for await (const row of rolledGroups(source, from, to, groups)) {
+      if (!marked.has(row.minute)) yield { minute: row.minute, groups: row.groups, from: /** @type {const} */ ('rollup') }
+    }
   }
-  while (pending.length) yield await scanned(pending.shift())
+  while (pending.length) yield * scanned(/** @type {number} */ (pending.shift()))
 }
 
 /**
- * Compares the rollups of [from, to) with a scan of the raw rows, minute by minute.
- * @param {RollupSource} source
+ * Compares the rollups of [from, to) with a count of the raw rows, minute by minute and
+ * partition by partition, in bounded memory: lists the first differences, counts them all.
+ * @param {RollupSource & { maxGroups?: number, spillDir?: string }} source
  * @param {number} from epoch ms (rounded down to its minute)
  * @param {number} to epoch ms (rounded up)
- * @returns {Promise<{ minutes: number, rows: number, marked: number[],
- *   differences: Array<{ minute: string, group: string, raw: number, rollup: number }> }>}
- *   marked: minutes not counted yet (their differences are expected until the roller gets there)
+ * @returns {Promise<{ minutes: number, rows: number, marked: number[], parked: number[], differenceCount: number,
+ *   unmarkedDifferences: number, differences: Array<{ minute: string, group: string, raw: number, rollup: number }> }>}
+ *   marked: minutes not counted yet (their differences are expected until the roller gets
+ *   there); parked: marked minutes the rollup job gave up on for now (roller.js)
  */
 async function checkRollups (source, from, to) {
   const first = minuteOf(from)
   const last = minuteOf(to + MINUTE_MS - 1)
   const marked = await markedMinutes(source, first, last)
-  const rolled = new Map()
-  for await (const { minute, groups } of rolledMinutes(source, first, last)) rolled.set(minute, groups)
+  const parked = await parkedMinutes(source, first, last)
   const differences = []
+  let differenceCount = 0
+  let unmarkedDifferences = 0
   let rows = 0
+  const differ = (minute, group, raw, rollup) => {
+    differenceCount++
+    if (!marked.has(minute)) unmarkedDifferences++
+    if (differences.length < MAX_DIFFERENCES) differences.push({ minute: new Date(minute).toISOString(), group, raw, rollup })
+  }
   for (let minute = first; minute < last; minute += MINUTE_MS) {
-    const raw = await countMinute(source.client, { ...source, minute })
-    rows += raw.rows
-    const counted = rolled.get(minute) || new Map()
-    for (const group of new Set([...raw.groups.keys(), ...counted.keys()])) {
-      const a = raw.groups.get(group) || 0
-      const b = counted.get(group) || 0
-      if (a !== b) differences.push({ minute: new Date(minute).toISOString(), group, raw: a, rollup: b })
+    const byPartition = await legacyCounts(source, minute)
+    const counted = await countMinutePartitions(source.client, { ...source, minute }, source)
+    rows += counted.rows
+    try {
+      let open = -1
+      /** @type {Map<string, number>} */
+      let rolled = new Map()
+      const finish = async (upTo) => {
+        for (; open < upTo; open++) {
+          for (const [group, n] of rolled) differ(minute, group, 0, n)
+          rolled = open + 1 < PARTITIONS ? await partitionCounts(source, open + 1, minute, byPartition) : new Map()
+        }
+      }
+      for await (const part of counted.counter.partitions()) {
+        await finish(part.partition)
+        for (const [group, n] of part.groups) {
+          const r = rolled.get(group) || 0
+          rolled.delete(group)
+          if (r !== n) differ(minute, group, n, r)
+        }
+      }
+      await finish(PARTITIONS)
+    } finally {
+      await counted.counter.close()
     }
   }
-  return { minutes: (last - first) / MINUTE_MS, rows, marked: [...marked].sort((a, b) => a - b), differences }
+  return {
+    minutes: (last - first) / MINUTE_MS,
+    rows,
+    marked: [...marked].sort((a, b) => a - b),
+    parked,
+    differenceCount,
+    unmarkedDifferences,
+    differences
+  }
 }
 
-module.exports = { markedMinutes, coveredMinutes, rolledMinutes, exactMinutes, checkRollups }
+/**
+ * A minute's counts from before partitions, by the partition their ids now hash to.
+ * @param {RollupSource} source
+ * @param {number} minute
+ * @returns {Promise<Map<number, Map<string, number>>>}
+ */
+async function legacyCounts (source, minute) {
+  const byPartition = new Map()
+  for await (const row of countRows(source, rollupKey('c', source.logTable, minute), rollupKey('c', source.logTable, minute + 1))) {
+    for (const [group, n] of row.groups) {
+      const p = partitionOfId(parseGroup(group).id)
+      if (!byPartition.has(p)) byPartition.set(p, new Map())
+      byPartition.get(p).set(group, n)
+    }
+  }
+  return byPartition
+}
+
+/**
+ * One partition's counts of one minute, those from before partitions added.
+ * @param {RollupSource} source
+ * @param {number} partition
+ * @param {number} minute
+ * @param {Map<number, Map<string, number>>} legacy legacyCounts()
+ * @returns {Promise<Map<string, number>>}
+ */
+async function partitionCounts (source, partition, minute, legacy) {
+  const groups = new Map(legacy.get(partition) || [])
+  const key = groupsKey(source.logTable, partition, minute)
+  for await (const row of countRows(source, key, key + '\0')) {
+    for (const [group, n] of row.groups) groups.set(group, (groups.get(group) || 0) + n)
+  }
+  return groups
+}
+
+/**
+ * The minutes of [from, to) the rollup job parked: marked minutes it failed to count too many
+ * times (roller.js), tried again now and then.
+ * @param {RollupSource} source
+ * @param {number} from minute
+ * @param {number} to minute (excluded)
+ * @returns {Promise<number[]>} ascending
+ */
+async function parkedMinutes ({ client, rollupTable, logTable, timeout }, from, to) {
+  const parked = []
+  for await (const row of client.scan(rollupTable, {
+    startRow: rollupKey('a', logTable, from),
+    stopRow: rollupKey('a', logTable, to),
+    columns: [`${ROLLUP_FAMILY}:${PARKED_QUALIFIER}`],
+    timeout
+  })) {
+    if (row.cells.length) parked.push(minuteOfRollupKey(row.row.toString('utf8')))
+  }
+  return parked
+}
+
+/**
+ * The parked minutes of one log, read at most once a minute: what `/readyz` shows.
+ * @param {RollupSource & { now?: () => number, maxAgeMs?: number }} source
+ * @returns {{ parked: () => Promise<number[]> }}
+ */
+function createParkedView ({ now = Date.now, maxAgeMs = MINUTE_MS, ...source }) {
+  /** @type {{ at: number, minutes: Promise<number[]> }|null} */
+  let cached = null
+  return {
+    parked () {
+      if (!cached || now() - cached.at >= maxAgeMs) {
+        const minutes = parkedMinutes(source, 0, 9999999999999 - MINUTE_MS)
+        cached = { at: now(), minutes }
+        minutes.catch(() => { if (cached && cached.minutes === minutes) cached = null })
+      }
+      return cached.minutes
+    }
+  }
+}
+
+module.exports = { createParkedView, markedMinutes, coveredMinutes, rolledMinutes, rolledGroups, exactMinutes, checkRollups, parkedMinutes }

@@ -1,8 +1,11 @@
 'use strict'
 
-const { ROLLUP_FAMILY, rollupKey, minuteOfRollupKey } = require('./layout')
-const { countMinuteKeys } = require('./minute-scan')
-const { countsOfKeys } = require('./group-keys')
+const { ROLLUP_FAMILY, PARTITIONS, rollupKey, groupsKey, minuteOfRollupKey } = require('./layout')
+const { countMinutePartitions } = require('./minute-scan')
+
+// Cells per write: a partition of a busy minute goes in several puts of one row (its cells add
+// up), and small partitions share one, so no request to HBase grows with the minute.
+const CELLS_PER_PUT = 5000
 
 /**
  * @typedef {object} RecountTarget
@@ -11,6 +14,8 @@ const { countsOfKeys } = require('./group-keys')
  * @property {string} rollupTable
  * @property {number} buckets the access log's salt buckets
  * @property {number} [timeout] ms per HBase call
+ * @property {number} [maxGroups] groups held in memory at once (./group-counter.js)
+ * @property {string} [spillDir] where the rest wait
  */
 
 /**
@@ -19,37 +24,59 @@ const { countsOfKeys } = require('./group-keys')
  * version, and the minute's previous counts are deleted up to the version before it, so a group
  * that has no rows any more (an id erased: ../erase.js) leaves no count behind, while counts a
  * later roller writes (from later marks, so a later version) stay whatever the order the writes
- * land in.
+ * land in. The row of counts from before partitions is deleted up to this version: nothing
+ * writes it any more.
  * @param {RecountTarget} target
  * @param {{ key: string, cells: Array<{ qualifier: string, timestamp: number }> }} marked the
  *   minute's mark row as read
  * @returns {Promise<number>} raw rows counted
  */
-async function recountMinute ({ client, logTable, rollupTable, buckets, timeout }, marked) {
+async function recountMinute ({ client, logTable, rollupTable, buckets, timeout, maxGroups, spillDir }, marked) {
   const minute = minuteOfRollupKey(marked.key)
   const version = Math.max(...marked.cells.map((c) => c.timestamp))
-  const { keys, rows } = await countMinuteKeys(client, { logTable, buckets, minute, timeout })
-  const { groups, totals: sums } = countsOfKeys(keys)
-  const counts = rollupKey('c', logTable, minute)
+  const { counter, rows } = await countMinutePartitions(client, { logTable, buckets, minute, timeout }, { maxGroups, spillDir })
   const totals = rollupKey('t', logTable, minute)
-  const cells = (of) => {
-    const list = Array.isArray(of) ? of : [...of]
-    const qualifiers = qualifierBytes(list)
-    return list.map(([, n], i) => ({ family: ROLLUP_FAMILY, qualifier: qualifiers[i], value: countBytes(n), timestamp: version }))
+  try {
+    const previous = Array.from({ length: PARTITIONS }, (_, p) => ({ row: groupsKey(logTable, p, minute), timestamp: version - 1 }))
+    previous.push({ row: totals, timestamp: version - 1 }, { row: rollupKey('c', logTable, minute), timestamp: version })
+    throwFirst(await client.multiDelete(rollupTable, previous, { timeout }))
+    /** @type {Array<{ row: string, cells: object[] }>} */
+    let puts = []
+    let cells = 0
+    const send = async () => {
+      if (puts.length) throwFirst(await client.multiPut(rollupTable, puts, { timeout }))
+      puts = []
+      cells = 0
+    }
+    for await (const { partition, groups } of counter.partitions()) {
+      const list = [...groups]
+      for (let at = 0; at < list.length; at += CELLS_PER_PUT) {
+        const part = list.slice(at, at + CELLS_PER_PUT)
+        if (cells + part.length > CELLS_PER_PUT) await send()
+        puts.push({ row: groupsKey(logTable, partition, minute), cells: countCells(part, version) })
+        cells += part.length
+      }
+    }
+    const sums = [...counter.totals()]
+    if (sums.length) puts.push({ row: totals, cells: countCells(sums, version) })
+    await send()
+  } finally {
+    await counter.close()
   }
-  await Promise.all([
-    client.multiDelete(rollupTable, [{ row: counts, timestamp: version - 1 }, { row: totals, timestamp: version - 1 }], { timeout })
-      .then(throwFirst),
-    groups.length > 0
-      ? client.multiPut(rollupTable, [{ row: counts, cells: cells(groups) }, { row: totals, cells: cells(sums) }], { timeout })
-        .then(throwFirst)
-      : null
-  ])
   await client.delete(rollupTable, marked.key, {
     columns: marked.cells.map((c) => `${ROLLUP_FAMILY}:${c.qualifier}`),
     timeout
   })
   return rows
+}
+
+/**
+ * @param {Array<[string, number]>} counts qualifier → rows
+ * @param {number} version
+ */
+function countCells (counts, version) {
+  const qualifiers = qualifierBytes(counts)
+  return counts.map(([, n], i) => ({ family: ROLLUP_FAMILY, qualifier: qualifiers[i], value: countBytes(n), timestamp: version }))
 }
 
 /**

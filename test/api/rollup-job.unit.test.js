@@ -14,7 +14,9 @@ test('a rollup process when a sink in use keeps rollups (the default), none when
 })
 
 test('its heap cap: 128 MiB by default, BEACON_ROLLUP_MAX_OLD_SPACE_MIB, at least 16', () => {
-  expect(load({}).rollupJob).toEqual({ maxOldSpaceMiB: 128 })
-  expect(load({ BEACON_ROLLUP_MAX_OLD_SPACE_MIB: '256' }).rollupJob).toEqual({ maxOldSpaceMiB: 256 })
+  expect(load({}).rollupJob).toEqual({ maxOldSpaceMiB: 128, maxGroups: 50000, maxAttempts: 5 })
+  expect(load({ BEACON_ROLLUP_MAX_OLD_SPACE_MIB: '256' }).rollupJob.maxOldSpaceMiB).toBe(256)
+  expect(load({ BEACON_ROLLUP_MAX_GROUPS: '200000' }).rollupJob.maxGroups).toBe(200000)
+  expect(() => load({ BEACON_ROLLUP_MAX_GROUPS: '10' })).toThrow(/maxGroups/)
   expect(() => load({ BEACON_ROLLUP_MAX_OLD_SPACE_MIB: '8' })).toThrow(/maxOldSpaceMiB/)
 })

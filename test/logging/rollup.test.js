@@ -15,7 +15,7 @@ const { accessLogSplitKeys, ACCESS_LOG_FAMILY } = require('../../logging/access-
 const { accessEntry } = require('../../logging/access-entry')
 const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, rollupGroupOf, parseGroup, totalsOf, groupsOfId } = require('../../logging/rollup/layout')
 const { createRoller } = require('../../logging/rollup/roller')
-const { checkRollups, exactMinutes, markedMinutes, rolledMinutes } = require('../../logging/rollup/read')
+const { checkRollups, exactMinutes, markedMinutes, parkedMinutes, rolledMinutes } = require('../../logging/rollup/read')
 const { createLogQuery } = require('../../logging/query')
 
 const BUCKETS = 16
@@ -92,8 +92,11 @@ function tally (list, into = new Map()) {
 
 async function rolledUp (table, from, to, want) {
   const got = new Map()
+  // A minute's groups may come in parts (a partition's row each): added up.
   for await (const m of exactMinutes({ client, rollupTable, logTable: table, buckets: BUCKETS }, from, to, want)) {
-    got.set(m.minute, { groups: m.groups, from: m.from })
+    const seen = got.get(m.minute) || { groups: new Map(), from: m.from }
+    for (const [group, n] of m.groups) seen.groups.set(group, (seen.groups.get(group) || 0) + n)
+    got.set(m.minute, seen)
   }
   return got
 }
@@ -311,4 +314,65 @@ test('minutes the rollups do not cover (rows a writer with rollups off wrote) ar
     expect([rolled.rollupMinutes, rolled.scannedMinutes]).toEqual([1, 4])
   }
   expect((await query.count({ from: base, to: base + 5 * MINUTE_MS })).total).toBe(first.length + later.length)
+})
+
+test('a minute that cannot be counted is parked and does not hold up later ones; tried again later, it is counted', async () => {
+  const table = await logTable()
+  const sink = sinkFor(table)
+  const base = minuteOf(Date.now()) - 5 * MINUTE_MS
+  const written = entries(1500, base)
+  for (const e of written) sink.write(e)
+  await sink.flush()
+  const source = { client, rollupTable, logTable: table, buckets: BUCKETS }
+  const [first, ...later] = [...await markedMinutes(source, base, base + 3 * MINUTE_MS)].sort((a, b) => a - b)
+  expect(later).toHaveLength(2)
+  // The real client, but every scan of the first minute's raw rows fails, as one too big to count did.
+  let broken = true
+  const failing = Object.create(client)
+  failing.scanBatches = (name, opts) => {
+    const from = Number(String(opts.startRow).slice(2, 15))
+    if (broken && name === table && from >= first && from < first + MINUTE_MS) {
+      throw Object.assign(new Error('injected: too big'), { code: 'E_BIG' })
+    }
+    return client.scanBatches(name, opts)
+  }
+  let now = Date.now()
+  const job = createRoller({
+    client: failing,
+    logTable: table,
+    rollupTable,
+    buckets: BUCKETS,
+    settleMs: 0,
+    clock: { now: () => now },
+    maxAttempts: 3,
+    parkAfterMs: 2 * MINUTE_MS
+  })
+  // Its first failure does not stop the later minutes.
+  expect(await job.runOnce()).toBe(2)
+  expect(job.stats()).toMatchObject({ minutesRolled: 2, errors: 1, lastError: 'E_BIG', parkedMinutes: 0 })
+  expect([...await markedMinutes(source, base, base + 3 * MINUTE_MS)]).toEqual([first])
+  // A process that died counting it left an attempt, as every attempt does before it starts.
+  now += MINUTE_MS
+  const dead = { family: ROLLUP_FAMILY, qualifier: 'try.dead.0', value: '', timestamp: now }
+  await client.put(rollupTable, `a/${table}/${String(first).padStart(13, '0')}`, [dead])
+  expect(await job.runOnce()).toBe(0)
+  expect(job.stats().parkedMinutes).toBe(0) // 3 attempts, but within 2 minutes: not yet
+  expect(await parkedMinutes(source, base, base + 3 * MINUTE_MS)).toEqual([])
+  now += 2 * MINUTE_MS
+  expect(await job.runOnce()).toBe(0)
+  expect(job.stats().parkedMinutes).toBe(1)
+  expect(await parkedMinutes(source, base, base + 3 * MINUTE_MS)).toEqual([first])
+  const check = await checkRollups(source, base, base + 3 * MINUTE_MS)
+  expect(check).toMatchObject({ parked: [first], marked: [first], unmarkedDifferences: 0 })
+  expect(check.differenceCount).toBeGreaterThan(0)
+  // Parked: left alone (no attempt) until an hour after its last attempt, even once it could be counted.
+  broken = false
+  now += 30 * MINUTE_MS
+  expect(await job.runOnce()).toBe(0)
+  now += 31 * MINUTE_MS
+  expect(await job.runOnce()).toBe(1)
+  expect(job.stats()).toMatchObject({ parkedMinutes: 0, lastError: null })
+  expect(await parkedMinutes(source, base, base + 3 * MINUTE_MS)).toEqual([])
+  expect(await checkRollups(source, base, base + 3 * MINUTE_MS)).toMatchObject({ rows: 1500, marked: [], parked: [], differenceCount: 0 })
+  expectCounts(await rolledUp(table, base, base + 3 * MINUTE_MS), tally(written))
 })
