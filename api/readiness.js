@@ -52,7 +52,7 @@ function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, retention =
       else if (stats.state === 'down') check = `spilling to the journal (HBase not answering; ${stats.journalPending} pending)`
       checks[`accessLog.${name}`] = check
     }
-    if (parked) checks['accessLog.rollups'] = parkedCheck(await parked)
+    if (parked) checks.rollups = parkedCheck(await parked)
     const ready = (hbaseOk || cachedEntries > 0) && !saturated && !closing()
     return described ? { ready, checks, retention: await described } : { ready, checks }
   }

@@ -87,3 +87,25 @@ test('/metrics: shed by reason, entries waiting in memory for the journal, the f
   expect(value(text, 'beacon_access_log_write_failing{sink="hbase"}')).toBe(0)
   expect(value(text, 'beacon_access_log_entries_total{sink="hbase",state="corrupt"}')).toBe(4)
 })
+
+test('/readyz: parked rollup minutes are a warning that names them, never a reason to be unready', async () => {
+  const check = (parked) => createReadiness({
+    client: { ping: async () => {} },
+    pingTimeoutMs: 100,
+    endpoints: new Map(),
+    sinks: new Map(),
+    rollups: { parked },
+    closing: () => false
+  })()
+  expect(await check(async () => [])).toMatchObject({ ready: true, checks: { rollups: 'ok' } })
+  const minutes = [0, 60000, 120000, 180000]
+  expect(await check(async () => minutes)).toMatchObject({
+    ready: true,
+    checks: {
+      rollups: 'warning: 4 minute(s) parked, not counted (1970-01-01T00:00:00.000Z, 1970-01-01T00:01:00.000Z, ' +
+        '1970-01-01T00:02:00.000Z, …; see beacon log check)'
+    }
+  })
+  const unread = await check(async () => { throw Object.assign(new Error('down'), { code: 'HBASE_CONNECTION' }) })
+  expect(unread).toMatchObject({ ready: true, checks: { rollups: 'not read: HBASE_CONNECTION' } })
+})

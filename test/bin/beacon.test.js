@@ -148,7 +148,7 @@ test('status: one line per check, no token needed; --json; --url and ADMIN_PORT 
   expect(lines[0]).toBe(`ready  ${app.adminUrl}`)
   const retention = lines.indexOf('  retention')
   const checks = lines.slice(1, retention).map((l) => l.trim().split(/\s+/)[0]).sort()
-  expect(checks).toEqual(['accessLog.file', 'accessLog.hbase', 'cachedConfigs', 'hbase'])
+  expect(checks).toEqual(['accessLog.file', 'accessLog.hbase', 'cachedConfigs', 'hbase', 'rollups'])
   // After the checks, how long the access log is kept (the test's table has no TTL).
   expect(lines.slice(retention + 1)).toEqual([
     expect.stringMatching(/^ {4}t_alog_\S+ +forever {2}\(the settings say 90d: beacon log retention --set… applies it\)$/),

@@ -117,7 +117,7 @@ async function expectHBaseServes () {
     expect(res.status).toBe(200)
   }
   const ready = await request(`http://127.0.0.1:${ports[1]}/readyz`)
-  expect(JSON.parse(ready.body).checks).toMatchObject({ hbase: 'reachable', 'accessLog.rollups': 'ok' })
+  expect(JSON.parse(ready.body).checks).toMatchObject({ hbase: 'reachable', rollups: 'ok' })
 }
 
 /** The minute, counted both ways and from the rollups: exact, every row. */
