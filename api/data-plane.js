@@ -6,6 +6,7 @@ const { ERRORS } = require('../lib/errors')
 const { isPreflight } = require('./cors')
 const { createViews, createLookupWarning } = require('./view')
 const { matchOfrepRoute } = require('./ofrep/routes')
+const { OFREP_ERRORS } = require('./ofrep/errors')
 
 const JS_TYPE = contentType(true)
 const JSON_TYPE = contentType(false)
@@ -16,7 +17,12 @@ const FAIL = Object.freeze({
   ENDPOINT_DISABLED: Object.freeze(new ERRORS.ENDPOINT_DISABLED()),
   CALLBACK_NOT_ALLOWED: Object.freeze(new ERRORS.CALLBACK_NOT_ALLOWED()),
   ORIGIN_NOT_ALLOWED: Object.freeze(new ERRORS.ORIGIN_NOT_ALLOWED()),
-  CONFIG_UNAVAILABLE: Object.freeze(new ERRORS.CONFIG_UNAVAILABLE())
+  CONFIG_UNAVAILABLE: Object.freeze(new ERRORS.CONFIG_UNAVAILABLE()),
+  RATE_LIMITED: Object.freeze(new ERRORS.RATE_LIMITED())
+})
+const OFREP_RATE_LIMITED = JSON.stringify({
+  errorCode: OFREP_ERRORS.RATE_LIMITED.errorCode,
+  errorDetails: OFREP_ERRORS.RATE_LIMITED.errorDetails
 })
 
 /**
@@ -45,13 +51,43 @@ const FAIL = Object.freeze({
  * @param {(endpoint: string, status: number, seconds: number) => void} [options.onResponse] metrics hook
  * @param {(endpoint: string, outcome: string) => void} [options.onCors] metrics hook: allowed,
  *   denied, preflight, preflight_denied
+ * @param {{ limiters: Map<string, import('./rate-limit').RateLimiter>, clientOf: (req: any) => string }} [options.rateLimits]
+ *   per-client limits by endpoint name (api/rate-limit.js); a request past its client's share is
+ *   answered 429 before anything else is read of it, and is no view (no access-log entry)
+ * @param {(endpoint: string) => void} [options.onRateLimited] metrics hook
  * @param {{ warn: Function }} [options.logger]
  * @returns {(req: import('http').IncomingMessage, res: import('http').ServerResponse) => void}
  */
 function createDataPlane ({
   endpoints, limits, maxUrlLength, fallback, eventRoutes = new Map(), handleEvents, ofrepRoutes = new Map(), handleOfrep,
-  onResponse, onCors, logger
+  onResponse, onCors, rateLimits, onRateLimited, logger
 }) {
+  const limiters = rateLimits && rateLimits.limiters.size > 0 ? rateLimits.limiters : null
+
+  /**
+   * Answers 429 when the request's client is past its share of this endpoint.
+   * @param {string} name the endpoint's
+   * @param {'jsonp'|'json'|'ofrep'} kind what body the refusal takes
+   * @returns {boolean} refused
+   */
+  function limited (name, req, res, kind) {
+    const limiter = limiters.get(name)
+    if (limiter === undefined) return false
+    const wait = limiter.take(rateLimits.clientOf(req))
+    if (wait === 0) return false
+    if (onRateLimited) onRateLimited(name)
+    const body = kind === 'ofrep' ? OFREP_RATE_LIMITED : renderError(FAIL.RATE_LIMITED, { scriptContext: kind === 'jsonp' })
+    res.writeHead(429, {
+      'Content-Type': kind === 'jsonp' ? JS_TYPE : JSON_TYPE,
+      'Content-Length': Buffer.byteLength(body),
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-store',
+      'Retry-After': String(wait)
+    })
+    res.end(req.method === 'HEAD' ? undefined : body)
+    return true
+  }
+
   const warnLookupFailure = createLookupWarning(logger)
   // An OFREP evaluation is a view of the same id: written, logged and counted the same way.
   const { finish } = createViews({ onResponse, onCors })
@@ -111,9 +147,13 @@ function createDataPlane ({
     if (endpoint === undefined) {
       const route = eventRoutes.get(path)
       const ofrep = route === undefined && ofrepRoutes.size > 0 ? matchOfrepRoute(ofrepRoutes, path) : null
-      if (route !== undefined) handleEvents(route, req, res)
-      else if (ofrep !== null) handleOfrep(ofrep, req, res)
-      else fallback(req, res)
+      if (route !== undefined) {
+        if (limiters === null || !limited(route.endpoint.name, req, res, 'json')) handleEvents(route, req, res)
+      } else if (ofrep !== null) {
+        if (limiters === null || !limited(ofrep.route.name, req, res, 'ofrep')) handleOfrep(ofrep, req, res)
+      } else {
+        fallback(req, res)
+      }
       return
     }
     const started = performance.now()
@@ -121,6 +161,7 @@ function createDataPlane ({
     // A script tag context is assumed whenever a callback param was sent, even an invalid one,
     // so the error body is JavaScript the page can load without a syntax error.
     const scriptContext = query.includes('callback')
+    if (limiters !== null && limited(endpoint.name, req, res, scriptContext ? 'jsonp' : 'json')) return
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       if (endpoint.cors && isPreflight(req)) preflight(endpoint, req, res)
       else fail(endpoint, req, res, started, FAIL.METHOD_NOT_ALLOWED, null, scriptContext, null)

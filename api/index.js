@@ -7,6 +7,7 @@ const { createSinkPolicies, needsHashKeys, createHashKeys } = require('../loggin
 const { createHashSecretSource, loadHashSecret } = require('../lib/toggles/hash-secret')
 const { buildEndpoints, buildEventRoutes, sinkSettingsInUse } = require('./endpoints')
 const { createDataPlane } = require('./data-plane')
+const { createRateLimits } = require('./rate-limit')
 const { createEventHandler } = require('./events')
 const { buildOfrepRoutes } = require('./ofrep/routes')
 const { createOfrepHandler } = require('./ofrep/handler')
@@ -131,6 +132,8 @@ function createBeacon (settings, deps) {
     }),
     onResponse: hooks.onResponse,
     onCors: hooks.onCors,
+    rateLimits: createRateLimits(settings),
+    onRateLimited: hooks.onRateLimited,
     logger
   }), settings.http)
 

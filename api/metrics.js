@@ -79,6 +79,11 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     registers: [register]
   })
 
+  // Registered at the first refusal: a host without limits has no family without samples.
+  /** @type {import('prom-client').Counter|null} */
+  let rateLimited = null
+  const rateLimitedChildren = new Map()
+
   // Registered by declareBrowserPaths, only when some endpoint declares cors or events: a family
   // without samples would be noise.
   let corsOutcomes = null
@@ -129,6 +134,19 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     /** @param {string} endpoint @param {string} outcome */
     onCacheOutcome (endpoint, outcome) {
       series(cacheChildren, cacheOutcomes, endpoint, outcome, endpointOutcome).inc()
+    },
+    /** @param {string} endpoint */
+    onRateLimited (endpoint) {
+      rateLimited ??= new client.Counter({
+        name: 'beacon_rate_limited_total',
+        help: 'Public-port requests refused with 429: their client was past its share of the endpoint (api/rate-limit.js); ' +
+          'no access-log entry',
+        labelNames: ['endpoint'],
+        registers: [register]
+      })
+      let c = rateLimitedChildren.get(endpoint)
+      if (c === undefined) rateLimitedChildren.set(endpoint, (c = rateLimited.labels({ endpoint })))
+      c.inc()
     },
     /** @param {string} endpoint @param {string} outcome */
     onCors (endpoint, outcome) {

@@ -125,6 +125,11 @@ const DEFAULTS = {
   // stateDir/rollup-spill); maxAttempts: attempts (over 5 minutes at least) before a minute that
   // cannot be counted is parked, so that later minutes go on
   rollupJob: { maxOldSpaceMiB: 128, maxGroups: 50000, maxAttempts: 5 },
+  // Per-client limits on the public port (api/rate-limit.js): a token bucket per client address
+  // (IPv6: its /64) and endpoint, in each worker; an endpoint's own `rateLimit` wins. perSecond 0:
+  // off. burst 0: twice perSecond. trustedProxies: peers whose X-Forwarded-For names the client.
+  // maxClients: the buckets a worker keeps at most (docs/configuration.md#rate-limits).
+  rateLimit: { perSecond: 0, burst: 0, maxClients: 100000, trustedProxies: [] },
   logLevel: 'info',
   adminToken: null, // from the environment only: secrets never live in the config file
   http: {
@@ -220,6 +225,9 @@ const ENV_VARS = [
   ['BEACON_ACCEPT_CONNECTIONS', 'acceptConnections', 'string'],
   ['BEACON_ROLLUP_MAX_OLD_SPACE_MIB', 'rollupJob.maxOldSpaceMiB', 'int'],
   ['BEACON_ROLLUP_MAX_GROUPS', 'rollupJob.maxGroups', 'int'],
+  // <per second>[:<burst>] for every endpoint; 0 = off
+  ['BEACON_RATE_LIMIT', 'rateLimit', 'rate'],
+  ['BEACON_TRUSTED_PROXIES', 'rateLimit.trustedProxies', 'list'],
   ['BEACON_STATE_DIR', 'stateDir', 'string'],
   ['BEACON_LOG_LEVEL', 'logLevel', 'string'],
   ['BEACON_ADMIN_TOKEN', 'adminToken', 'string'],

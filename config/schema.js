@@ -141,7 +141,8 @@ const endpoint = closed({
   },
   cors,
   events,
-  ofrep
+  ofrep,
+  rateLimit: closed({ perSecond: int(0, 1000000), burst: int(0, 10000000) }, [])
 }, ['source', 'defaultConfig', 'cache', 'accessLog', 'cacheControl', 'enabled'])
 
 /** The settings schema. */
@@ -155,6 +156,16 @@ const schema = closed({
   stateDir: str(),
   shutdownTimeoutMs: int(0),
   rollupJob: closed({ maxOldSpaceMiB: int(16, 65536), maxGroups: int(1000, 10000000), maxAttempts: int(1, 1000) }),
+  rateLimit: closed({
+    perSecond: int(0, 1000000),
+    burst: int(0, 10000000),
+    maxClients: int(100, 10000000),
+    trustedProxies: {
+      type: 'array',
+      items: str({ pattern: '^[0-9A-Fa-f:.]{2,45}$', description: 'an IPv4 or IPv6 address' }),
+      uniqueItems: true
+    }
+  }),
   logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
   adminToken: { type: ['string', 'null'], minLength: 1 },
   http: closed({

@@ -65,6 +65,8 @@ const ERRORS = Object.freeze({
   // The Allow header names the methods of the path (GET, HEAD on an endpoint; POST on its events).
   METHOD_NOT_ALLOWED: createError('METHOD_NOT_ALLOWED', 'this method is not allowed here: see the Allow header', 405),
   NOT_FOUND: createError('NOT_FOUND', 'no such endpoint', 404),
+  // One client past its share (api/rate-limit.js): Retry-After says when a token is back.
+  RATE_LIMITED: createError('RATE_LIMITED', 'too many requests from this address: retry after the Retry-After seconds', 429),
   // 404, not 503: switching an endpoint off is a deliberate config decision, not an outage. A 503
   // tells clients and load balancers to retry (we add Retry-After to 503s) and pages on-call; a
   // disabled endpoint will not come back by retrying. The distinct code still tells it apart

@@ -73,6 +73,9 @@ const OFREP_ERRORS = Object.freeze({
   API_KEY_WRONG: ofrepError('API_KEY_WRONG', 403, 'GENERAL', 'this API key is not valid for this endpoint'),
   // Integer seconds: the JS providers read Retry-After with parseInt first, so a date would be
   // taken for a number of seconds.
+  // The one back-off signal both released OFREP providers honour: a 429 with Retry-After (added
+  // by the data plane, in whole seconds).
+  RATE_LIMITED: ofrepError('RATE_LIMITED', 429, 'GENERAL', 'too many requests from this address: retry after the Retry-After seconds'),
   CONFIG_UNAVAILABLE: ofrepError(
     'CONFIG_UNAVAILABLE', 503, 'GENERAL', 'the configuration store is unavailable; retry shortly', { 'Retry-After': '1' }
   )

@@ -183,7 +183,9 @@ async function createEnvironment (options) {
     // An admin API beyond loopback (a namespace's address) starts only with a token of its own.
     BEACON_ADMIN_TOKEN: options.env.BEACON_ADMIN_TOKEN || crypto.randomBytes(16).toString('hex'),
     BEACON_WORKERS: String(options.workers),
-    BEACON_HBASE_BOOTSTRAP: bootstrap.join(',')
+    BEACON_HBASE_BOOTSTRAP: bootstrap.join(','),
+    // The load comes from one address: per-client limits off unless the run sets them.
+    BEACON_RATE_LIMIT: options.env.BEACON_RATE_LIMIT || '0'
   }
 
   /**

@@ -37,7 +37,11 @@ const DEFAULTS = Object.freeze({
   // answer is never retried, so a slow host is never asked twice.
   retries: 2,
   retryOn: 'conn-failure empty-response',
-  backendHeader: 'X-Beacon-Backend'
+  backendHeader: 'X-Beacon-Backend',
+  // The fleet-wide per-client limit (beacon's own is per worker: docs/configuration.md#rate-limits):
+  // requests a second per client address over 10 s, tracked in a stick table; past it, 429 with
+  // Retry-After from HAProxy itself. 0: no table.
+  clientRatePerSecond: 0
 })
 
 const NAME = /^[A-Za-z0-9_.-]{1,32}$/
@@ -50,7 +54,7 @@ const HOST = /^[A-Za-z0-9_.:-]{1,253}$/
  *   threads?: number, maxconn?: number|null, interMs?: number, fastinterMs?: number, downinterMs?: number,
  *   fall?: number, rise?: number, checkTimeoutMs?: number, errorLimit?: number, connectTimeoutMs?: number,
  *   clientTimeoutMs?: number, serverTimeoutMs?: number, keepAliveTimeoutMs?: number, retries?: number,
- *   retryOn?: string, backendHeader?: string|null }} LbConfigOptions
+ *   retryOn?: string, backendHeader?: string|null, clientRatePerSecond?: number }} LbConfigOptions
  *   statsSocket: path of the admin socket (`show stat`); backendHeader: response header naming
  *   the host that answered (null: none)
  */
@@ -84,6 +88,9 @@ function haproxyConfig (options) {
     '',
     'frontend beacon',
     `  bind ${hostPort(o.listen.host, o.listen.port)}`,
+    // The client's address, for beacon's limits and log (trusted there as rateLimit.trustedProxies).
+    '  option forwardfor',
+    ...clientLimit(o.clientRatePerSecond),
     '  default_backend app',
     '',
     'backend app',
@@ -96,6 +103,22 @@ function haproxyConfig (options) {
     ...o.servers.map(server),
     ''
   ].join('\n')
+}
+
+/**
+ * A stick table of request rates by client address (IPv4 as IPv4-mapped IPv6), and the 429 past it.
+ * @param {number} perSecond
+ * @returns {string[]}
+ */
+function clientLimit (perSecond) {
+  if (!perSecond) return []
+  return [
+    '  stick-table type ipv6 size 1m expire 30s store http_req_rate(10s)',
+    '  http-request track-sc0 src',
+    '  http-request return status 429 content-type application/json hdr Retry-After 10 ' +
+      'string \'{"error":{"code":"RATE_LIMITED","message":"too many requests from this address"}}\' ' +
+      `if { sc_http_req_rate(0) gt ${perSecond * 10} }`
+  ]
 }
 
 function hostPort (host, port) {
@@ -126,6 +149,7 @@ function checkOptions (o) {
   for (const key of Object.keys(DEFAULTS)) {
     if (typeof DEFAULTS[key] !== 'number' && key !== 'maxconn') continue
     if (key === 'maxconn' && o.maxconn === null) continue
+    if (key === 'clientRatePerSecond' && o.clientRatePerSecond === 0) continue
     if (!Number.isInteger(o[key]) || o[key] < (key === 'retries' ? 0 : 1)) bad(`${key} must be a positive integer (got ${o[key]})`)
   }
   if (!/^[a-z0-9 -]+$/.test(o.retryOn)) bad(`retryOn must be HAProxy retry-on keywords (got ${JSON.stringify(o.retryOn)})`)

@@ -118,3 +118,36 @@ test('start-up failures say why: missing binary, and haproxy\'s own alert when i
   await expect(startLoadBalancer({ dir: path.join(dir, 'second'), listen: { host: '192.0.2.1', port: lbPort }, servers: servers1 }))
     .rejects.toThrow(/haproxy exited \(1\) at start:[\s\S]*cannot bind socket/)
 })
+
+test('clientRatePerSecond: one address past its rate gets 429 with Retry-After from HAProxy; another is not; X-Forwarded-For passed', async () => {
+  const [front] = await freePorts(1)
+  let seen = null
+  const limited = await startLoadBalancer({
+    dir: path.join(dir, 'limited'),
+    listen: { host: '127.0.0.1', port: front },
+    servers: [{ name: 'a', host: '127.0.0.1', port: servers.a.address().port }],
+    clientRatePerSecond: 1
+  })
+  const probe = (req) => { if (req.url === '/xff') seen = req.headers['x-forwarded-for'] }
+  servers.a.on('request', probe)
+  try {
+    await limited.waitFor('a', 'UP', 5000)
+    const from = (localAddress, pathname = '/x') => new Promise((resolve, reject) => {
+      http.get(`http://127.0.0.1:${front}${pathname}`, { agent: false, localAddress }, (res) => {
+        res.resume()
+        res.on('end', () => resolve({ status: res.statusCode, retryAfter: res.headers['retry-after'] }))
+      }).on('error', reject)
+    })
+    // 1 a second over 10 s: the 11th request within the window is past it, however slow this machine.
+    const greedy = []
+    for (let i = 0; i < 15; i++) greedy.push(await from('127.0.0.2'))
+    expect(greedy.slice(0, 10).map((r) => r.status)).toEqual(Array(10).fill(200))
+    expect(greedy.slice(11).map((r) => r.status)).toEqual(Array(4).fill(429))
+    expect(greedy[14].retryAfter).toBe('10')
+    expect((await from('127.0.0.3', '/xff')).status).toBe(200)
+    expect(seen).toBe('127.0.0.3')
+  } finally {
+    servers.a.off('request', probe)
+    await limited.stop()
+  }
+})

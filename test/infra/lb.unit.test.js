@@ -87,3 +87,16 @@ test('findHAProxy: BEACON_HAPROXY, else Debian\'s path or PATH; missing -> says 
     fs.rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('the client address is forwarded; a per-client stick table only when clientRatePerSecond is set', () => {
+  const plain = haproxyConfig(base).split('\n').map((l) => l.trim())
+  expect(plain).toContain('option forwardfor')
+  expect(plain.some((l) => l.startsWith('stick-table'))).toBe(false)
+  const limited = haproxyConfig({ ...base, clientRatePerSecond: 50 }).split('\n').map((l) => l.trim())
+  expect(limited).toEqual(expect.arrayContaining([
+    'stick-table type ipv6 size 1m expire 30s store http_req_rate(10s)',
+    'http-request track-sc0 src'
+  ]))
+  expect(limited.find((l) => l.startsWith('http-request return status 429'))).toMatch(/hdr Retry-After 10 .*gt 500 \}$/)
+  expect(() => haproxyConfig({ ...base, clientRatePerSecond: -1 })).toThrow(/clientRatePerSecond/)
+})

@@ -18,6 +18,7 @@ describe('lib/errors', () => {
       NOT_FOUND: 404,
       ENDPOINT_DISABLED: 404,
       ORIGIN_NOT_ALLOWED: 403,
+      RATE_LIMITED: 429,
       BAD_EVENT: 400,
       UNSUPPORTED_MEDIA_TYPE: 415,
       STREAM_TOKEN_MISSING: 401,
