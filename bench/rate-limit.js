@@ -9,7 +9,7 @@
  *
  *   node bench/rate-limit.js [--calls 1000000] [--clients 10000] [--rounds 5]
  *
- * Prints one JSON line; docs/configuration.md#rate-limits has the figures.
+ * Writes bench/results/<time>-rate-limit.{json,md}; docs/configuration.md#rate-limits has the figures.
  */
 
 const { parseArgs } = require('node:util')
@@ -17,6 +17,7 @@ const { execFileSync } = require('node:child_process')
 const { RateLimiterMemory } = require('rate-limiter-flexible')
 const { createRateLimiter, clientOf } = require('../api/rate-limit')
 const { describeMachine } = require('./lib/machine')
+const { writeResult } = require('./lib/result-files')
 
 const { values } = parseArgs({
   options: {
@@ -64,7 +65,7 @@ async function main () {
   const libraryUs = await cpuPerCall(async () => {
     for (let i = 0; i < CALLS; i++) await library.consume(clientOf(requests[i % CLIENTS], trusted))
   })
-  console.log(JSON.stringify({
+  const report = {
     command: `node bench/rate-limit.js --calls ${CALLS} --clients ${CLIENTS} --rounds ${ROUNDS}`,
     commit: execFileSync('git', ['describe', '--always', '--dirty'], { cwd: __dirname, encoding: 'utf8' }).trim(),
     machine: describeMachine(),
@@ -72,7 +73,22 @@ async function main () {
     clients: CLIENTS,
     rounds: ROUNDS,
     cpuMicrosPerRequest: { beacon: ownUs, clientKeyAlone: keyOnlyUs, rateLimiterFlexibleMemory: libraryUs }
-  }))
+  }
+  const m = report.machine
+  const markdown = [
+    '# Per-client limit: CPU per request',
+    '',
+    `\`${report.command}\` at ${report.commit}; ${m.cores} cores, ${m.cpuModel}, node ${m.node}. ${CALLS.toLocaleString('en-US')} ` +
+      `admitted requests over ${CLIENTS.toLocaleString('en-US')} clients, CPU time of the process per request, best of ${ROUNDS} rounds.`,
+    '',
+    '| per request | CPU µs |',
+    '|---|---|',
+    `| beacon's token bucket (api/rate-limit.js), the client's key included | ${ownUs} |`,
+    `| the client's key alone (socket address → IPv4 or IPv6 /64) | ${keyOnlyUs} |`,
+    `| rate-limiter-flexible RateLimiterMemory.consume, awaited | ${libraryUs} |`,
+    ''
+  ].join('\n')
+  writeResult({ name: 'rate-limit', report, markdown })
 }
 
 main()
