@@ -117,6 +117,7 @@ function createBeacon (settings, deps) {
   })
   if (cluster) cluster.onChange(propagation.applyChange)
 
+  const rateLimits = createRateLimits(settings)
   const publicServer = createHttpServer(createDataPlane({
     endpoints,
     limits: settings.limits,
@@ -128,11 +129,13 @@ function createBeacon (settings, deps) {
     handleOfrep: createOfrepHandler({
       hooks,
       logger,
-      handleStream: createStreamHandler({ hub: streams, maxIdLength: settings.limits.maxIdLength, onCors: hooks.onCors })
+      handleStream: createStreamHandler({
+        hub: streams, maxIdLength: settings.limits.maxIdLength, onCors: hooks.onCors, clientOf: rateLimits.clientOf
+      })
     }),
     onResponse: hooks.onResponse,
     onCors: hooks.onCors,
-    rateLimits: createRateLimits(settings),
+    rateLimits,
     onRateLimited: hooks.onRateLimited,
     logger
   }), settings.http)

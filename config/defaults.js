@@ -63,6 +63,9 @@ const OFREP_DEFAULTS = {
   maxDepth: 8,
   maxFlags: 1000,
   maxStreams: 10000,
+  // One client's share of them (an address, api/rate-limit.js): past it, 429. A tenth, so that one
+  // address holding idle streams leaves nine tenths to everyone else, while a NAT's office still fits.
+  maxStreamsPerClient: 1000,
   heartbeatMs: 15000,
   inactivityDelaySec: 120
 }

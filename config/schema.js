@@ -117,9 +117,10 @@ const ofrep = {
     maxDepth: int(1, 32),
     maxFlags: int(1, 100000),
     maxStreams: int(0, 1000000),
+    maxStreamsPerClient: int(0, 1000000),
     heartbeatMs: int(100, 600000),
     inactivityDelaySec: int(1, 86400)
-  }, ['maxBodyBytes', 'maxKeyLength', 'maxDepth', 'maxFlags', 'maxStreams', 'heartbeatMs', 'inactivityDelaySec']),
+  }, ['maxBodyBytes', 'maxKeyLength', 'maxDepth', 'maxFlags', 'maxStreams', 'maxStreamsPerClient', 'heartbeatMs', 'inactivityDelaySec']),
   description: 'true, false or an object like { "apiKeysEnv": "BEACON_OFREP_KEYS" }'
 }
 

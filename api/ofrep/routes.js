@@ -57,6 +57,7 @@ const STREAM_CORS_ALLOW = Object.freeze({ methods: 'GET', headers: 'Last-Event-I
  * @typedef {object} StreamSettings
  * @property {string} path `/api/<name>/changes`
  * @property {number} maxStreams open at once on one worker
+ * @property {number} maxStreamsPerClient of those, one client's at most (0: no share)
  * @property {number} heartbeatMs
  * @property {number} inactivityDelaySec
  * @property {number} maxUrlLength
@@ -77,7 +78,8 @@ function buildOfrepRoutes (settings, endpoints) {
   for (const endpoint of endpoints.values()) {
     const spec = settings.endpoints[endpoint.name]
     if (!spec.ofrep) continue
-    const { maxBodyBytes, maxKeyLength, maxDepth, maxFlags, apiKeys, maxStreams, heartbeatMs, inactivityDelaySec } = spec.ofrep
+    const { maxBodyBytes, maxKeyLength, maxDepth, maxFlags, apiKeys } = spec.ofrep
+    const { maxStreams, maxStreamsPerClient, heartbeatMs, inactivityDelaySec } = spec.ofrep
     const base = `/api/${endpoint.name}`
     routes.set(base, {
       name: endpoint.name,
@@ -102,6 +104,7 @@ function buildOfrepRoutes (settings, endpoints) {
         ? {
             path: base + STREAM_PATH,
             maxStreams,
+            maxStreamsPerClient,
             heartbeatMs,
             inactivityDelaySec,
             maxUrlLength: settings.http.maxUrlLength,

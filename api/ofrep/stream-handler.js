@@ -6,6 +6,7 @@ const { ERRORS } = require('../../lib/errors')
 const { isSafeName } = require('../../lib/names')
 const { matchApiKey } = require('./api-key')
 const { checkStreamToken } = require('./stream-token')
+const { clientKey } = require('../rate-limit')
 
 /**
  * Answers `GET /api/<name>/changes?id=<id>[&token=<token>]`, an endpoint's change stream
@@ -34,7 +35,8 @@ const FAIL = Object.freeze({
   DUPLICATE_PARAM: Object.freeze(new ERRORS.DUPLICATE_PARAM()),
   STREAM_TOKEN_MISSING: Object.freeze(new ERRORS.STREAM_TOKEN_MISSING()),
   STREAM_TOKEN_WRONG: Object.freeze(new ERRORS.STREAM_TOKEN_WRONG()),
-  TOO_MANY_STREAMS: Object.freeze(new ERRORS.TOO_MANY_STREAMS())
+  TOO_MANY_STREAMS: Object.freeze(new ERRORS.TOO_MANY_STREAMS()),
+  RATE_LIMITED: Object.freeze(new ERRORS.RATE_LIMITED())
 })
 
 // no-store: a stream is never cached; X-Accel-Buffering: nginx would otherwise hold events back;
@@ -97,10 +99,12 @@ function authorize (headers, keys, endpoint, query) {
  * @param {ReturnType<typeof import('./stream-hub').createStreamHub>} options.hub
  * @param {number} options.maxIdLength settings `limits.maxIdLength`
  * @param {(endpoint: string, outcome: string) => void} [options.onCors] metrics
+ * @param {(req: import('http').IncomingMessage) => string} [options.clientOf] the client a stream
+ *   counts for, for its share (api/rate-limit.js; default: its socket's address)
  * @returns {(route: import('./routes').OfrepRoute, req: import('http').IncomingMessage,
  *   res: import('http').ServerResponse) => void}
  */
-function createStreamHandler ({ hub, maxIdLength, onCors }) {
+function createStreamHandler ({ hub, maxIdLength, onCors, clientOf = (req) => clientKey(req.socket.remoteAddress || '') }) {
   function decorate (route, req, headers) {
     const { cors } = route.stream
     if (cors === null) return
@@ -147,9 +151,10 @@ function createStreamHandler ({ hub, maxIdLength, onCors }) {
     if (denied !== null) return refuse(route, req, res, denied, denied.statusCode === 401 ? { 'WWW-Authenticate': 'Bearer' } : {})
     const headers = { ...STREAM_HEADERS }
     decorate(route, req, headers)
-    if (hub.open(route, query.id, req, res, headers) === 'full') {
-      refuse(route, req, res, FAIL.TOO_MANY_STREAMS, { 'Retry-After': RETRY_AFTER_FULL })
-    }
+    const opened = hub.open(route, query.id, req, res, headers, clientOf(req))
+    if (opened === 'full') refuse(route, req, res, FAIL.TOO_MANY_STREAMS, { 'Retry-After': RETRY_AFTER_FULL })
+    // Past its client's share: a 429, the back-off both released OFREP providers honour.
+    else if (opened === 'client') refuse(route, req, res, FAIL.RATE_LIMITED, { 'Retry-After': RETRY_AFTER_FULL })
   }
 }
 

@@ -41,7 +41,7 @@ const SWITCH_EXTRA_MS = 1000
  * @typedef {object} StreamRoute what the hub needs of an endpoint's OFREP route (api/ofrep/routes.js)
  * @property {string} name
  * @property {boolean} configs whether its configs change per id
- * @property {{ maxStreams: number, heartbeatMs: number }|null} stream
+ * @property {{ maxStreams: number, maxStreamsPerClient?: number, heartbeatMs: number }|null} stream
  *
  * @typedef {{ res: import('http').ServerResponse, endpoint: string, id: string }} Watcher
  *
@@ -119,10 +119,12 @@ function createStreamHub ({ routes, controlPollMs, now = Date.now, random = Math
      * @param {import('http').IncomingMessage} req
      * @param {import('http').ServerResponse} res
      * @param {Record<string, string>} headers the stream's response headers
-     * @returns {'opened'|'full'|'ended'} full: at the cap, nothing written (the caller refuses);
+     * @param {string} [client] who opens it (api/rate-limit.js clientOf), for its share
+     * @returns {'opened'|'full'|'client'|'ended'} full: at the cap, client: at the client's share,
+     *   nothing written (the caller refuses);
      *   ended: after close(), or the client is gone: answered with an empty stream
      */
-    open (route, id, req, res, headers) {
+    open (route, id, req, res, headers, client = '') {
       const gone = req.socket.destroyed
       if (closed || gone) {
         if (!gone) res.writeHead(200, headers)
@@ -131,7 +133,8 @@ function createStreamHub ({ routes, controlPollMs, now = Date.now, random = Math
       }
       /** @type {Watcher} */
       const watcher = { res, endpoint: route.name, id }
-      if (!registry.add(route.name, id, watcher, route.stream.maxStreams)) return 'full'
+      const added = registry.add(route.name, id, watcher, route.stream.maxStreams, client, route.stream.maxStreamsPerClient || 0)
+      if (added !== 'added') return added
       res.on('close', () => registry.remove(route.name, id, watcher))
       const t = now()
       const verdict = changes.missedSince(route.name, id, stampOf(req.headers['last-event-id']), route.configs)

@@ -18,6 +18,7 @@
  * @property {Map<string, Set<W>>} byId
  * @property {Set<W>[]} slots
  * @property {number} next the slot the next watcher goes to
+ * @property {Map<string, number>} byClient open streams per client (api/rate-limit.js clientOf)
  */
 
 const EMPTY = Object.freeze(new Set())
@@ -31,13 +32,15 @@ function createStreamRegistry ({ slots }) {
   const byEndpoint = new Map()
   /** @type {WeakMap<object, number>} watcher → its slot */
   const slotOf = new WeakMap()
+  /** @type {WeakMap<object, string>} watcher → its client */
+  const clientOf = new WeakMap()
   let total = 0
 
   /** @returns {EndpointStreams<W>} */
   function streamsOf (endpoint) {
     let streams = byEndpoint.get(endpoint)
     if (streams === undefined) {
-      streams = { count: 0, byId: new Map(), slots: Array.from({ length: slots }, () => new Set()), next: 0 }
+      streams = { count: 0, byId: new Map(), slots: Array.from({ length: slots }, () => new Set()), next: 0, byClient: new Map() }
       byEndpoint.set(endpoint, streams)
     }
     return streams
@@ -45,16 +48,23 @@ function createStreamRegistry ({ slots }) {
 
   return {
     /**
-     * Adds a watcher unless the endpoint already has `max` streams open.
+     * Adds a watcher unless the endpoint already has `max` streams open, or its client has
+     * `maxPerClient` of them (so that one address cannot take every place).
      * @param {string} endpoint
      * @param {string} id
      * @param {W & object} watcher
      * @param {number} max the endpoint's cap
-     * @returns {boolean} false: at the cap, not added
+     * @param {string} [client] who opens it
+     * @param {number} [maxPerClient] 0: no share
+     * @returns {'added'|'full'|'client'} full: at the cap; client: at the client's share (not added)
      */
-    add (endpoint, id, watcher, max) {
+    add (endpoint, id, watcher, max, client = '', maxPerClient = 0) {
       const streams = streamsOf(endpoint)
-      if (streams.count >= max) return false
+      if (streams.count >= max) return 'full'
+      const held = streams.byClient.get(client) || 0
+      if (maxPerClient > 0 && held >= maxPerClient) return 'client'
+      streams.byClient.set(client, held + 1)
+      clientOf.set(watcher, client)
       let watchers = streams.byId.get(id)
       if (watchers === undefined) streams.byId.set(id, (watchers = new Set()))
       watchers.add(watcher)
@@ -64,7 +74,7 @@ function createStreamRegistry ({ slots }) {
       slotOf.set(watcher, slot)
       streams.count++
       total++
-      return true
+      return 'added'
     },
 
     /**
@@ -79,6 +89,10 @@ function createStreamRegistry ({ slots }) {
       if (!watchers || !watchers.delete(watcher)) return false
       if (watchers.size === 0) streams.byId.delete(id)
       streams.slots[slotOf.get(watcher)].delete(watcher)
+      const client = clientOf.get(watcher) || ''
+      const held = (streams.byClient.get(client) || 1) - 1
+      if (held === 0) streams.byClient.delete(client)
+      else streams.byClient.set(client, held)
       streams.count--
       total--
       return true

@@ -44,9 +44,9 @@ function parseSse (text) {
  *   over, true if the server ended it cleanly; next: the first block from now on that
  *   passes `test`; find: the first so far, or else next
  */
-function openStream (url, { headers = {} } = {}) {
+function openStream (url, { headers = {}, localAddress } = {}) {
   return new Promise((resolve, reject) => {
-    const req = http.get(url, { headers, agent: false }, (res) => {
+    const req = http.get(url, { headers, agent: false, ...(localAddress ? { localAddress } : {}) }, (res) => {
       /** @type {SseBlock[]} */
       const blocks = []
       const waiters = new Set()

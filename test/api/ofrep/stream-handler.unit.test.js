@@ -37,11 +37,12 @@ beforeAll(async () => {
       endpoints: {
         sample5: { cors: { origins: [SHOP] } },
         sample3: { ofrep: { apiKeysEnv: 'T_STREAM_KEYS', maxStreams: 2 } },
-        sample2: { ofrep: { maxStreams: 0 } }
+        sample2: { ofrep: { maxStreams: 0 } },
+        sample4: { ofrep: { maxStreamsPerClient: 2 } }
       }
     }
   })
-  const endpoints = new Map(['sample2', 'sample3', 'sample5'].map((n) => [`/api/${n}.js`, endpoint(n)]))
+  const endpoints = new Map(['sample2', 'sample3', 'sample4', 'sample5'].map((n) => [`/api/${n}.js`, endpoint(n)]))
   const routes = buildOfrepRoutes(settings, endpoints)
   hub = createStreamHub({ routes: routes.values(), controlPollMs: 0 })
   server = http.createServer(createDataPlane({
@@ -65,8 +66,8 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve))
 })
 
-async function open (path, headers = {}) {
-  const stream = await openStream(base + path, { headers })
+async function open (path, headers = {}, localAddress = undefined) {
+  const stream = await openStream(base + path, { headers, localAddress })
   streams.push(stream)
   return stream
 }
@@ -180,4 +181,25 @@ test('parseStreamQuery: id once and valid; token at most once; other parameters 
   expect(parseStreamQuery('id=7&token=a&token=b', 64)).toMatchObject({ id: '7', token: '' })
   expect(parseStreamQuery('id=' + 'a'.repeat(65), 64).error.code).toBe('BAD_ID')
   expect(parseStreamQuery('id=a+b', 64).error.code).toBe('BAD_ID')
+})
+
+test('one client\'s share: past maxStreamsPerClient its address gets 429 RATE_LIMITED with Retry-After; another is let in', async () => {
+  await open('/api/sample4/changes?id=1', {}, '127.0.0.2')
+  const second = await open('/api/sample4/changes?id=2', {}, '127.0.0.2')
+  const refused = await new Promise((resolve, reject) => {
+    http.get(`${base}/api/sample4/changes?id=3`, { agent: false, localAddress: '127.0.0.2' }, (res) => {
+      let text = ''
+      res.on('data', (c) => { text += c })
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, json: JSON.parse(text) }))
+    }).on('error', reject)
+  })
+  expect(refused.status).toBe(429)
+  expect(refused.headers['retry-after']).toBe('5')
+  expect(refused.json.error.code).toBe('RATE_LIMITED')
+  expect((await open('/api/sample4/changes?id=3', {}, '127.0.0.3')).status).toBe(200)
+  // A closed stream gives its client its place back.
+  second.close()
+  while (hub.stats().open.sample4 === 3) await new Promise((resolve) => setImmediate(resolve))
+  expect((await open('/api/sample4/changes?id=4', {}, '127.0.0.2')).status).toBe(200)
+  expect(hub.stats().counts.sample4.refused).toMatchObject({ RATE_LIMITED: 1 })
 })

@@ -10,10 +10,10 @@ const w = (name) => ({ name })
 test('watchers by endpoint and id; the cap is per endpoint; remove frees a place', () => {
   const r = createStreamRegistry({ slots: 4 })
   const [a, b, c, d] = ['a', 'b', 'c', 'd'].map(w)
-  expect(r.add('sample5', '7', a, 2)).toBe(true)
-  expect(r.add('sample5', '7', b, 2)).toBe(true)
-  expect(r.add('sample5', '8', c, 2)).toBe(false) // sample5 is full
-  expect(r.add('sample3', '7', c, 2)).toBe(true) // another endpoint's cap
+  expect(r.add('sample5', '7', a, 2)).toBe('added')
+  expect(r.add('sample5', '7', b, 2)).toBe('added')
+  expect(r.add('sample5', '8', c, 2)).toBe('full') // sample5 is full
+  expect(r.add('sample3', '7', c, 2)).toBe('added') // another endpoint's cap
   expect([...r.watchersOf('sample5', '7')]).toEqual([a, b])
   expect([...r.watchersOf('sample3', '7')]).toEqual([c])
   expect(r.watchersOf('sample5', 'nobody').size).toBe(0)
@@ -23,7 +23,7 @@ test('watchers by endpoint and id; the cap is per endpoint; remove frees a place
   expect(r.remove('sample5', '7', a)).toBe(true)
   expect(r.remove('sample5', '7', a)).toBe(false) // twice ('close' after an explicit end) is harmless
   expect(r.remove('sample5', '8', b)).toBe(false) // not under that id
-  expect(r.add('sample5', '8', d, 2)).toBe(true)
+  expect(r.add('sample5', '8', d, 2)).toBe('added')
   expect(r.watchersOfEndpoint('sample5')).toEqual([b, d])
   expect(r.endpoints().sort()).toEqual(['sample3', 'sample5'])
   expect(r.size()).toBe(3)
@@ -31,7 +31,7 @@ test('watchers by endpoint and id; the cap is per endpoint; remove frees a place
 
 test('a cap of 0 admits nobody', () => {
   const r = createStreamRegistry({ slots: 2 })
-  expect(r.add('sample5', '7', w('a'), 0)).toBe(false)
+  expect(r.add('sample5', '7', w('a'), 0)).toBe('full')
   expect(r.size()).toBe(0)
 })
 
@@ -56,4 +56,17 @@ test('the last watcher of an id leaves no empty entry behind', () => {
   }
   expect(r.watchersOfEndpoint('sample5')).toEqual([])
   expect(r.size()).toBe(0)
+})
+
+test('a client\'s share: past maxPerClient that client is refused, others are not; remove gives it back', () => {
+  const r = createStreamRegistry({ slots: 4 })
+  const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((name) => ({ name }))
+  expect(r.add('sample5', '1', a, 100, '127.0.0.2', 2)).toBe('added')
+  expect(r.add('sample5', '2', b, 100, '127.0.0.2', 2)).toBe('added')
+  expect(r.add('sample5', '3', c, 100, '127.0.0.2', 2)).toBe('client')
+  expect(r.add('sample5', '3', c, 100, '127.0.0.3', 2)).toBe('added')
+  expect(r.add('sample3', '3', d, 100, '127.0.0.2', 2)).toBe('added') // a share per endpoint
+  expect(r.remove('sample5', '1', a)).toBe(true)
+  expect(r.add('sample5', '1', a, 100, '127.0.0.2', 2)).toBe('added')
+  expect(r.count('sample5')).toBe(3)
 })
