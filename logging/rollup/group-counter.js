@@ -32,9 +32,11 @@ const DEFAULT_SPILL_DIR = path.join(os.tmpdir(), 'beacon-rollup-spill')
  */
 
 /**
- * @param {{ maxGroups?: number, spillDir?: string }} [options]
+ * @param {{ maxGroups?: number, spillDir?: string, keep?: (qualifier: string) => boolean }} [options]
+ *   keep: the groups the caller reads (default every one); the others go into the totals only,
+ *   never to disk
  */
-function createGroupCounter ({ maxGroups = DEFAULT_MAX_GROUPS, spillDir = DEFAULT_SPILL_DIR } = {}) {
+function createGroupCounter ({ maxGroups = DEFAULT_MAX_GROUPS, spillDir = DEFAULT_SPILL_DIR, keep = null } = {}) {
   /** @type {Map<string, number>} groupKeyOfValue() key → rows */
   let keys = new Map()
   /** @type {Map<string, number>} [endpoint, "*", class] → rows */
@@ -54,6 +56,7 @@ function createGroupCounter ({ maxGroups = DEFAULT_MAX_GROUPS, spillDir = DEFAUL
       const group = groupOfKey(key)
       const [qualifier, total] = qualifiersOf(group, key.charCodeAt(0) !== OPEN_BRACKET)
       totals.set(total, (totals.get(total) || 0) + n)
+      if (keep !== null && !keep(qualifier)) continue
       const part = parts[partitionOfId(group.id)]
       part.set(qualifier, (part.get(qualifier) || 0) + n)
     }
@@ -64,6 +67,7 @@ function createGroupCounter ({ maxGroups = DEFAULT_MAX_GROUPS, spillDir = DEFAUL
   /** Writes the held keys to the partitions' files and lets go of them. */
   async function spill () {
     const parts = byPartition()
+    if (parts.every((part) => part.size === 0)) return
     if (!dir) {
       fs.mkdirSync(spillDir, { recursive: true, mode: 0o700 })
       dir = await fs.promises.mkdtemp(path.join(spillDir, `${process.pid}-`))

@@ -61,7 +61,7 @@ async function forEachKey (client, { logTable, buckets, minute, timeout }, onKey
  * `counter.partitions()`, then `counter.totals()`, and closes the counter.
  * @param {Parameters<typeof countMinuteKeys>[0]} client
  * @param {Parameters<typeof countMinuteKeys>[1]} where
- * @param {{ maxGroups?: number, spillDir?: string }} [bound]
+ * @param {Parameters<typeof createGroupCounter>[0]} [bound]
  * @returns {Promise<{ counter: ReturnType<typeof createGroupCounter>, rows: number }>}
  */
 async function countMinutePartitions (client, where, bound = {}) {

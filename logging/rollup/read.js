@@ -152,15 +152,14 @@ async function * exactMinutes (source, from, to, { totals = false, groups = null
   const marked = known || await markedMinutes(source, from, to)
   const pending = [...marked].filter((m) => m >= from && m < to).sort((a, b) => a - b)
   const wanted = groups ? new Set(groups) : null
+  // Only what the question reads is kept of a marked minute's groups: none for totals.
+  const keep = totals ? () => false : wanted ? (/** @type {string} */ g) => wanted.has(g) : null
   /** The parts of a marked minute, counted from its raw rows. */
   async function * scanned (minute) {
-    const { counter } = await countMinutePartitions(source.client, { ...source, minute }, source)
+    const bound = { maxGroups: source.maxGroups, spillDir: source.spillDir, keep }
+    const { counter } = await countMinutePartitions(source.client, { ...source, minute }, bound)
     try {
-      for await (const part of counter.partitions()) {
-        if (totals) continue
-        const kept = wanted ? new Map([...part.groups].filter(([g]) => wanted.has(g))) : part.groups
-        if (kept.size) yield { minute, groups: kept, from: /** @type {const} */ ('scan') }
-      }
+      for await (const part of counter.partitions()) yield { minute, groups: part.groups, from: /** @type {const} */ ('scan') }
       if (totals) yield { minute, groups: counter.totals(), from: /** @type {const} */ ('scan') }
     } finally {
       await counter.close()
