@@ -54,36 +54,45 @@ const OFREP_RATE_LIMITED = JSON.stringify({
  * @param {{ limiters: Map<string, import('./rate-limit').RateLimiter>, clientOf: (req: any) => string }} [options.rateLimits]
  *   per-client limits by endpoint name (api/rate-limit.js); a request past its client's share is
  *   answered 429 before anything else is read of it, and is no view (no access-log entry)
+ * @param {(socket: object) => boolean} [options.overShare] whether a connection is past its
+ *   client's share (api/connection-share.js): its requests are answered 429 and it is closed
  * @param {(endpoint: string) => void} [options.onRateLimited] metrics hook
  * @param {{ warn: Function }} [options.logger]
  * @returns {(req: import('http').IncomingMessage, res: import('http').ServerResponse) => void}
  */
 function createDataPlane ({
   endpoints, limits, maxUrlLength, fallback, eventRoutes = new Map(), handleEvents, ofrepRoutes = new Map(), handleOfrep,
-  onResponse, onCors, rateLimits, onRateLimited, logger
+  onResponse, onCors, rateLimits, overShare, onRateLimited, logger
 }) {
-  const limiters = rateLimits && rateLimits.limiters.size > 0 ? rateLimits.limiters : null
+  const buckets = rateLimits && rateLimits.limiters.size > 0 ? rateLimits.limiters : null
+  // null: nothing to check, the hot path asks nothing
+  const limiters = buckets !== null || overShare ? buckets || new Map() : null
 
   /**
-   * Answers 429 when the request's client is past its share of this endpoint.
+   * Answers 429 when the request's connection is past its client's share, or its client is
+   * past its share of this endpoint's requests.
    * @param {string} name the endpoint's
    * @param {'jsonp'|'json'|'ofrep'} kind what body the refusal takes
    * @returns {boolean} refused
    */
   function limited (name, req, res, kind) {
-    const limiter = limiters.get(name)
-    if (limiter === undefined) return false
-    const wait = limiter.take(rateLimits.clientOf(req))
+    const closing = overShare !== undefined && overShare(req.socket)
+    const limiter = closing ? undefined : limiters.get(name)
+    if (!closing && limiter === undefined) return false
+    const wait = closing ? 1 : limiter.take(rateLimits.clientOf(req))
     if (wait === 0) return false
     if (onRateLimited) onRateLimited(name)
     const body = kind === 'ofrep' ? OFREP_RATE_LIMITED : renderError(FAIL.RATE_LIMITED, { scriptContext: kind === 'jsonp' })
-    res.writeHead(429, {
+    /** @type {Record<string, string|number>} */
+    const headers = {
       'Content-Type': kind === 'jsonp' ? JS_TYPE : JSON_TYPE,
       'Content-Length': Buffer.byteLength(body),
       'X-Content-Type-Options': 'nosniff',
       'Cache-Control': 'no-store',
       'Retry-After': String(wait)
-    })
+    }
+    if (closing) headers.Connection = 'close'
+    res.writeHead(429, headers)
     res.end(req.method === 'HEAD' ? undefined : body)
     return true
   }

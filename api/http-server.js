@@ -8,7 +8,7 @@ const { setTimeout: sleep } = require('node:timers/promises')
  * stuck clients are cut, and a graceful close that drains in-flight requests.
  * @param {(req: http.IncomingMessage, res: http.ServerResponse) => void} handler
  * @param {{ keepAliveTimeoutMs: number, headersTimeoutMs: number, requestTimeoutMs: number,
- *   maxHeaderSize: number, maxConnections: number }} httpSettings
+ *   maxHeaderSize: number, maxConnections: number, maxRequestsPerSocket?: number }} httpSettings
  * @returns {http.Server & { drain: (timeoutMs: number) => Promise<{ forced: boolean }> }}
  */
 function createHttpServer (handler, httpSettings) {
@@ -19,7 +19,7 @@ function createHttpServer (handler, httpSettings) {
     keepAliveTimeout: httpSettings.keepAliveTimeoutMs,
     connectionsCheckingInterval: checkingInterval(httpSettings),
     noDelay: true
-  }, handler))
+  }, withRequestCap(handler, httpSettings.maxRequestsPerSocket || 0)))
   if (httpSettings.maxConnections > 0) server.maxConnections = httpSettings.maxConnections
   // Malformed HTTP from a client: answer 400 and drop the socket, never crash.
   server.on('clientError', (/** @type {Error & { code?: string }} */ err, socket) => {
@@ -55,6 +55,27 @@ function createHttpServer (handler, httpSettings) {
     return { forced }
   }
   return server
+}
+
+const SERVED = Symbol('beacon.requestsServed')
+
+/**
+ * The last request a connection may serve is answered with `Connection: close`, and node then
+ * closes it, so the client's next request opens a new connection, which may land on another
+ * worker or host. (node's own `maxRequestsPerSocket` writes the header but leaves the socket
+ * open until its keep-alive timeout.)
+ * @param {(req: http.IncomingMessage, res: http.ServerResponse) => void} handler
+ * @param {number} max 0: no cap
+ * @returns {(req: http.IncomingMessage, res: http.ServerResponse) => void}
+ */
+function withRequestCap (handler, max) {
+  if (max === 0) return handler
+  return function capped (req, res) {
+    const served = (req.socket[SERVED] || 0) + 1
+    req.socket[SERVED] = served
+    if (served >= max) res.setHeader('Connection', 'close')
+    handler(req, res)
+  }
 }
 
 /**

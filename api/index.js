@@ -8,6 +8,7 @@ const { createHashSecretSource, loadHashSecret } = require('../lib/toggles/hash-
 const { buildEndpoints, buildEventRoutes, sinkSettingsInUse } = require('./endpoints')
 const { createDataPlane } = require('./data-plane')
 const { createRateLimits } = require('./rate-limit')
+const { createConnectionShare } = require('./connection-share')
 const { createEventHandler } = require('./events')
 const { buildOfrepRoutes } = require('./ofrep/routes')
 const { createOfrepHandler } = require('./ofrep/handler')
@@ -118,6 +119,7 @@ function createBeacon (settings, deps) {
   if (cluster) cluster.onChange(propagation.applyChange)
 
   const rateLimits = createRateLimits(settings)
+  const connectionShare = createConnectionShare({ maxPerClient: settings.http.maxConnectionsPerClient, isTrusted: rateLimits.isTrusted })
   const publicServer = createHttpServer(createDataPlane({
     endpoints,
     limits: settings.limits,
@@ -136,9 +138,11 @@ function createBeacon (settings, deps) {
     onResponse: hooks.onResponse,
     onCors: hooks.onCors,
     rateLimits,
+    overShare: settings.http.maxConnectionsPerClient > 0 ? connectionShare.overShare : undefined,
     onRateLimited: hooks.onRateLimited,
     logger
   }), settings.http)
+  publicServer.on('connection', connectionShare.admit)
 
   // Each purpose's HBase calls count under a kind of their own (beacon_hbase_rpcs_total); the
   // store and the sinks tag theirs (lib/toggles/store.js, logging/index.js).

@@ -307,7 +307,7 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
    * Exposes the change streams (api/ofrep/stream-hub.js): open streams as a gauge, what they
    * did as counters advanced by the difference at scrape time.
    * @param {{ stats: () => { open: Record<string, number>, counts: Record<string, { opened: number, events: number, cut: number,
-   *   refused: Record<string, number> }> } }} hub
+   *   aged: number, refused: Record<string, number> }> } }} hub
    */
   function watchStreams (hub) {
     if (Object.keys(hub.stats().open).length === 0) return
@@ -324,13 +324,13 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     new client.Counter({ // eslint-disable-line no-new -- registered, read at scrape time
       name: 'beacon_change_stream_events_total',
       help: 'Change streams by endpoint and what happened: opened, event (a refetchEvaluation written), cut (the client stopped ' +
-        'reading), or the error code a request for one was refused with',
+        'reading), aged (ended at its maximum age with a reconnect hint), or the error code a request for one was refused with',
       labelNames: ['endpoint', 'outcome'],
       registers: [register],
       collect () {
         for (const [endpoint, c] of Object.entries(hub.stats().counts)) {
           /** @type {Array<[string, number]>} */
-          const outcomes = [['opened', c.opened], ['event', c.events], ['cut', c.cut], ...Object.entries(c.refused)]
+          const outcomes = [['opened', c.opened], ['event', c.events], ['cut', c.cut], ['aged', c.aged], ...Object.entries(c.refused)]
           for (const [outcome, n] of outcomes) {
             const key = endpoint + ' ' + outcome
             const delta = n - (last.get(key) || 0)

@@ -2,6 +2,7 @@
 
 const net = require('node:net')
 const { parseAddress } = require('../logging/ip-address')
+const { createProxyTrust } = require('./trusted-proxies')
 
 /**
  * Per-client limits on the public port: a token bucket per client and endpoint, in this
@@ -76,20 +77,20 @@ function createRateLimiter ({ perSecond, burst = 0, maxClients = 100000, now = (
 /**
  * The client a request counts for.
  * @param {{ socket: { remoteAddress?: string }, headers: Record<string, string|string[]|undefined> }} req
- * @param {Set<string>} trustedProxies peer addresses whose X-Forwarded-For is believed
+ * @param {(address: string) => boolean} isTrusted whether an address is a proxy whose
+ *   X-Forwarded-For is believed (api/trusted-proxies.js)
  * @returns {string} an IPv4 address, `<first 4 hextets>::/64`, or '' when the socket has none
  */
-function clientOf (req, trustedProxies) {
+function clientOf (req, isTrusted) {
   const peer = req.socket.remoteAddress || ''
-  if (trustedProxies.size === 0 || !trustedProxies.has(peer)) return clientKey(peer)
   const forwarded = req.headers['x-forwarded-for']
-  if (typeof forwarded !== 'string') return clientKey(peer)
+  if (typeof forwarded !== 'string' || !isTrusted(peer)) return clientKey(peer)
   // The rightmost address that is not a trusted proxy's: each proxy appends the peer it saw,
   // so what lies left of the first untrusted one is whatever the client chose to send.
   const hops = forwarded.split(',')
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = hops[i].trim()
-    if (trustedProxies.has(hop)) continue
+    if (isTrusted(hop)) continue
     return net.isIP(hop) ? clientKey(hop) : clientKey(peer)
   }
   return clientKey(peer)
@@ -113,11 +114,12 @@ function clientKey (address) {
  * or the endpoint's own `rateLimit`, which wins; perSecond 0: none).
  * @param {Readonly<Record<string, any>>} settings validated (config/): `rateLimit` and each
  *   endpoint's `rateLimit`
- * @returns {{ limiters: Map<string, RateLimiter>, clientOf: (req: any) => string, describe: Record<string, object> }}
+ * @returns {{ limiters: Map<string, RateLimiter>, clientOf: (req: any) => string, isTrusted: (peer: string) => boolean,
+ *   describe: Record<string, object> }} isTrusted: whether a peer is a trusted proxy
  */
 function createRateLimits (settings) {
   const global = settings.rateLimit
-  const trusted = new Set(global.trustedProxies)
+  const isTrusted = createProxyTrust(global.trustedProxies)
   const limiters = new Map()
   const describe = {}
   for (const [name, endpoint] of Object.entries(settings.endpoints)) {
@@ -128,7 +130,7 @@ function createRateLimits (settings) {
     limiters.set(name, createRateLimiter({ perSecond, burst, maxClients: global.maxClients }))
     describe[name] = { perSecond, burst: burst > 0 ? burst : Math.max(1, 2 * perSecond) }
   }
-  return { limiters, clientOf: (req) => clientOf(req, trusted), describe }
+  return { limiters, clientOf: (req) => clientOf(req, isTrusted), isTrusted, describe }
 }
 
 module.exports = { createRateLimiter, createRateLimits, clientOf, clientKey }

@@ -16,6 +16,8 @@ const { parseArgs } = require('node:util')
 const { execFileSync } = require('node:child_process')
 const { RateLimiterMemory } = require('rate-limiter-flexible')
 const { createRateLimiter, clientOf } = require('../api/rate-limit')
+const { createProxyTrust } = require('../api/trusted-proxies')
+const { DEFAULTS } = require('../config/defaults')
 const { describeMachine } = require('./lib/machine')
 const { writeResult } = require('./lib/result-files')
 
@@ -35,7 +37,8 @@ const requests = Array.from({ length: CLIENTS }, (_, i) => ({
   socket: { remoteAddress: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` },
   headers: {}
 }))
-const trusted = new Set()
+// The default trusted proxies; a request without X-Forwarded-For never asks them.
+const trusted = createProxyTrust(DEFAULTS.rateLimit.trustedProxies)
 
 /** @param {() => void|Promise<void>} run @returns {Promise<number>} µs of CPU per call, best round */
 async function cpuPerCall (run) {

@@ -67,6 +67,9 @@ const OFREP_DEFAULTS = {
   // address holding idle streams leaves nine tenths to everyone else, while a NAT's office still fits.
   maxStreamsPerClient: 1000,
   heartbeatMs: 15000,
+  // Past this age a stream is ended with a reconnect hint, so a fleet rebalances after a host
+  // joins or restarts (LaunchDarkly Relay's maxClientConnectionTime). 0: no maximum.
+  maxStreamAgeSec: 3600,
   inactivityDelaySec: 120
 }
 
@@ -131,8 +134,10 @@ const DEFAULTS = {
   // Per-client limits on the public port (api/rate-limit.js): a token bucket per client address
   // (IPv6: its /64) and endpoint, in each worker; an endpoint's own `rateLimit` wins. perSecond 0:
   // off. burst 0: twice perSecond. trustedProxies: peers whose X-Forwarded-For names the client.
-  // maxClients: the buckets a worker keeps at most (docs/configuration.md#rate-limits).
-  rateLimit: { perSecond: 0, burst: 0, maxClients: 100000, trustedProxies: [] },
+  // maxClients: the buckets a worker keeps at most. The default limits one address to a
+  // fraction of a worker and fits a large office behind one NAT; a balancer on a loopback or
+  // private address passes its clients' addresses on (docs/configuration.md#rate-limits says why).
+  rateLimit: { perSecond: 100, burst: 0, maxClients: 100000, trustedProxies: ['loopback', 'private'] },
   logLevel: 'info',
   adminToken: null, // from the environment only: secrets never live in the config file
   http: {
@@ -141,7 +146,13 @@ const DEFAULTS = {
     requestTimeoutMs: 10000,
     maxHeaderSize: 8192,
     maxUrlLength: 2048,
-    maxConnections: 0 // 0 = unlimited
+    maxConnections: 0, // 0 = unlimited
+    // One client's open connections to a worker's public port (api/connection-share.js): room
+    // for its whole share of change streams and as many again for requests. 0: no share.
+    maxConnectionsPerClient: 2000,
+    // A keep-alive connection is closed after this many requests, so a client's connections
+    // move between workers and hosts as they come and go. 0: never.
+    maxRequestsPerSocket: 1000
   },
   limits: {
     maxIdLength: 64,

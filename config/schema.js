@@ -119,8 +119,10 @@ const ofrep = {
     maxStreams: int(0, 1000000),
     maxStreamsPerClient: int(0, 1000000),
     heartbeatMs: int(100, 600000),
+    maxStreamAgeSec: int(0, 604800),
     inactivityDelaySec: int(1, 86400)
-  }, ['maxBodyBytes', 'maxKeyLength', 'maxDepth', 'maxFlags', 'maxStreams', 'maxStreamsPerClient', 'heartbeatMs', 'inactivityDelaySec']),
+  }, ['maxBodyBytes', 'maxKeyLength', 'maxDepth', 'maxFlags', 'maxStreams', 'maxStreamsPerClient', 'heartbeatMs', 'maxStreamAgeSec',
+    'inactivityDelaySec']),
   description: 'true, false or an object like { "apiKeysEnv": "BEACON_OFREP_KEYS" }'
 }
 
@@ -163,7 +165,10 @@ const schema = closed({
     maxClients: int(100, 10000000),
     trustedProxies: {
       type: 'array',
-      items: str({ pattern: '^[0-9A-Fa-f:.]{2,45}$', description: 'an IPv4 or IPv6 address' }),
+      items: str({
+        pattern: '^([0-9A-Fa-f:.]{2,45}(/[0-9]{1,3})?|loopback|private)$',
+        description: 'an IPv4 or IPv6 address, a CIDR block, loopback or private'
+      }),
       uniqueItems: true
     }
   }),
@@ -175,7 +180,9 @@ const schema = closed({
     requestTimeoutMs: int(0),
     maxHeaderSize: int(1024),
     maxUrlLength: int(64),
-    maxConnections: int(0)
+    maxConnections: int(0),
+    maxConnectionsPerClient: int(0),
+    maxRequestsPerSocket: int(0)
   }),
   limits: closed({
     maxIdLength: int(1, 1024),

@@ -59,6 +59,7 @@ const STREAM_CORS_ALLOW = Object.freeze({ methods: 'GET', headers: 'Last-Event-I
  * @property {number} maxStreams open at once on one worker
  * @property {number} maxStreamsPerClient of those, one client's at most (0: no share)
  * @property {number} heartbeatMs
+ * @property {number} maxStreamAgeSec past it a stream is ended with a reconnect hint (0: never)
  * @property {number} inactivityDelaySec
  * @property {number} maxUrlLength
  * @property {import('../cors').CorsPolicy|null} cors
@@ -79,7 +80,7 @@ function buildOfrepRoutes (settings, endpoints) {
     const spec = settings.endpoints[endpoint.name]
     if (!spec.ofrep) continue
     const { maxBodyBytes, maxKeyLength, maxDepth, maxFlags, apiKeys } = spec.ofrep
-    const { maxStreams, maxStreamsPerClient, heartbeatMs, inactivityDelaySec } = spec.ofrep
+    const { maxStreams, maxStreamsPerClient, heartbeatMs, maxStreamAgeSec, inactivityDelaySec } = spec.ofrep
     const base = `/api/${endpoint.name}`
     routes.set(base, {
       name: endpoint.name,
@@ -106,6 +107,7 @@ function buildOfrepRoutes (settings, endpoints) {
             maxStreams,
             maxStreamsPerClient,
             heartbeatMs,
+            maxStreamAgeSec,
             inactivityDelaySec,
             maxUrlLength: settings.http.maxUrlLength,
             cors: createCorsPolicy(spec.cors, STREAM_CORS_ALLOW)

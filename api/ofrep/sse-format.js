@@ -55,6 +55,17 @@ function openingBytes (retryMs, nowMs) {
 }
 
 /**
+ * The last bytes of a stream that reached its maximum age: a comment that says why and the
+ * delay after which its client reconnects (to whichever host its balancer picks), with its
+ * Last-Event-ID, so it misses nothing.
+ * @param {number} retryMs
+ * @returns {string}
+ */
+function reconnectBytes (retryMs) {
+  return ': reconnect\nretry: ' + Math.floor(retryMs) + '\n\n'
+}
+
+/**
  * A refetchEvaluation event, built once and written to every watcher it is for.
  * @param {number} nowMs the stamp (event id)
  * @param {number|null} [changedAtMs] when the change was made, when known: sent as
@@ -69,4 +80,4 @@ function refetchEvent (nowMs, changedAtMs = null) {
   return 'id: ' + stampOf(nowMs) + '\ndata: ' + data + '\n\n'
 }
 
-module.exports = { HEARTBEAT, REFETCH_TYPE, stampOf, parseStamp, openingBytes, refetchEvent }
+module.exports = { HEARTBEAT, REFETCH_TYPE, stampOf, parseStamp, openingBytes, reconnectBytes, refetchEvent }

@@ -2,7 +2,7 @@
 
 const { createStreamRegistry } = require('./stream-registry')
 const { createChangeRecord } = require('./change-record')
-const { HEARTBEAT, openingBytes, refetchEvent, parseStamp } = require('./sse-format')
+const { HEARTBEAT, openingBytes, reconnectBytes, refetchEvent, parseStamp } = require('./sse-format')
 
 /**
  * One worker's change streams (`GET /api/<name>/changes?id=<id>`, docs/openfeature.md): it
@@ -21,6 +21,9 @@ const { HEARTBEAT, openingBytes, refetchEvent, parseStamp } = require('./sse-for
  * - A stream that opens gets one at once when its client may have missed a change
  *   (api/ofrep/change-record.js, from its Last-Event-ID).
  * - Heartbeats: a comment line to every stream every `heartbeatMs`, a slot at a time.
+ * - A stream older than its `maxStreamAgeSec` (each drawn between 0.8 and 1 times it, so the
+ *   streams of one restart do not all end together) is ended at its next heartbeat with a
+ *   reconnect hint, so a fleet rebalances.
  * - A client that stops reading is cut once a bounded amount is waiting for it.
  * - close(): every stream ends (its client reconnects to another worker after its `retry`); a
  *   stream asked for afterwards is ended at once the same way.
@@ -35,20 +38,23 @@ const RETRY_SPREAD_MS = 4000
 // take many hours to; events more, but a stream is never worth more).
 const MAX_BUFFERED_BYTES = 64 * 1024
 const MARGIN_EXTRA_MS = 2000
+const AGE_SPREAD = 0.2
 const SWITCH_EXTRA_MS = 1000
 
 /**
  * @typedef {object} StreamRoute what the hub needs of an endpoint's OFREP route (api/ofrep/routes.js)
  * @property {string} name
  * @property {boolean} configs whether its configs change per id
- * @property {{ maxStreams: number, maxStreamsPerClient?: number, heartbeatMs: number }|null} stream
+ * @property {{ maxStreams: number, maxStreamsPerClient?: number, heartbeatMs: number, maxStreamAgeSec?: number }|null} stream
  *
- * @typedef {{ res: import('http').ServerResponse, endpoint: string, id: string }} Watcher
+ * @typedef {{ res: import('http').ServerResponse, endpoint: string, id: string, endsAt: number }} Watcher
+ *   endsAt: epoch ms past which it is ended with a reconnect hint (Infinity: never)
  *
  * @typedef {object} EndpointCounts
  * @property {number} opened streams opened
  * @property {number} events refetchEvaluation events written
  * @property {number} cut streams cut because their client stopped reading
+ * @property {number} aged streams ended at their maximum age, with a reconnect hint
  * @property {Record<string, number>} refused requests refused, by error code
  */
 
@@ -72,7 +78,7 @@ function createStreamHub ({ routes, controlPollMs, now = Date.now, random = Math
   /** @type {Set<NodeJS.Timeout>} switch notices waiting for every host to apply the switch */
   const settling = new Set()
   /** @type {Map<string, EndpointCounts>} */
-  const counts = new Map(streaming.map((route) => [route.name, { opened: 0, events: 0, cut: 0, refused: {} }]))
+  const counts = new Map(streaming.map((route) => [route.name, { opened: 0, events: 0, cut: 0, aged: 0, refused: {} }]))
   let closed = false
 
   const retryMs = () => RETRY_BASE_MS + Math.floor(random() * RETRY_SPREAD_MS)
@@ -97,12 +103,29 @@ function createStreamHub ({ routes, controlPollMs, now = Date.now, random = Math
     }
   }
 
-  /** Starts an endpoint's heartbeats with its first stream: one slot a tick. */
+  /** @param {StreamRoute} route @param {number} t @returns {number} when a stream opened at t ends */
+  function endOf (route, t) {
+    const maxAgeMs = (route.stream.maxStreamAgeSec || 0) * 1000
+    return maxAgeMs > 0 ? t + maxAgeMs * (1 - AGE_SPREAD * random()) : Infinity
+  }
+
+  /** Starts an endpoint's heartbeats with its first stream: one slot a tick; ends the old ones. */
   function beat (route) {
     if (heartbeats.has(route.name)) return
     let slot = 0
     const timer = setInterval(() => {
-      for (const watcher of registry.slot(route.name, slot)) write(watcher, HEARTBEAT)
+      const t = now()
+      /** @type {Watcher[]} */
+      const aged = []
+      for (const watcher of registry.slot(route.name, slot)) {
+        if (watcher.endsAt <= t) aged.push(watcher)
+        else write(watcher, HEARTBEAT)
+      }
+      for (const watcher of aged) {
+        write(watcher, reconnectBytes(retryMs()))
+        watcher.res.end()
+        counts.get(route.name).aged++
+      }
       slot = (slot + 1) % SLOTS
     }, Math.max(1, Math.floor(route.stream.heartbeatMs / SLOTS)))
     timer.unref()
@@ -131,12 +154,12 @@ function createStreamHub ({ routes, controlPollMs, now = Date.now, random = Math
         res.end(gone ? undefined : openingBytes(retryMs(), now()))
         return 'ended'
       }
+      const t = now()
       /** @type {Watcher} */
-      const watcher = { res, endpoint: route.name, id }
+      const watcher = { res, endpoint: route.name, id, endsAt: endOf(route, t) }
       const added = registry.add(route.name, id, watcher, route.stream.maxStreams, client, route.stream.maxStreamsPerClient || 0)
       if (added !== 'added') return added
       res.on('close', () => registry.remove(route.name, id, watcher))
-      const t = now()
       const verdict = changes.missedSince(route.name, id, stampOf(req.headers['last-event-id']), route.configs)
       res.writeHead(200, headers)
       res.write(openingBytes(retryMs(), t) + (verdict.missed ? refetchEvent(t, verdict.changedAt) : ''))

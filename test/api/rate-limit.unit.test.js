@@ -6,6 +6,7 @@
 // sockets from two loopback addresses are in test/api/rate-limit.test.js.
 
 const { createRateLimiter, createRateLimits, clientOf, clientKey } = require('../../api/rate-limit')
+const { createProxyTrust } = require('../../api/trusted-proxies')
 const { loadSettings } = require('../../config')
 
 test('a bucket of burst tokens, refilled at perSecond; refused with the whole seconds until the next token', () => {
@@ -54,7 +55,7 @@ test('the client: IPv4 as it is, IPv4-mapped as IPv4, IPv6 by its /64', () => {
 
 test('X-Forwarded-For counts only from a trusted proxy, and then its rightmost untrusted address', () => {
   const req = (peer, xff) => ({ socket: { remoteAddress: peer }, headers: xff === undefined ? {} : { 'x-forwarded-for': xff } })
-  const trusted = new Set(['127.0.0.1', '10.0.0.5'])
+  const trusted = createProxyTrust(['127.0.0.1', '10.0.0.5'])
   expect(clientOf(req('127.0.0.9', '1.2.3.4'), trusted)).toBe('127.0.0.9') // not a proxy: its header is the client's word
   expect(clientOf(req('127.0.0.1', '1.2.3.4'), trusted)).toBe('1.2.3.4')
   expect(clientOf(req('127.0.0.1', 'forged, 1.2.3.4, 10.0.0.5'), trusted)).toBe('1.2.3.4')
@@ -63,10 +64,28 @@ test('X-Forwarded-For counts only from a trusted proxy, and then its rightmost u
   expect(clientOf(req('127.0.0.1', '2001:db8:1:2::7'), trusted)).toBe('2001:db8:1:2::/64')
 })
 
-test('settings: off by default; BEACON_RATE_LIMIT=<per second>[:<burst>]; an endpoint\'s own limit wins', () => {
+test('trusted proxies: addresses, CIDR blocks, loopback and private; anything else is refused by name', () => {
+  const trust = createProxyTrust(['loopback', 'private', '203.0.113.0/24', '2001:db8::7'])
+  const yes = ['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.1', '10.1.2.3', '172.31.0.1', '192.168.1.1', 'fd00::5',
+    'fe80::1', '203.0.113.200', '2001:db8::7']
+  const no = ['8.8.8.8', '172.32.0.1', '203.0.114.1', '2001:db8::8', '2001:4860::1', '', 'garbage']
+  expect(yes.filter((a) => !trust(a))).toEqual([])
+  expect(no.filter((a) => trust(a))).toEqual([])
+  expect(yes.filter((a) => !trust(a))).toEqual([]) // the remembered answers are the same
+  expect(createProxyTrust([])('127.0.0.1')).toBe(false)
+  for (const bad of ['10.0.0.0/33', '::1/129', 'example.com', '10.0.0.0/x']) {
+    expect(() => createProxyTrust([bad])).toThrow(new RegExp(`trustedProxies: "${bad.replace(/[.]/g, '\\.')}"`))
+  }
+})
+
+test('settings: on by default; BEACON_RATE_LIMIT=<per second>[:<burst>], 0 off; an endpoint\'s own limit wins', () => {
   const load = (env, overrides) => loadSettings({ env: { BEACON_HBASE_BOOTSTRAP: '127.0.0.1:16020', ...env }, overrides })
-  expect(load({}).rateLimit).toEqual({ perSecond: 0, burst: 0, maxClients: 100000, trustedProxies: [] })
-  expect(createRateLimits(load({})).limiters.size).toBe(0)
+  expect(load({}).rateLimit).toEqual({ perSecond: 100, burst: 0, maxClients: 100000, trustedProxies: ['loopback', 'private'] })
+  expect(createRateLimits(load({})).describe.sample5).toEqual({ perSecond: 100, burst: 200 })
+  expect(createRateLimits(load({ BEACON_RATE_LIMIT: '0' })).limiters.size).toBe(0)
+  expect(load({ BEACON_TRUSTED_PROXIES: '10.0.0.0/8,fd00::/8,loopback' }).rateLimit.trustedProxies)
+    .toEqual(['10.0.0.0/8', 'fd00::/8', 'loopback'])
+  expect(() => load({ BEACON_TRUSTED_PROXIES: 'example.com' })).toThrow(/trustedProxies/)
   expect(load({ BEACON_RATE_LIMIT: '50:200' }).rateLimit).toMatchObject({ perSecond: 50, burst: 200 })
   expect(load({ BEACON_RATE_LIMIT: '50', BEACON_TRUSTED_PROXIES: '127.0.0.1,::1' }).rateLimit)
     .toMatchObject({ perSecond: 50, burst: 0, trustedProxies: ['127.0.0.1', '::1'] })

@@ -18,10 +18,10 @@ test('on for sample3 and sample5 only, with the defaults; the limits of api/ofre
   expect(on).toEqual(['sample3', 'sample5'])
   expect(settings.endpoints.sample5.ofrep).toEqual(OFREP_DEFAULTS)
   // The change stream's settings are the wiring's alone (api/ofrep/routes.js); the rest are bounds.
-  const { maxStreams, maxStreamsPerClient, heartbeatMs, inactivityDelaySec, ...bounds } = OFREP_DEFAULTS
+  const { maxStreams, maxStreamsPerClient, heartbeatMs, maxStreamAgeSec, inactivityDelaySec, ...bounds } = OFREP_DEFAULTS
   expect(OFREP_LIMITS).toEqual(bounds)
-  expect({ maxStreams, maxStreamsPerClient, heartbeatMs, inactivityDelaySec })
-    .toEqual({ maxStreams: 10000, maxStreamsPerClient: 1000, heartbeatMs: 15000, inactivityDelaySec: 120 })
+  expect({ maxStreams, maxStreamsPerClient, heartbeatMs, maxStreamAgeSec, inactivityDelaySec })
+    .toEqual({ maxStreams: 10000, maxStreamsPerClient: 1000, heartbeatMs: 15000, maxStreamAgeSec: 3600, inactivityDelaySec: 120 })
 })
 
 test('true, false and the object form; a layer can switch it off', () => {

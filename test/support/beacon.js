@@ -28,7 +28,9 @@ async function startBeacon ({ overrides = {}, clientOptions = {}, env = {}, now,
   const accessLogTable = uniqueTable('alog')
   await client.admin.createTable(accessLogTable, { families: ['l'], splits: accessLogSplitKeys(16, 4) })
   const settings = loadSettings({
-    env: { BEACON_STATE_DIR: stateDir, ...env },
+    // The per-client limit is off unless a test sets it: tests send from one loopback address at
+    // rates no one client sends (BEACON_RATE_LIMIT '' leaves the default on).
+    env: { BEACON_STATE_DIR: stateDir, BEACON_RATE_LIMIT: '0', ...env },
     overrides: {
       port: 0,
       adminPort: 0,

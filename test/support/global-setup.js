@@ -19,4 +19,7 @@ module.exports = async () => {
   process.env.BEACON_TEST_HBASE_STARTED = alreadyRunning ? '0' : '1'
   process.env.BEACON_TEST_HBASE_OPTIONS = JSON.stringify(overrides)
   process.env.BEACON_HBASE_BOOTSTRAP = bootstrap.join(',')
+  // Servers the tests start as processes send from one loopback address at rates no one client
+  // sends: the per-client limit is off for them, as for the bench, unless a test sets it.
+  if (process.env.BEACON_RATE_LIMIT === undefined) process.env.BEACON_RATE_LIMIT = '0'
 }

@@ -10,8 +10,8 @@ const { createStreamHub, MAX_BUFFERED_BYTES } = require('../../../api/ofrep/stre
 const { parseSse } = require('../../support/sse-client')
 
 const HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8' }
-const route = (name, { configs = true, maxStreams = 100, heartbeatMs = 1600 } = {}) => ({
-  name, configs, stream: { maxStreams, heartbeatMs }
+const route = (name, { configs = true, maxStreams = 100, heartbeatMs = 1600, maxStreamAgeSec = 0 } = {}) => ({
+  name, configs, stream: { maxStreams, heartbeatMs, maxStreamAgeSec }
 })
 const ROUTES = [route('sample5'), route('sample3'), route('sample1', { configs: false }), { name: 'sample2', configs: true, stream: null }]
 
@@ -118,6 +118,40 @@ test('heartbeats: every stream gets a comment each heartbeatMs, a slot at a time
   expect(beats()).toEqual(streams.map(() => 1))
   jest.advanceTimersByTime(1600)
   expect(beats()).toEqual(streams.map(() => 2))
+})
+
+test('a stream past its maximum age ends at a heartbeat with a reconnect hint; each age is spread, younger ones stay', () => {
+  jest.useFakeTimers()
+  const routes = [route('sample5', { maxStreamAgeSec: 100 })]
+  // Draws in order: the first stream's age (the whole 100 s), its retry, the second's (about
+  // 80 s), its retry; then each reconnect hint's retry.
+  const draws = [0, 0.5, 0.99, 0.5]
+  t = 1_764_150_000_000
+  const h = createStreamHub({ routes, controlPollMs: 1000, now: () => t, random: () => draws.shift() ?? 0.99 })
+  const req = { socket: { destroyed: false }, headers: {} }
+  const [long, short] = [new FakeResponse(), new FakeResponse()]
+  expect([h.open(routes[0], '7', req, long, HEADERS), h.open(routes[0], '8', req, short, HEADERS)]).toEqual(['opened', 'opened'])
+  const tick = (ms) => { t += ms; jest.advanceTimersByTime(ms) }
+  tick(79_000)
+  expect([long.writableEnded, short.writableEnded]).toEqual([false, false])
+  tick(3_200) // two heartbeat rounds past 80.2 s
+  expect([long.writableEnded, short.writableEnded]).toEqual([false, true])
+  expect(short.text.endsWith(': reconnect\nretry: 4960\n\n')).toBe(true)
+  tick(17_000)
+  expect(long.writableEnded).toBe(false)
+  tick(3_200)
+  expect(long.writableEnded).toBe(true)
+  expect(h.stats().counts.sample5).toMatchObject({ opened: 2, aged: 2 })
+  expect(h.stats().open).toEqual({ sample5: 0 })
+})
+
+test('maxStreamAgeSec 0: a stream is never ended for its age', () => {
+  jest.useFakeTimers()
+  const h = settled(hub())
+  const { res } = open(h, 'sample5', '7')
+  t += 30 * 86_400_000
+  jest.advanceTimersByTime(16_000)
+  expect(res.writableEnded).toBe(false)
 })
 
 test('the cap: past maxStreams, "full" and nothing written; a closed stream frees its place', () => {
