@@ -16,9 +16,10 @@ const UNAVAILABLE = Object.freeze(new ERRORS.LOG_UNAVAILABLE())
 /**
  * Fleet-wide traffic for the dashboard, read from the access-log rollups (logging/rollup/):
  * every host's requests, not this one's. `GET /dashboard/traffic` answers
- * `{ enabled: true, now, logTable, minutes: [{ t, endpoints: { <name>: count } }], pending: [t], top: [{ id,
- * count, endpoints }] }`: requests per minute per endpoint over the last hour (from the totals
- * rows: a few cells a minute), the minutes whose counts are not final yet (marked: the minute in
+ * `{ enabled: true, now, logTable, minutes: [{ t, endpoints: { <name>: count }, bots: { <name>: count } }],
+ * pending: [t], top: [{ id, count, bots, endpoints }] }`: requests per minute per endpoint over
+ * the last hour (from the totals rows: a few cells a minute), and of those the bots'
+ * (logging/bot-agent.js), the minutes whose counts are not final yet (marked: the minute in
  * progress, or one a replay touched), and the ids with most requests over the last 15 minutes.
  * Without rollups it answers `{ enabled: false, reason }`. Read-only and aggregate, like
  * /metrics, so it needs no token.
@@ -42,11 +43,13 @@ function createTrafficRouter ({ client, source, now, timeoutMs }) {
     const minutes = []
     for await (const { minute, groups } of rolledMinutes(rollups, from, end, 't')) {
       const endpoints = {}
+      const bots = {}
       for (const [group, n] of groups) {
-        const { endpoint } = parseGroup(group)
+        const { endpoint, bot } = parseGroup(group)
         endpoints[endpoint] = (endpoints[endpoint] || 0) + n
+        if (bot) bots[endpoint] = (bots[endpoint] || 0) + n
       }
-      minutes.push({ t: minute, endpoints })
+      minutes.push({ t: minute, endpoints, bots })
     }
     const top = await topIds(rollups, end - TOP_MINUTES * MINUTE_MS, end)
     const pending = [...await markedMinutes(rollups, from, end)].sort((a, b) => a - b)
@@ -74,11 +77,12 @@ function createTrafficRouter ({ client, source, now, timeoutMs }) {
       if (partition !== open && open >= 0) keepBest(open)
       open = partition
       for (const [group, n] of groups) {
-        const { endpoint, id } = parseGroup(group)
+        const { endpoint, id, bot } = parseGroup(group)
         if (id === '') continue
         let row = byId.get(id)
-        if (!row) byId.set(id, (row = { id, count: 0, endpoints: {} }))
+        if (!row) byId.set(id, (row = { id, count: 0, bots: 0, endpoints: {} }))
         row.count += n
+        if (bot) row.bots += n
         row.endpoints[endpoint] = (row.endpoints[endpoint] || 0) + n
       }
     }

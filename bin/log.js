@@ -239,7 +239,7 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
       summary: 'exact count of the access-log rows of a time range, optionally grouped',
       options: {
         ...RANGE_OPTIONS,
-        by: { type: 'string', arg: '<what>', help: 'groups: endpoint, id, status or minute' },
+        by: { type: 'string', arg: '<what>', help: 'groups: endpoint, id, status, minute or bot (bot and human)' },
         scan: { type: 'boolean', help: 'count from the raw rows even where the per-minute rollups could answer' },
         json: { type: 'boolean', help: 'print the answer as one line of JSON (total, groups, from, to, ...)' }
       },
@@ -248,6 +248,7 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
         '  beacon log count --from -10m --id 42 --json         # {"total":…,"from":…,"to":…,…}',
         '  beacon log count --from -1h --endpoint sample5 --by status',
         '  beacon log count --from -2h --to -1h --by minute',
+        '  beacon log count --from -1d --endpoint sample5 --by bot',
         '',
         'Counts are exact. Whole minutes come from the per-minute rollups (a minute not counted yet,',
         'and the part-minutes at either end, from the raw rows); --status, --by status and --scan read',

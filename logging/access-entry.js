@@ -7,6 +7,8 @@
  * takes its fast path.
  */
 
+const { isBotAgent } = require('./bot-agent')
+
 /** Longest user agent / referer kept; longer headers are cut (they are attacker-controlled). */
 const MAX_HEADER_CHARS = 512
 
@@ -15,6 +17,8 @@ const MAX_HEADER_CHARS = 512
  * @property {number} ts epoch ms when the response was written
  * @property {string} endpoint endpoint name (e.g. "sample4")
  * @property {string|null} id the requested id, null when missing or invalid
+ * @property {boolean} bot its user agent is a known bot, crawler or headless browser, or none
+ *   was sent (./bot-agent.js); decided before a sink's privacy drops the agent
  * @property {number} status HTTP status sent
  * @property {number} ms handler latency, 3 decimals
  * @property {string|null} ip client address
@@ -33,14 +37,16 @@ function clip (value) {
  * @returns {AccessEntry}
  */
 function accessEntry ({ ts, endpoint, id, status, ms, ip, ua, ref }) {
+  const agent = clip(ua)
   return {
     ts,
     endpoint,
     id: id == null ? null : id,
+    bot: isBotAgent(agent),
     status,
     ms: Math.round(ms * 1000) / 1000,
     ip: ip == null ? null : ip,
-    ua: clip(ua),
+    ua: agent,
     ref: clip(ref)
   }
 }
@@ -50,6 +56,7 @@ function accessEntry ({ ts, endpoint, id, status, ms, ip, ua, ref }) {
  * @property {number} ts epoch ms when the event was accepted
  * @property {string} endpoint endpoint name
  * @property {string} id the id the event is about (validated)
+ * @property {boolean} bot as an access entry's: the page's own classification
  * @property {string} event the event name, one the endpoint declares (e.g. "exposure")
  * @property {string|null} variant what the page showed (validated), or null
  * @property {string|null} ip client address
@@ -65,21 +72,23 @@ function accessEntry ({ ts, endpoint, id, status, ms, ip, ua, ref }) {
  * @returns {EventEntry}
  */
 function eventEntry ({ ts, endpoint, id, event, variant, ip, ua, ref }) {
+  const agent = clip(ua)
   return {
     ts,
     endpoint,
     id,
+    bot: isBotAgent(agent),
     event,
     variant: variant == null ? null : variant,
     ip: ip == null ? null : ip,
-    ua: clip(ua),
+    ua: agent,
     ref: clip(ref)
   }
 }
 
 // The keys of an AccessEntry, in order. serializeEntry's fast path applies only to objects
 // with exactly these own enumerable keys; anything else goes through JSON.stringify.
-const KEYS = ['ts', 'endpoint', 'id', 'status', 'ms', 'ip', 'ua', 'ref']
+const KEYS = ['ts', 'endpoint', 'id', 'bot', 'status', 'ms', 'ip', 'ua', 'ref']
 // A string without these chars is its own JSON body: no escaping needed. Lone surrogates must
 // be escaped (well-formed JSON.stringify), so any surrogate takes the slow path.
 // eslint-disable-next-line no-control-regex -- JSON must escape U+0000..U+001F
@@ -119,6 +128,7 @@ function serializeEntry (entry) {
   return '{"ts":' + num(entry.ts) +
     ',"endpoint":' + str(entry.endpoint) +
     ',"id":' + str(entry.id) +
+    ',"bot":' + (entry.bot === true ? 'true' : entry.bot === false ? 'false' : JSON.stringify(entry.bot ?? null)) +
     ',"status":' + num(entry.status) +
     ',"ms":' + num(entry.ms) +
     ',"ip":' + str(entry.ip) +

@@ -3,7 +3,8 @@
 
 // The dashboard's fleet-wide traffic: polls GET /dashboard/traffic (api/traffic.js: every
 // host's requests, read from the access-log rollups) and draws requests per minute per
-// endpoint over the last hour and the top ids of the last 15 minutes. Every value reaches the
+// endpoint over the last hour, people against bots over the same hour, and the top ids of the
+// last 15 minutes. Every value reaches the
 // page through textContent or uPlot's canvas, never as HTML.
 ;(function () {
   const POLL_MS = 10000
@@ -12,6 +13,7 @@
   const $ = (id) => document.getElementById(id)
   let plot = null
   let plotted = ''
+  let whoPlot = null
 
   /** Minute-by-minute series, one per endpoint; a minute with no row is 0 (nothing counted). */
   function series (body) {
@@ -44,6 +46,31 @@
     }, data, container)
   }
 
+  /** People and bots per minute, every endpoint together. */
+  function drawWho (body) {
+    const container = $('chart-who')
+    const byMinute = new Map(body.minutes.map((m) => [m.t, m]))
+    const sum = (counts) => Object.values(counts || {}).reduce((a, b) => a + b, 0)
+    const times = []
+    const people = []
+    const bots = []
+    for (let t = body.from; t < body.to; t += 60000) {
+      const m = byMinute.get(t)
+      times.push(t / 1000)
+      bots.push(m ? sum(m.bots) : 0)
+      people.push(m ? sum(m.endpoints) - sum(m.bots) : 0)
+    }
+    const data = [times, people, bots]
+    if (whoPlot) return whoPlot.setData(data)
+    whoPlot = new uPlot({ // eslint-disable-line new-cap -- the library's own name
+      width: Math.max(container.clientWidth, 240),
+      height: 180,
+      scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+      series: [{}, { label: 'people', stroke: PALETTE[2], width: 1.5 }, { label: 'bots', stroke: PALETTE[1], width: 1.5 }],
+      axes: BeaconAxes.timeSeriesAxes(container, { counts: true, byMinute: true })
+    }, data, container)
+  }
+
   function renderTop (top) {
     const table = $('top-ids')
     const tbody = table.tBodies[0]
@@ -55,6 +82,7 @@
       th.textContent = row.id
       tr.appendChild(th)
       tr.insertCell().textContent = String(row.count)
+      tr.insertCell().textContent = String(row.bots)
       tr.insertCell().textContent = Object.entries(row.endpoints).sort().map(([e, n]) => `${e} ${n}`).join(', ')
     }
     table.nextElementSibling.hidden = tbody.rows.length > 0
@@ -72,10 +100,14 @@
         return
       }
       draw(body)
+      drawWho(body)
       renderTop(body.top)
-      const total = body.minutes.reduce((n, m) => n + Object.values(m.endpoints).reduce((a, b) => a + b, 0), 0)
+      const sumOf = (key) => body.minutes.reduce((n, m) => n + Object.values(m[key] || {}).reduce((a, b) => a + b, 0), 0)
+      const total = sumOf('endpoints')
+      const bots = sumOf('bots')
       status.dataset.total = String(total)
-      status.textContent = `${total} requests counted in the last hour on every host` +
+      status.dataset.bots = String(bots)
+      status.textContent = `${total} requests counted in the last hour on every host (${total - bots} from people, ${bots} from bots)` +
         (body.pending.length ? `; ${body.pending.length} minute(s) still being counted` : '') +
         ` · updated ${new Date(body.now).toLocaleTimeString()}`
       status.className = 'dim'
@@ -92,6 +124,7 @@
 
   window.addEventListener('resize', () => {
     if (plot) plot.setSize({ width: Math.max($('chart-traffic').clientWidth, 240), height: 180 })
+    if (whoPlot) whoPlot.setSize({ width: Math.max($('chart-who').clientWidth, 240), height: 180 })
   })
   poll()
 })()

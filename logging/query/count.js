@@ -5,7 +5,7 @@ const { toRecord } = require('./rows')
 const { countBuckets } = require('./bucket-count')
 
 /** What `by` groups on. */
-const GROUP_BY = Object.freeze(['endpoint', 'id', 'status', 'minute'])
+const GROUP_BY = Object.freeze(['endpoint', 'id', 'status', 'minute', 'bot'])
 const MINUTE_MS = 60 * 1000
 
 /**
@@ -15,7 +15,7 @@ const MINUTE_MS = 60 * 1000
  * @property {string} [endpoint]
  * @property {string} [id]
  * @property {number} [status]
- * @property {'endpoint'|'id'|'status'|'minute'} [by]
+ * @property {'endpoint'|'id'|'status'|'minute'|'bot'} [by] bot: groups `bot` and `human`
  * @property {boolean} [scan] read the raw rows even where the rollups could answer
  */
 
@@ -37,7 +37,9 @@ const MINUTE_MS = 60 * 1000
 
 /**
  * The key a count `by` a field puts one record under. An entry without the field (an event has
- * no status) is "(none)"; a row whose cell is not an entry's JSON is "(unreadable)".
+ * no status) is "(none)"; a row whose cell is not an entry's JSON is "(unreadable)". By bot:
+ * `bot` or `human` (an entry from before bots were told apart has no `bot`: a person's, as the
+ * rollups count it).
  * @param {import('./rows').LogRecord} record
  * @param {string} by
  * @returns {string}
@@ -45,6 +47,7 @@ const MINUTE_MS = 60 * 1000
 function countGroupOf (record, by) {
   if (by === 'minute') return new Date(record.ts - (record.ts % MINUTE_MS)).toISOString()
   if (record.entry === null) return '(unreadable)'
+  if (by === 'bot') return record.entry.bot === true ? 'bot' : 'human'
   const value = record.entry[by]
   return value === undefined || value === null ? '(none)' : String(value)
 }

@@ -5,8 +5,12 @@
  * or CSV (RFC 4180).
  */
 
-/** CSV columns: a request's fields and an event's, the time as ISO-8601 too, and the row key. */
-const CSV_COLUMNS = Object.freeze(['ts', 'time', 'endpoint', 'id', 'status', 'event', 'variant', 'ms', 'ip', 'ua', 'ref', 'key'])
+/**
+ * CSV columns: a request's fields and an event's, the time as ISO-8601 too, the row key, and
+ * whether a bot sent it (last, so the columns before it keep their places; empty for an entry
+ * from before bots were told apart).
+ */
+const CSV_COLUMNS = Object.freeze(['ts', 'time', 'endpoint', 'id', 'status', 'event', 'variant', 'ms', 'ip', 'ua', 'ref', 'key', 'bot'])
 
 /**
  * One NDJSON line: the entry's own fields, `ts` always (from the row key when the entry lacks

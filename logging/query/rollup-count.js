@@ -12,7 +12,7 @@ const { countLog } = require('./count')
  * The answer is the scan's, to the row; only what is read differs: a day is 1,440 small rollup
  * reads instead of a day of rows.
  *
- * The rollups group by endpoint, id and status class, so a count filtered on an exact status or
+ * The rollups group by endpoint, id, status class and bot or person, so a count filtered on an exact status or
  * grouped by status is not theirs to answer: eligible() says no and the caller scans.
  */
 
@@ -103,6 +103,7 @@ async function countFromRollups (source, rollups, query, options = {}) {
       if (by === 'endpoint') add(unreadable ? '(unreadable)' : g.endpoint, n)
       else if (by === 'id') add(unreadable ? '(unreadable)' : g.id === '' ? '(none)' : g.id, n)
       else if (by === 'minute') add(new Date(minute.minute).toISOString(), n)
+      else if (by === 'bot') add(unreadable ? '(unreadable)' : g.bot ? 'bot' : 'human', n)
     }
   }
   const rollupMinutes = fromRollups.size

@@ -1,6 +1,6 @@
 'use strict'
 
-const { rollupGroupOf, parseGroup } = require('./layout')
+const { rollupGroupOf, parseGroup, qualifierOf } = require('./layout')
 
 /**
  * What the rollup job counts a raw access-log row under, read from the row's bytes, and those
@@ -19,6 +19,8 @@ const TS = bytes('{"ts":')
 const ENDPOINT = bytes(',"endpoint":"')
 const ID = bytes('","id":')
 const NULL = bytes('null')
+const BOT_TRUE = bytes(',"bot":true')
+const BOT_FALSE = bytes(',"bot":false')
 const STATUS = bytes(',"status":')
 const EVENT = bytes(',"event":"')
 const QUOTE = 0x22
@@ -71,6 +73,9 @@ function groupKeyOfValue (value) {
     } else {
       at = matchAt(value, at, NULL, end)
     }
+    // An entry written before bots were told apart has no `bot`: it counts as a person's.
+    const bot = matchAt(value, at, BOT_TRUE, end)
+    at = bot >= 0 ? bot : Math.max(at, matchAt(value, at, BOT_FALSE, end))
     const status = matchAt(value, at, STATUS, end)
     if (status >= 0) {
       let p = status
@@ -95,14 +100,15 @@ function groupKeyOfValue (value) {
 }
 
 /**
- * A key's group, and whether the key is plain: a head whose id is null or not empty and whose
- * status had 3 digits (or an event's), which no other plain key shares its group with.
+ * A key's group, and whether the key is plain: a head whose id is null or not empty, with a
+ * `bot`, and whose status had 3 digits (or an event's), which no other plain key shares its
+ * group with.
  * @param {string} key a groupKeyOfValue() key
- * @returns {{ endpoint: string, id: string, class: string, plain: boolean }}
+ * @returns {{ endpoint: string, id: string, class: string, bot: boolean, plain: boolean }}
  */
 function groupOfKey (key) {
   if (key.charCodeAt(0) === OPEN_BRACKET) return { ...parseGroup(key), plain: false }
-  // <endpoint>","id":("<id>"|null),("status":<digits>|"event":"<name>)
+  // <endpoint>","id":("<id>"|null)[,"bot":(true|false)],("status":<digits>|"event":"<name>)
   const endpoint = key.slice(0, key.indexOf('"'))
   let at = endpoint.length + 7
   let id = ''
@@ -113,23 +119,29 @@ function groupOfKey (key) {
   } else {
     at += 4
   }
-  const plainId = id !== '' || key.charCodeAt(at - 1) === 0x6c // 'l': null
-  if (!key.startsWith(',"status":', at)) return { endpoint, id, class: 'event', plain: plainId }
+  let plain = id !== '' || key.charCodeAt(at - 1) === 0x6c // 'l': null
+  const bot = key.startsWith(',"bot":true', at)
+  if (bot) at += 11
+  else if (key.startsWith(',"bot":false', at)) at += 12
+  else plain = false // no `bot`: shares the people's group with `"bot":false`
+  if (!key.startsWith(',"status":', at)) return { endpoint, id, class: 'event', bot, plain }
   const digits = key.slice(at + 10)
-  if (!digits.endsWith(',')) return { endpoint, id, class: `${digits}xx`, plain: plainId } // a 3-digit status's class
-  return { endpoint, id, class: `${Math.floor(Number(digits.slice(0, -1)) / 100)}xx`, plain: false }
+  if (!digits.endsWith(',')) return { endpoint, id, class: `${digits}xx`, bot, plain } // a 3-digit status's class
+  return { endpoint, id, class: `${Math.floor(Number(digits.slice(0, -1)) / 100)}xx`, bot, plain: false }
 }
 
 /**
- * The qualifiers of a group, counts and totals: JSON.stringify([endpoint, id, class]) and
- * ([endpoint, "*", class]); a head's names are safe, so they need no escapes.
- * @param {{ endpoint: string, id: string, class: string }} group
+ * The qualifiers of a group, counts and totals (layout.js rollupGroupOf, totalsOf):
+ * [endpoint, id, class] and [endpoint, "*", class], with "bot" after them for a bot's; a head's
+ * names are safe, so they need no escapes.
+ * @param {{ endpoint: string, id: string, class: string, bot?: boolean }} group
  * @param {boolean} safe its names come from a head
  * @returns {[string, string]}
  */
-function qualifiersOf ({ endpoint, id, class: cls }, safe) {
-  if (!safe) return [JSON.stringify([endpoint, id, cls]), JSON.stringify([endpoint, '*', cls])]
-  return [`["${endpoint}","${id}","${cls}"]`, `["${endpoint}","*","${cls}"]`]
+function qualifiersOf ({ endpoint, id, class: cls, bot }, safe) {
+  if (!safe) return [qualifierOf(endpoint, id, cls, bot === true), qualifierOf(endpoint, '*', cls, bot === true)]
+  const tail = bot === true ? '","bot"]' : '"]'
+  return [`["${endpoint}","${id}","${cls}${tail}`, `["${endpoint}","*","${cls}${tail}`]
 }
 
 /**

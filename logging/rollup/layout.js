@@ -10,12 +10,13 @@
  *   g/<log table>/<pp>/<13-digit minute> family r, the counts of the groups whose id hashes to
  *                                        partition pp (2 hex digits, partitionOfId()): one cell
  *                                        per group, qualifier the group's JSON
- *                                        `[endpoint, id, class]`, value the exact count
+ *                                        `[endpoint, id, class]` (a bot's with "bot"
+ *                                        after the class), value the exact count
  *   c/<log table>/<13-digit minute ms>   the same before partitions (a row for every group of
  *                                        the minute): still read, summed with the g rows, and
  *                                        deleted when its minute is counted again
  *   t/<log table>/<13-digit minute ms>   the same minute's totals over every id: qualifier
- *                                        `[endpoint, "*", class]` (totalsOf()) (a
+ *                                        `[endpoint, "*", class]` and a bot's (totalsOf()) (a
  *                                        chart of a day reads a few cells a minute)
  *   a/<log table>/<13-digit minute ms>   the attempts to count a marked minute: one cell per
  *                                        attempt started, deleted once it is counted; a minute
@@ -113,35 +114,49 @@ function minuteOfLogRow (rowKey) {
 }
 
 /**
+ * A group's qualifier: JSON `[endpoint, id, class]` for people, `[endpoint, id, class, "bot"]`
+ * for bots (logging/bot-agent.js), so the counts written before bots were told apart read as
+ * people's, which is what they were counted as.
+ * @param {string} endpoint
+ * @param {string} id '*' for a total over ids
+ * @param {string} cls
+ * @param {boolean} bot
+ * @returns {string}
+ */
+function qualifierOf (endpoint, id, cls, bot) {
+  return JSON.stringify(bot ? [endpoint, id, cls, 'bot'] : [endpoint, id, cls])
+}
+
+/**
  * The rollup group an entry is counted in: endpoint, id ('' when none), status class ('2xx';
- * an event beacon: 'event').
- * @param {{ endpoint?: unknown, id?: unknown, status?: unknown, event?: unknown }} entry
- * @returns {string} the group's qualifier, JSON `[endpoint, id, class]`
+ * an event beacon: 'event'), and whether a bot sent it.
+ * @param {{ endpoint?: unknown, id?: unknown, status?: unknown, event?: unknown, bot?: unknown }} entry
+ * @returns {string} the group's qualifier (qualifierOf)
  */
 function rollupGroupOf (entry) {
   const cls = typeof entry.status === 'number' ? `${Math.floor(entry.status / 100)}xx` : typeof entry.event === 'string' ? 'event' : 'other'
-  return JSON.stringify([String(entry.endpoint ?? ''), entry.id == null ? '' : String(entry.id), cls])
+  return qualifierOf(String(entry.endpoint ?? ''), entry.id == null ? '' : String(entry.id), cls, entry.bot === true)
 }
 
 /**
  * @param {string} qualifier a rollupGroupOf() qualifier
- * @returns {{ endpoint: string, id: string, class: string }}
+ * @returns {{ endpoint: string, id: string, class: string, bot: boolean }}
  */
 function parseGroup (qualifier) {
-  const [endpoint, id, cls] = JSON.parse(qualifier)
-  return { endpoint, id, class: cls }
+  const [endpoint, id, cls, who] = JSON.parse(qualifier)
+  return { endpoint, id, class: cls, bot: who === 'bot' }
 }
 
 /**
- * A minute's counts summed over ids: by endpoint and class.
+ * A minute's counts summed over ids: by endpoint, class, and people or bots.
  * @param {Map<string, number>} groups rollupGroupOf() qualifier → count
- * @returns {Map<string, number>} `[endpoint, "*", class]` → count
+ * @returns {Map<string, number>} `[endpoint, "*", class]` (and `[..., "bot"]`) → count
  */
 function totalsOf (groups) {
   const totals = new Map()
   for (const [group, n] of groups) {
-    const { endpoint, class: cls } = parseGroup(group)
-    const key = JSON.stringify([endpoint, '*', cls])
+    const { endpoint, class: cls, bot } = parseGroup(group)
+    const key = qualifierOf(endpoint, '*', cls, bot)
     totals.set(key, (totals.get(key) || 0) + n)
   }
   return totals
@@ -157,7 +172,7 @@ const CLASSES = Object.freeze(['1xx', '2xx', '3xx', '4xx', '5xx', 'event', 'othe
  * @returns {string[]}
  */
 function groupsOfId (endpoints, id) {
-  return endpoints.flatMap((endpoint) => CLASSES.map((cls) => JSON.stringify([endpoint, id, cls])))
+  return endpoints.flatMap((endpoint) => CLASSES.flatMap((cls) => [false, true].map((bot) => qualifierOf(endpoint, id, cls, bot))))
 }
 
 module.exports = {
@@ -174,6 +189,7 @@ module.exports = {
   minuteOfRollupKey,
   minuteOfLogRow,
   rollupGroupOf,
+  qualifierOf,
   parseGroup,
   totalsOf,
   groupsOfId

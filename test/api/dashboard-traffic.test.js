@@ -61,11 +61,21 @@ test('two beacon processes, one access log: the dashboard of either shows the re
   // id 7 most requested; the others spread; sample4 is not in the HBase log and must not show.
   const plan = [[a, 300], [b, 200]]
   const expectedById = new Map()
+  const botsById = new Map()
+  // Half from a browser; the rest from a crawler or with no agent (logging/bot-agent.js).
+  const agents = ['Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0', 'Mozilla/5.0 (compatible; Googlebot/2.1)', null]
+  let bots = 0
   for (const [h, n] of plan) {
     for (let i = 0; i < n; i++) {
       const id = i % 5 === 0 ? '7' : String(10 + (i % 13))
-      expect((await request(`${h.url}/api/sample5.js?id=${id}&callback=cb`)).status).toBe(200)
+      const ua = agents[i % 4 % 3]
+      const headers = ua ? { 'user-agent': ua } : {}
+      expect((await request(`${h.url}/api/sample5.js?id=${id}&callback=cb`, { headers })).status).toBe(200)
       expectedById.set(id, (expectedById.get(id) || 0) + 1)
+      if (ua !== agents[0]) {
+        bots++
+        botsById.set(id, (botsById.get(id) || 0) + 1)
+      }
       if (i % 10 === 0) expect((await request(`${h.url}/api/sample4.js?id=${id}&callback=cb`)).status).toBe(200)
     }
   }
@@ -87,16 +97,22 @@ test('two beacon processes, one access log: the dashboard of either shows the re
       rows: [...document.querySelectorAll('#top-ids tbody tr')].map((tr) => [
         tr.dataset.id,
         tr.cells[1].textContent,
-        tr.cells[2].textContent
+        tr.cells[2].textContent,
+        tr.cells[3].textContent
       ]),
-      charted: document.querySelectorAll('#chart-traffic canvas').length
+      charted: document.querySelectorAll('#chart-traffic canvas').length,
+      whoCharted: document.querySelectorAll('#chart-who canvas').length
     }))
-    expect(shown.status).toMatch(/^500 requests counted in the last hour on every host/)
+    expect(bots).toBeGreaterThan(0)
+    const split = `(${500 - bots} from people, ${bots} from bots)`
+    expect(shown.status.startsWith(`500 requests counted in the last hour on every host ${split}`)).toBe(true)
     expect(shown.rows).toHaveLength(10)
-    expect(shown.rows[0]).toEqual(['7', String(expectedById.get('7')), `sample5 ${expectedById.get('7')}`])
+    expect(shown.rows[0]).toEqual(['7', String(expectedById.get('7')), String(botsById.get('7') || 0), `sample5 ${expectedById.get('7')}`])
     expect(shown.rows.map((r) => [r[0], Number(r[1])])).toEqual(top.slice(0, 10))
     expect(shown.charted).toBeGreaterThan(0)
+    expect(shown.whoCharted).toBeGreaterThan(0)
     expectReadableAxes('chart-traffic', await chartAxes(page, 'chart-traffic'), { counts: true })
+    expectReadableAxes('chart-who', await chartAxes(page, 'chart-who'), { counts: true })
     expect(problems).toEqual([])
     fs.mkdirSync(OUTPUT_DIR, { recursive: true })
     await page.locator('#traffic').screenshot({ path: path.join(OUTPUT_DIR, 'dashboard-traffic.png') })
@@ -104,6 +120,7 @@ test('two beacon processes, one access log: the dashboard of either shows the re
     const other = await (await fetch(`${b.admin}/dashboard/traffic`)).json()
     expect(other.minutes.reduce((n, m) => n + (m.endpoints.sample5 || 0), 0)).toBe(500)
     expect(other.minutes.every((m) => !('sample4' in m.endpoints))).toBe(true)
+    expect(other.minutes.reduce((n, m) => n + (m.bots.sample5 || 0), 0)).toBe(bots)
   } finally {
     await browser.close()
   }

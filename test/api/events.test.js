@@ -79,13 +79,15 @@ async function metric (line) {
 }
 
 test('a sendBeacon batch: 204 at once, one row and one file line per event, counted', async () => {
+  // A page's own events: a browser's, so people's (logging/bot-agent.js).
+  const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0'
   const accepted = app.sinks.get('hbase').stats().accepted
   const res = await beacon(
     [
       { id: '42', event: 'exposure', variant: 'B' },
       { id: 'x_1-y', event: 'click' }
     ],
-    { Origin: SHOP, 'User-Agent': 'jest-ua', Referer: `${SHOP}/cart` }
+    { Origin: SHOP, 'User-Agent': BROWSER, Referer: `${SHOP}/cart` }
   )
   expect(res.status).toBe(204)
   expect(res.body.length).toBe(0)
@@ -99,20 +101,22 @@ test('a sendBeacon batch: 204 at once, one row and one file line per event, coun
       ts: expect.any(Number),
       endpoint: 'sample5',
       id: '42',
+      bot: false,
       event: 'exposure',
       variant: 'B',
       ip: '127.0.0.1',
-      ua: 'jest-ua',
+      ua: BROWSER,
       ref: `${SHOP}/cart`
     },
     {
       ts: expect.any(Number),
       endpoint: 'sample5',
       id: 'x_1-y',
+      bot: false,
       event: 'click',
       variant: null,
       ip: '127.0.0.1',
-      ua: 'jest-ua',
+      ua: BROWSER,
       ref: `${SHOP}/cart`
     }
   ])

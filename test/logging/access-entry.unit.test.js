@@ -14,11 +14,12 @@ test('builds the compact entry: fixed keys, 3-decimal latency, clipped headers, 
     ua: 'u'.repeat(600),
     ref: undefined
   })
-  expect(Object.keys(entry)).toEqual(['ts', 'endpoint', 'id', 'status', 'ms', 'ip', 'ua', 'ref'])
+  expect(Object.keys(entry)).toEqual(['ts', 'endpoint', 'id', 'bot', 'status', 'ms', 'ip', 'ua', 'ref'])
   expect(entry).toEqual({
     ts: 1700000000123,
     endpoint: 'sample4',
     id: null,
+    bot: true, // 'uuu…' is no browser's agent (logging/bot-agent.js)
     status: 200,
     ms: 1.235,
     ip: '::1',
@@ -65,6 +66,11 @@ test('serializeEntry matches JSON.stringify for any entry, and for objects of an
       expect(serializeEntry(entry)).toBe(JSON.stringify(entry))
     }
   ), { numRuns: 2000 })
+  // An entry's shape with a bot that is not a boolean (never built by accessEntry): still JSON's.
+  for (const bot of [null, 'yes', 1]) {
+    const odd = { ts: 1, endpoint: 'e', id: null, bot, status: 200, ms: 1, ip: null, ua: null, ref: null }
+    expect(serializeEntry(odd)).toBe(JSON.stringify(odd))
+  }
   const other = { ts: 1, endpoint: 'e', extra: { nested: [1, 2] } }
   expect(serializeEntry(other)).toBe(JSON.stringify(other))
   const reordered = { endpoint: 'e', ts: 1, id: null, status: 200, ms: 1, ip: null, ua: null, ref: null }

@@ -30,13 +30,21 @@ test('the minute of an access-log row comes from its key, whatever its bucket an
 })
 
 test('groups: endpoint, id, status class; events and entries without an id have groups of their own; a group parses back', () => {
-  expect(parseGroup(rollupGroupOf({ endpoint: 'sample5', id: '42', status: 200 }))).toEqual({ endpoint: 'sample5', id: '42', class: '2xx' })
-  expect(parseGroup(rollupGroupOf({ endpoint: 'sample5', id: null, status: 404 }))).toEqual({ endpoint: 'sample5', id: '', class: '4xx' })
+  const human = { bot: false }
+  const groupOf = (entry) => parseGroup(rollupGroupOf(entry))
+  expect(groupOf({ endpoint: 'sample5', id: '42', status: 200 })).toEqual({ endpoint: 'sample5', id: '42', class: '2xx', ...human })
+  expect(groupOf({ endpoint: 'sample5', id: null, status: 404 })).toEqual({ endpoint: 'sample5', id: '', class: '4xx', ...human })
   expect(parseGroup(rollupGroupOf({ endpoint: 'sample5', id: '7', event: 'exposure' }))).toEqual({
     endpoint: 'sample5',
     id: '7',
-    class: 'event'
+    class: 'event',
+    ...human
   })
+  // A bot's group: "bot" after the class; a person's (and an entry from before bots were told
+  // apart) keeps the three members rollups have always had.
+  expect(rollupGroupOf({ endpoint: 'sample5', id: '42', status: 200, bot: true })).toBe('["sample5","42","2xx","bot"]')
+  expect(rollupGroupOf({ endpoint: 'sample5', id: '42', status: 200, bot: false })).toBe('["sample5","42","2xx"]')
+  expect(parseGroup('["sample5","42","2xx","bot"]')).toEqual({ endpoint: 'sample5', id: '42', class: '2xx', bot: true })
   expect(rollupGroupOf({ endpoint: 'sample5', id: '4', status: 200 })).not.toBe(
     rollupGroupOf({ endpoint: 'sample5', id: '42', status: 200 })
   )
@@ -49,11 +57,14 @@ test('totals: counts summed over ids, by endpoint and class', () => {
     [rollupGroupOf({ endpoint: 'sample5', id: '1', status: 200 }), 3],
     [rollupGroupOf({ endpoint: 'sample5', id: '2', status: 204 }), 4],
     [rollupGroupOf({ endpoint: 'sample5', id: '2', status: 503 }), 1],
-    [rollupGroupOf({ endpoint: 'sample4', id: null, status: 200 }), 2]
+    [rollupGroupOf({ endpoint: 'sample4', id: null, status: 200 }), 2],
+    [rollupGroupOf({ endpoint: 'sample5', id: '1', status: 200, bot: true }), 5],
+    [rollupGroupOf({ endpoint: 'sample5', id: '3', status: 200, bot: true }), 6]
   ])
   expect(Object.fromEntries(totalsOf(groups))).toEqual({
     '["sample5","*","2xx"]': 7,
     '["sample5","*","5xx"]': 1,
-    '["sample4","*","2xx"]': 2
+    '["sample4","*","2xx"]': 2,
+    '["sample5","*","2xx","bot"]': 11
   })
 })

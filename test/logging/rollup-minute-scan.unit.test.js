@@ -102,3 +102,41 @@ test('the counts by key add up to the counts by group, whichever keys share a gr
   expect(exposure).toBe(click)
   expect(groupKeyOfValue(Buffer.from(values[0]))).toBe(groupKeyOfValue(Buffer.from(values[4])))
 })
+
+test('bots: a bot\'s entry and event have groups of their own; an entry from before bots were told apart counts as a person\'s', () => {
+  const { groupKeyOfValue, groupsOfKeys, countsOfKeys } = require('../../logging/rollup/group-keys')
+  const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0'
+  const at = { ts: 1795537234567, endpoint: 'sample5', id: '9', ip: null, ref: null }
+  const view = (ua, status = 200) => serializeEntry(accessEntry({ ...at, status, ms: 1, ua }))
+  const event = (ua) => serializeEntry(eventEntry({ ...at, event: 'exposure', ua }))
+  const before = '{"ts":1795537234567,"endpoint":"sample5","id":"9","status":200,"ms":1,"ip":null,"ua":null,"ref":null}'
+  const values = [view(BROWSER), view('Googlebot/2.1'), view(null, 404), event(BROWSER), event('curl/8.5.0'), before, view(BROWSER, 1000)]
+  for (const value of values) expect(rollupGroupOfRow(row(value))).toBe(parsedWhole(value))
+  expect(values.map((v) => rollupGroupOfRow(row(v)))).toEqual([
+    '["sample5","9","2xx"]', '["sample5","9","2xx","bot"]', '["sample5","9","4xx","bot"]',
+    '["sample5","9","event"]', '["sample5","9","event","bot"]', '["sample5","9","2xx"]', '["sample5","9","10xx"]'
+  ])
+  const keys = new Map()
+  for (const value of [...values, view(BROWSER), before]) {
+    const key = groupKeyOfValue(Buffer.from(value))
+    keys.set(key, (keys.get(key) || 0) + 1)
+  }
+  const expected = {
+    '["sample5","9","2xx"]': 4,
+    '["sample5","9","2xx","bot"]': 1,
+    '["sample5","9","4xx","bot"]': 1,
+    '["sample5","9","event"]': 1,
+    '["sample5","9","event","bot"]': 1,
+    '["sample5","9","10xx"]': 1
+  }
+  expect(Object.fromEntries(groupsOfKeys(keys).groups)).toEqual(expected)
+  expect(Object.fromEntries(countsOfKeys(keys).groups)).toEqual(expected)
+  expect(Object.fromEntries(countsOfKeys(keys).totals)).toEqual({
+    '["sample5","*","2xx"]': 4,
+    '["sample5","*","2xx","bot"]': 1,
+    '["sample5","*","4xx","bot"]': 1,
+    '["sample5","*","event"]': 1,
+    '["sample5","*","event","bot"]': 1,
+    '["sample5","*","10xx"]': 1
+  })
+})

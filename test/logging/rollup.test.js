@@ -63,6 +63,9 @@ function roller (table) {
 }
 
 const STATUSES = [200, 200, 200, 304, 404, 503]
+// People and bots (logging/bot-agent.js): a browser, a crawler, and no agent at all (a bot's).
+const AGENTS = ['Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0', 'Mozilla/5.0 (compatible; Googlebot/2.1)', null,
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36']
 
 /** Entries over the three minutes before the last one, endpoints, ids and statuses mixed. */
 function entries (n, base) {
@@ -73,7 +76,7 @@ function entries (n, base) {
     status: STATUSES[i % STATUSES.length],
     ms: 1,
     ip: '127.0.0.1',
-    ua: null,
+    ua: AGENTS[i % 5 % AGENTS.length],
     ref: null
   }))
 }
@@ -272,7 +275,10 @@ test('log counts from the rollups equal the raw scan, for every shape of questio
     { by: 'minute' },
     { id: '3' },
     { endpoint: 'sample4' },
-    { endpoint: 'sample5', id: '5', by: 'minute' }
+    { endpoint: 'sample5', id: '5', by: 'minute' },
+    { by: 'bot' },
+    { endpoint: 'sample5', by: 'bot' },
+    { id: '3', by: 'bot' }
   ]
   let fromRollups = 0
   for (const [from, to] of ranges) {
@@ -286,6 +292,13 @@ test('log counts from the rollups equal the raw scan, for every shape of questio
     }
   }
   expect(fromRollups).toBeGreaterThan(0)
+  // By bot: people and bots apart, each as many as were written.
+  const written = [...entries(2400, base), ...entries(300, base + MINUTE_MS + 5).filter((e) => minuteOf(e.ts) === base + MINUTE_MS)]
+  const bots = written.filter((e) => e.bot).length
+  expect(bots).toBeGreaterThan(0)
+  expect(bots).toBeLessThan(written.length)
+  const byBot = await query.count({ from: base, to: base + 3 * MINUTE_MS, by: 'bot' })
+  expect(Object.fromEntries(byBot.groups.map((g) => [g.key, g.count]))).toEqual({ bot: bots, human: written.length - bots })
   // An exact status is not the rollups' to answer: scanned.
   expect((await query.count({ from: base, to: base + 3 * MINUTE_MS, status: 404 })).rollupMinutes).toBeUndefined()
 })
