@@ -113,7 +113,15 @@ test('one access-log row and one request count per evaluation, like a JSONP view
   const rows = await accessRows()
   expect(rows.length).toBe(before.rows + 3)
   expect(rows.filter((r) => r.id === '11' && r.ua === 'ofrep-ua')).toEqual([{
-    ts: expect.any(Number), endpoint: 'sample5', id: '11', status: 200, ms: expect.any(Number), ip: '127.0.0.1', ua: 'ofrep-ua', ref: null
+    ts: expect.any(Number),
+    endpoint: 'sample5',
+    id: '11',
+    bot: true, // 'ofrep-ua' is no browser's agent
+    status: 200,
+    ms: expect.any(Number),
+    ip: '127.0.0.1',
+    ua: 'ofrep-ua',
+    ref: null
   }])
   expect(rows.filter((r) => r.id === null && r.status === 400).length).toBeGreaterThanOrEqual(1)
   expect(await metric('beacon_http_requests_total{endpoint="sample5",status="200"}')).toBe(before.ok + 2)
