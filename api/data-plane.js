@@ -57,12 +57,13 @@ const OFREP_RATE_LIMITED = JSON.stringify({
  * @param {(socket: object) => boolean} [options.overShare] whether a connection is past its
  *   client's share (api/connection-share.js): its requests are answered 429 and it is closed
  * @param {(endpoint: string) => void} [options.onRateLimited] metrics hook
+ * @param {(endpoint: string, reason: 'client_error'|'unknown_id') => void} [options.onCountedOnly] metrics hook
  * @param {{ warn: Function }} [options.logger]
  * @returns {(req: import('http').IncomingMessage, res: import('http').ServerResponse) => void}
  */
 function createDataPlane ({
   endpoints, limits, maxUrlLength, fallback, eventRoutes = new Map(), handleEvents, ofrepRoutes = new Map(), handleOfrep,
-  onResponse, onCors, rateLimits, overShare, onRateLimited, logger
+  onResponse, onCors, onCountedOnly, rateLimits, overShare, onRateLimited, logger
 }) {
   const buckets = rateLimits && rateLimits.limiters.size > 0 ? rateLimits.limiters : null
   // null: nothing to check, the hot path asks nothing
@@ -99,7 +100,7 @@ function createDataPlane ({
 
   const warnLookupFailure = createLookupWarning(logger)
   // An OFREP evaluation is a view of the same id: written, logged and counted the same way.
-  const { finish } = createViews({ onResponse, onCors })
+  const { finish } = createViews({ onResponse, onCors, onCountedOnly })
 
   function fail (endpoint, req, res, started, err, callback, scriptContext, id) {
     const headers = {
@@ -135,7 +136,7 @@ function createDataPlane ({
   function answer (endpoint, req, res, started, id, callback, entry) {
     const ifNoneMatch = req.headers['if-none-match']
     if (ifNoneMatch !== undefined && ifNoneMatch === entry.etag) {
-      finish(endpoint, req, res, started, 304, id, { ETag: entry.etag, 'Cache-Control': endpoint.cacheControl }, undefined)
+      finish(endpoint, req, res, started, 304, id, { ETag: entry.etag, 'Cache-Control': endpoint.cacheControl }, undefined, !entry.found)
       return
     }
     const body = renderBody({ id, isDefault: !entry.found, configJson: entry.json, callback })
@@ -145,7 +146,7 @@ function createDataPlane ({
       'X-Content-Type-Options': 'nosniff',
       'Cache-Control': endpoint.cacheControl,
       ETag: entry.etag
-    }, body)
+    }, body, !entry.found)
   }
 
   return function handle (req, res) {

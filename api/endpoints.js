@@ -51,6 +51,7 @@ function buildEndpoints ({ settings, store, sinks, policies = new Map(), now, on
         staleWhileRevalidateMs: spec.cache.staleWhileRevalidateMs,
         maxStaleMs: spec.cache.maxStaleMs,
         negativeTtlMs: spec.cache.negativeTtlMs,
+        maxNegative: spec.cache.maxNegative,
         now,
         onOutcome: onCacheOutcome && ((outcome) => onCacheOutcome(name, outcome))
       })
@@ -68,6 +69,7 @@ function buildEndpoints ({ settings, store, sinks, policies = new Map(), now, on
       sinks: endpointSinks,
       sinkGroups: privacyGroups(spec.accessLog, endpointSinks, policies),
       logBeforeAnswer: endpointSinks.some((sink) => sink.durable === true),
+      countOnly: countOnlyOf(spec.logPolicy),
       allowsCallback: callbackAllowlist(spec.callbacks),
       // fetch(): a GET may carry If-None-Match (not a CORS-safelisted header), so it is allowed.
       cors: createCorsPolicy(spec.cors, { methods: 'GET, HEAD', headers: 'If-None-Match' }),
@@ -142,6 +144,14 @@ function privacyGroups (names, endpointSinks, policies) {
 function sinkSettingsInUse (settings) {
   const names = new Set(Object.values(settings.endpoints).flatMap((e) => [...e.accessLog, ...(e.events ? e.events.sinks : [])]))
   return Object.fromEntries(Object.entries(settings.logSinks).filter(([name]) => names.has(name)))
+}
+
+/**
+ * @param {{ clientErrors?: string, unknownIds?: string }|undefined} policy an endpoint's `logPolicy`
+ * @returns {import('./view').CountOnly} what it counts without an access-log entry
+ */
+function countOnlyOf (policy = {}) {
+  return Object.freeze({ clientErrors: policy.clientErrors === 'count', unknownIds: policy.unknownIds === 'count' })
 }
 
 module.exports = { buildEndpoints, buildEventRoutes, sinkSettingsInUse }

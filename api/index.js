@@ -140,6 +140,7 @@ function createBeacon (settings, deps) {
     rateLimits,
     overShare: settings.http.maxConnectionsPerClient > 0 ? connectionShare.overShare : undefined,
     onRateLimited: hooks.onRateLimited,
+    onCountedOnly: hooks.onCountedOnly,
     logger
   }), settings.http)
   publicServer.on('connection', connectionShare.admit)

@@ -83,6 +83,10 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
   /** @type {import('prom-client').Counter|null} */
   let rateLimited = null
   const rateLimitedChildren = new Map()
+  // Registered at the first answer counted without an entry: most deployments log everything.
+  /** @type {import('prom-client').Counter|null} */
+  let countedOnly = null
+  const countedOnlyChildren = new Map()
 
   // Registered by declareBrowserPaths, only when some endpoint declares cors or events: a family
   // without samples would be noise.
@@ -134,6 +138,20 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     /** @param {string} endpoint @param {string} outcome */
     onCacheOutcome (endpoint, outcome) {
       series(cacheChildren, cacheOutcomes, endpoint, outcome, endpointOutcome).inc()
+    },
+    /** @param {string} endpoint @param {string} reason */
+    onCountedOnly (endpoint, reason) {
+      countedOnly ??= new client.Counter({
+        name: 'beacon_access_log_counted_only_total',
+        help: 'Answers the endpoint\'s logPolicy counts without an access-log entry, by reason: client_error (a 4xx), unknown_id ' +
+          '(an id with no config)',
+        labelNames: ['endpoint', 'reason'],
+        registers: [register]
+      })
+      const key = endpoint + ' ' + reason
+      let c = countedOnlyChildren.get(key)
+      if (c === undefined) countedOnlyChildren.set(key, (c = countedOnly.labels({ endpoint, reason })))
+      c.inc()
     },
     /** @param {string} endpoint */
     onRateLimited (endpoint) {
@@ -222,11 +240,14 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
         'lines of damaged journal files that could not be replayed)',
       'state', (stats) => SINK_COUNTERS.map((state) => [state, stats[state]]))
     follow('beacon_access_log_shed_total',
-      'Access-log entries dropped, by reason: overload (the shed policy), disk_full / write_error (the local disk refused the journal or ' +
-        'file log), write_backlog (the disk is slower than the entries come)',
+      'Access-log entries dropped, by reason: overload (the shed policy), journal_full (the spill journal holds its journalMaxSize), ' +
+        'disk_full / write_error (the local disk refused the journal or file log), write_backlog (the disk is slower than the entries come)',
       'reason', (stats) => Object.entries(stats.shedBy || {}))
     follow('beacon_access_rollup_errors_total', ROLLUP_ERRORS_HELP, 'kind',
       (stats) => stats.rollup ? [['mark', stats.rollup.markFailures]] : [])
+    follow('beacon_access_log_file_early_rotations_total',
+      'File access-log rotations whose cleanup left less history than keepFiles periods promise (a flood rotating on size)',
+      null, (stats) => stats.history ? [['', stats.history.earlyRotations]] : [])
     follow('beacon_access_log_quarantined_files_total',
       'Damaged journal or write-ahead-log files renamed <name>.damaged-<ms> and left for the operator',
       null, (stats) => [['', stats.quarantinedFiles]])

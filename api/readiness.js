@@ -50,6 +50,7 @@ function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, retention =
       if (failing) check = writeFailingCheck(sink, stats)
       else if (full) check = `saturated: ${sink.overload === 'shed' ? 'shedding' : 'spilling to the journal'}`
       else if (stats.state === 'down') check = `spilling to the journal (HBase not answering; ${stats.journalPending} pending)`
+      else if (stats.history && stats.history.short) check = historyCheck(stats.history)
       checks[`accessLog.${name}`] = check
     }
     if (parked) checks.rollups = parkedCheck(await parked)
@@ -78,6 +79,17 @@ function withinMs (promise, ms) {
   let timer
   const late = new Promise((resolve) => { timer = setTimeout(resolve, ms, { error: 'no answer in time' }) })
   return Promise.race([promise.catch((err) => ({ error: err.code || err.message })), late]).finally(() => clearTimeout(timer))
+}
+
+/**
+ * A warning, never a reason to be unready: the file log still writes, it keeps less than promised.
+ * @param {{ keptMs: number, promisedMs: number }} history
+ * @returns {string}
+ */
+function historyCheck ({ keptMs, promisedMs }) {
+  const hours = (ms) => `${Math.round(ms / 360000) / 10} h`
+  return `warning: the file log's rotated files hold ${hours(keptMs)} of history, less than the ${hours(promisedMs)} keepFiles promise ` +
+    '(rotating on size: raise rotateSize or keepFiles)'
 }
 
 /**

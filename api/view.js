@@ -16,35 +16,54 @@ const { writeEntry } = require('../logging/privacy')
  * @property {{ write: Function }[]} sinks the endpoint's access-log sinks
  * @property {import('../logging/privacy').SinkGroup[]|null} sinkGroups
  * @property {boolean} logBeforeAnswer a sink is durable: log before answering
+ * @property {CountOnly} [countOnly] answers counted in the metrics without an entry (logPolicy)
+ *
+ * @typedef {{ clientErrors: boolean, unknownIds: boolean }} CountOnly clientErrors: 4xx answers;
+ *   unknownIds: views of an id with no config
  */
 
 /**
  * @param {object} hooks
  * @param {(endpoint: string, status: number, seconds: number) => void} [hooks.onResponse] metrics
  * @param {(endpoint: string, outcome: string) => void} [hooks.onCors] metrics
+ * @param {(endpoint: string, reason: 'client_error'|'unknown_id') => void} [hooks.onCountedOnly] metrics:
+ *   an answer its endpoint's logPolicy counts without an entry
  * @returns {{ finish: (view: View, req: import('http').IncomingMessage, res: import('http').ServerResponse,
- *   started: number, status: number, id: string|null, headers: Record<string, string|number>, body: string|null|undefined) => void,
+ *   started: number, status: number, id: string|null, headers: Record<string, string|number>, body: string|null|undefined,
+ *   unknown?: boolean) => void,
  *   log: (view: View, req: import('http').IncomingMessage, status: number, id: string|null, ms: number) => void }}
  */
-function createViews ({ onResponse, onCors }) {
+function createViews ({ onResponse, onCors, onCountedOnly }) {
   /**
-   * Adds the CORS headers, writes the answer, counts it and hands one access entry to the sinks.
-   * `started` is performance.now() when the request came in.
+   * Adds the CORS headers, writes the answer, counts it and hands one access entry to the sinks,
+   * unless the endpoint's logPolicy only counts it. `started` is performance.now() when the
+   * request came in; `unknown`: the id has no config.
    */
-  function finish (view, req, res, started, status, id, headers, body) {
+  function finish (view, req, res, started, status, id, headers, body, unknown = false) {
     if (view.cors) {
       const outcome = view.cors.decorate(headers, req.headers.origin)
       if (outcome !== null && onCors) onCors(view.name, outcome)
     }
+    const logged = view.sinks.length > 0 && (view.countOnly === undefined || !countsOnly(view, status, unknown))
     // Durable mode: the entry is in the write-ahead log before the client has its answer, so
     // an answered request survives a crash of this process (its ms stops before the write).
-    const early = view.logBeforeAnswer
+    const early = logged && view.logBeforeAnswer
     if (early) log(view, req, status, id, performance.now() - started)
     res.writeHead(status, headers)
     res.end(req.method === 'HEAD' || body === null ? undefined : body)
     const ms = performance.now() - started
     if (onResponse) onResponse(view.name, status, ms / 1000)
-    if (!early && view.sinks.length) log(view, req, status, id, ms)
+    if (logged && !early) log(view, req, status, id, ms)
+  }
+
+  /** @returns {boolean} the policy counts this answer without an entry (and it is counted) */
+  function countsOnly (view, status, unknown) {
+    const reason = status >= 400 && status < 500 && view.countOnly.clientErrors
+      ? 'client_error'
+      : unknown && view.countOnly.unknownIds ? 'unknown_id' : null
+    if (reason === null) return false
+    if (onCountedOnly) onCountedOnly(view.name, reason)
+    return true
   }
 
   function log (view, req, status, id, ms) {

@@ -19,7 +19,11 @@ const ENDPOINT_DEFAULTS = {
   cache: { type: 'off' },
   accessLog: [],
   cacheControl: 'no-cache',
-  enabled: true
+  enabled: true,
+  // What its access log gets of a 4xx answer and of a view of an id with no config: `log`, an
+  // entry like any other; `count`, only a count in the metrics (docs/access-log.md, "What an
+  // endpoint logs"), so a flood of bad or random ids costs no disk.
+  logPolicy: { clientErrors: 'log', unknownIds: 'log' }
 }
 
 /** Filled into a `{ type: 'lru' }` cache (and the `cache: 'lru'` shorthand). */
@@ -28,7 +32,10 @@ const LRU_CACHE_DEFAULTS = {
   ttlMs: 30000,
   staleWhileRevalidateMs: 300000,
   maxStaleMs: 3600000,
-  negativeTtlMs: 5000
+  negativeTtlMs: 5000,
+  // Ids with no config are cached apart, at most this many, so a flood of random ids cannot
+  // evict the known ones (lib/toggles/cache.js).
+  maxNegative: 10000
 }
 
 /**
@@ -92,6 +99,9 @@ const SINK_DEFAULTS = {
     flushIntervalMs: 100,
     maxQueue: 50000,
     journalMaxBuffered: 50000,
+    // The spill journal's budget on the state disk (0: none): past it entries are shed as
+    // journal_full, so a flood while HBase is down cannot fill the disk the other sinks need.
+    journalMaxSize: '2g',
     overload: 'spill',
     durable: false,
     retryMaxMs: 30000,

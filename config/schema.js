@@ -10,6 +10,7 @@
 
 const { safeNamePattern } = require('../lib/names')
 const { DURATION_PATTERN, DURATION_HELP } = require('./duration')
+const { SIZE_PATTERN } = require('./size')
 
 const NAME_PATTERN = safeNamePattern(64) // endpoint and sink names
 const TABLE_PATTERN = '^([A-Za-z0-9_-]+:)?[A-Za-z0-9_][A-Za-z0-9_.-]*$'
@@ -52,6 +53,7 @@ const hbaseSink = closed({
   flushIntervalMs: int(1),
   maxQueue: int(1),
   journalMaxBuffered: int(1),
+  journalMaxSize: str({ pattern: SIZE_PATTERN, description: 'a size like 2g (k, m or g), or 0 for none' }),
   journalDir: str(),
   overload: { enum: ['spill', 'shed'] },
   durable: { type: 'boolean', description: 'true or false' },
@@ -72,7 +74,8 @@ const cache = {
       ttlMs: int(0),
       staleWhileRevalidateMs: int(0),
       maxStaleMs: int(0),
-      negativeTtlMs: int(0)
+      negativeTtlMs: int(0),
+      maxNegative: int(1)
     })
   ]
 }
@@ -145,7 +148,8 @@ const endpoint = closed({
   cors,
   events,
   ofrep,
-  rateLimit: closed({ perSecond: int(0, 1000000), burst: int(0, 10000000) }, [])
+  rateLimit: closed({ perSecond: int(0, 1000000), burst: int(0, 10000000) }, []),
+  logPolicy: closed({ clientErrors: { enum: ['log', 'count'] }, unknownIds: { enum: ['log', 'count'] } }, [])
 }, ['source', 'defaultConfig', 'cache', 'accessLog', 'cacheControl', 'enabled'])
 
 /** The settings schema. */

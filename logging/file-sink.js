@@ -6,6 +6,7 @@ const { serializeEntry } = require('./access-entry')
 const { createRollWriter } = require('./file-writer')
 const { writeFailureReason } = require('./journal-files')
 const { createWriteFailure } = require('./write-failure')
+const { createFileHistory } = require('./file-history')
 const { SINK_DEFAULTS } = require('../config/defaults')
 const { ERRORS } = require('../lib/errors')
 const { isSafeName } = require('../lib/names')
@@ -100,6 +101,14 @@ function createFileSink (options) {
     limit: { count: opts.keepFiles, removeOtherLogFiles: true },
     mkdir: true
   })
+
+  const history = createFileHistory({
+    files: () => sinkFiles(base, extension),
+    keepFiles: opts.keepFiles,
+    rotateFrequency: opts.rotateFrequency,
+    onShort: (fields) => log('warn', fields, 'file access log: a rotation deleted history younger than keepFiles promise')
+  })
+  if (writer.onCleanup) writer.onCleanup(history.check)
 
   let batch = []
   let batchTimer = null
@@ -268,7 +277,7 @@ function createFileSink (options) {
    * accepted == written + pending + shed. pending: in memory, at most maxPendingLines.
    * @returns {{ accepted: number, written: number, pending: number, shed: number,
    *   shedBy: Record<string, number>, writeFailing: string|null, errors: number,
-   *   rejectedAfterClose: number, lastError: string|null }}
+   *   rejectedAfterClose: number, lastError: string|null, history: ReturnType<ReturnType<typeof createFileHistory>['stats']> }}
    */
   function stats () {
     const confirmed = writer.confirmed()
@@ -282,7 +291,8 @@ function createFileSink (options) {
       writeFailing: failure.current()?.code ?? null,
       errors,
       rejectedAfterClose,
-      lastError
+      lastError,
+      history: history.stats()
     }
   }
 

@@ -21,6 +21,7 @@ const EXIT_MARGIN_BYTES = 64 * 1024
 function createRollWriter (rollOptions) {
   const errorHandlers = []
   const writtenHandlers = []
+  const cleanupHandlers = []
   let dest = null
   let opening = null
   let setupError = null
@@ -42,6 +43,8 @@ function createRollWriter (rollOptions) {
     opening = require(PINO_ROLL)({ ...rollOptions, sync: false, minLength: 1 }).then((d) => {
       dest = d
       dest.on('error', emitError)
+      // After a rotation, pino-roll deletes the files past its limit and says so.
+      dest.on('cleanup-complete', () => { for (const fn of cleanupHandlers) fn() })
       dest.on('write', (n) => {
         doneBytes += n
         let i = 0
@@ -71,6 +74,9 @@ function createRollWriter (rollOptions) {
 
     /** @param {(bytes: number) => void} fn called after each write that went through */
     onWritten (fn) { writtenHandlers.push(fn) },
+
+    /** @param {() => void} fn called after each rotation's cleanup of old files */
+    onCleanup (fn) { cleanupHandlers.push(fn) },
 
     /** @returns {boolean} the file is open and takes lines */
     ready () {

@@ -19,7 +19,7 @@ const { createWriteFailure } = require('./write-failure')
  * @param {import('node:fs/promises')} options.io the file system
  * @param {() => Promise<void>} options.ensureDir
  * @param {() => string} options.nextName path of the next file
- * @param {(file: { path: string, lines: number }) => void} options.onSealed
+ * @param {(file: { path: string, lines: number, bytes: number }) => void} options.onSealed
  * @param {number} options.maxFileBytes
  * @param {number} options.maxBufferedLines
  * @param {number} options.maxWriteBytes about how much one write(2) carries
@@ -56,11 +56,11 @@ function createJournalWriter ({ io, ensureDir, nextName, onSealed, maxFileBytes,
   // them, which the journal does not promise to survive (no fsync per line either).
   async function sealActive () {
     if (!active) return
-    const { path: file, fh, lines } = active
+    const { path: file, fh, lines, bytes } = active
     active = null
     await fh.datasync().catch((err) => log('warn', { err, file }, 'access-log journal: datasync failed'))
     await fh.close().catch(() => {})
-    if (lines > 0) onSealed({ path: file, lines })
+    if (lines > 0) onSealed({ path: file, lines, bytes })
     else await io.unlink(file).catch(() => {})
   }
 
@@ -240,6 +240,11 @@ function createJournalWriter ({ io, ensureDir, nextName, onSealed, maxFileBytes,
     /** Lines in the active (not yet sealed) file. */
     activeLines () {
       return active ? active.lines : 0
+    },
+
+    /** Bytes in the active (not yet sealed) file. */
+    activeBytes () {
+      return active ? active.bytes : 0
     },
 
     stats () {

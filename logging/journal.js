@@ -44,6 +44,8 @@ const DEFAULTS = Object.freeze({
  * @param {number} [options.maxFileBytes] rotate the active file past this size
  * @param {number} [options.retryMs] wait before retrying a failed write
  * @param {number} [options.maxBufferedLines] lines that may wait in memory for the disk
+ * @param {number} [options.maxBytes] the journal's budget on disk (0: none): past it, append()
+ *   refuses lines, for the reason `journal_full`
  * @param {number} [options.maxWriteBytes] about how much one write(2) carries
  * @param {boolean} [options.claimLiveFiles] claimOrphans() takes the files of running pids too
  *   (all but this process's open writers): only for a directory no live beacon uses
@@ -61,8 +63,12 @@ function createJournal (options) {
   let dirReady = null
   let closed = false
   let quarantined = 0
-  /** @type {Array<{ path: string, lines: number, from?: string }>} ready for replay, oldest first */
+  /** @type {Array<{ path: string, lines: number, bytes: number, from?: string }>} ready for replay, oldest first */
   const sealed = []
+  // Bytes of the sealed files (claimed ones too): with the active file's, what the budget counts.
+  let sealedBytes = 0
+  let overBudget = false
+  const maxBytes = opts.maxBytes || 0
 
   function log (level, fields, message) {
     if (opts.logger && typeof opts.logger[level] === 'function') opts.logger[level]({ dir: opts.dir, ...fields }, message)
@@ -82,7 +88,7 @@ function createJournal (options) {
     io,
     ensureDir,
     nextName,
-    onSealed: (file) => sealed.push(file),
+    onSealed: (file) => list(file),
     maxFileBytes: opts.maxFileBytes,
     maxBufferedLines: opts.maxBufferedLines,
     maxWriteBytes: opts.maxWriteBytes,
@@ -90,9 +96,21 @@ function createJournal (options) {
     log
   })
 
+  function list (file) {
+    sealed.push(file)
+    sealedBytes += file.bytes
+  }
+
   function unlist (file) {
     const i = sealed.indexOf(file)
-    if (i !== -1) sealed.splice(i, 1)
+    if (i === -1) return
+    sealed.splice(i, 1)
+    sealedBytes -= file.bytes
+  }
+
+  /** @returns {number} bytes the journal holds on disk */
+  function diskBytes () {
+    return sealedBytes + writer.activeBytes()
   }
 
   /**
@@ -131,10 +149,11 @@ function createJournal (options) {
       if (err.code !== 'ENOENT') log('error', { err, file: name }, 'access-log journal: could not claim an orphan file; skipped')
       return null // ENOENT: another writer claimed it first
     }
-    const file = { path: target, lines: 0, from: name }
+    const file = { path: target, lines: 0, bytes: 0, from: name }
     try {
       const st = await io.stat(target)
       if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EISDIR' })
+      file.bytes = st.size
       file.lines = st.size === 0 ? 0 : await countFileLines(target, io)
     } catch (err) {
       if (TRANSIENT_CODES.has(err.code)) {
@@ -151,15 +170,26 @@ function createJournal (options) {
       return null
     }
     onClaimed(file)
-    sealed.push(file)
+    list(file)
     return file
   }
 
   return {
     dir: opts.dir,
     writerId: opts.writerId,
-    append: writer.append,
-    refusalReason: writer.refusalReason,
+    /**
+     * Queues one record line (journal-writer.js append), unless the files on disk already hold
+     * the journal's budget.
+     * @param {string} line
+     * @returns {boolean} false: refused (see refusalReason())
+     */
+    append (line) {
+      overBudget = maxBytes > 0 && diskBytes() >= maxBytes
+      return !overBudget && writer.append(line)
+    },
+
+    /** @returns {'journal_full'|'disk_full'|'write_error'|'write_backlog'} why the last append() was refused */
+    refusalReason: () => (overBudget ? 'journal_full' : writer.refusalReason()),
     failing: writer.failing,
     lend: writer.lend,
     settleLent: writer.settleLent,
@@ -244,6 +274,7 @@ function createJournal (options) {
       return {
         bufferedLines: writer.bufferedLines(),
         activeLines: writer.activeLines(),
+        diskBytes: diskBytes(),
         sealedFiles: sealed.length,
         sealedLines: sealed.reduce((n, f) => n + f.lines, 0),
         quarantined,

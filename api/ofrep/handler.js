@@ -51,9 +51,9 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {
   const warnLookupFailure = createLookupWarning(logger)
 
   /** An OFREP answer ({status, headers, body} from responses.js) as a view of the endpoint. */
-  function send (route, req, res, started, id, answer, unread = false) {
+  function send (route, req, res, started, id, answer, unread = false, unknown = false) {
     if (unread) answer.headers.Connection = 'close'
-    finish(route, req, res, started, answer.status, id, answer.headers, answer.body)
+    finish(route, req, res, started, answer.status, id, answer.headers, answer.body, unknown)
   }
 
   function preflight (route, req, res) {
@@ -76,9 +76,13 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {
       return send(route, req, res, started, id, answer)
     }
     const answerWith = (entry) => {
-      if (key === null) return send(route, req, res, started, id, bulkResponse(flagSets.bulk(entry, streams), req.headers['if-none-match']))
+      const unknown = !entry.found
+      if (key === null) {
+        return send(route, req, res, started, id, bulkResponse(flagSets.bulk(entry, streams), req.headers['if-none-match']), false, unknown)
+      }
       const item = flagSets.flag(entry, key)
-      send(route, req, res, started, id, item === null ? errorResponse(OFREP_ERRORS.FLAG_NOT_FOUND, key) : flagResponse(item))
+      const answer = item === null ? errorResponse(OFREP_ERRORS.FLAG_NOT_FOUND, key) : flagResponse(item)
+      send(route, req, res, started, id, answer, false, unknown)
     }
     let result
     try {

@@ -71,7 +71,7 @@ const STREAM_CORS_ALLOW = Object.freeze({ methods: 'GET', headers: 'Last-Event-I
 /**
  * @param {object} settings validated settings (config/load.js)
  * @param {Map<string, { name: string, enabled: boolean, lookup: Function, reload?: Function, sinks: object[],
- *   sinkGroups: any, logBeforeAnswer?: boolean }>} endpoints from api/endpoints.js buildEndpoints
+ *   sinkGroups: any, logBeforeAnswer?: boolean, countOnly?: import('../view').CountOnly }>} endpoints from api/endpoints.js buildEndpoints
  * @returns {Map<string, OfrepRoute>} keyed by the endpoint's base, `/api/<name>`
  */
 function buildOfrepRoutes (settings, endpoints) {
@@ -89,6 +89,7 @@ function buildOfrepRoutes (settings, endpoints) {
       sinks: endpoint.sinks,
       sinkGroups: endpoint.sinkGroups,
       logBeforeAnswer: endpoint.logBeforeAnswer === true,
+      countOnly: endpoint.countOnly,
       // The settings are frozen: the same array every request, as checkApiKey wants it.
       apiKeys: apiKeys && apiKeys.length > 0 ? apiKeys : null,
       limits: { maxBodyBytes, maxKeyLength, maxIdLength: settings.limits.maxIdLength },

@@ -14,7 +14,9 @@ const BACKGROUND = Object.freeze({ background: true })
  *   older                         expired: the lookup waits for a refresh; if the store fails,
  *                                 the old value is still served while younger than maxStale
  * Absent ids are cached too (negative entries, negativeTtl) so a flood of unknown ids does not
- * become a flood of store reads. Concurrent misses on one id share one store read.
+ * become a flood of store reads, in an LRU of their own of at most `maxNegative`: random ids
+ * evict each other, never the known ids the real traffic reads. Concurrent misses on one id
+ * share one store read.
  *
  * @param {object} options
  * @param {{ lookup: (id: string, opts?: { background?: boolean }) => Promise<import('./entry').ConfigEntry>|import('./entry').ConfigEntry,
@@ -25,18 +27,38 @@ const BACKGROUND = Object.freeze({ background: true })
  * @param {number} options.staleWhileRevalidateMs
  * @param {number} options.maxStaleMs
  * @param {number} options.negativeTtlMs
+ * @param {number} [options.maxNegative] negative entries at most (default a tenth of max, at least 1)
  * @param {() => number} [options.now] clock in ms (tests inject a fake one)
  * @param {(outcome: 'hit'|'miss'|'coalesced'|'stale'|'negative_hit'|'stale_on_error'|'refresh_error') => void} [options.onOutcome]
  */
-function createConfigCache ({ source, max, ttlMs, staleWhileRevalidateMs, maxStaleMs, negativeTtlMs, now = Date.now, onOutcome }) {
-  /** @type {LRUCache<string, { entry: import('./entry').ConfigEntry, fetchedAt: number }>} */
-  const cache = new LRUCache({
-    max,
+function createConfigCache ({
+  source, max, ttlMs, staleWhileRevalidateMs, maxStaleMs, negativeTtlMs, maxNegative = Math.max(1, Math.floor(max / 10)), now = Date.now,
+  onOutcome
+}) {
+  /** @param {number} size @returns {LRUCache<string, { entry: import('./entry').ConfigEntry, fetchedAt: number }>} */
+  const lru = (size) => new LRUCache({
+    max: size,
     // The LRU drops what is past any use (older than every window); freshness is decided here.
     ttl: Math.max(maxStaleMs, ttlMs + staleWhileRevalidateMs, negativeTtlMs, 1),
     ttlAutopurge: false,
     perf: { now }
   })
+  const known = lru(max)
+  const absent = lru(maxNegative)
+  const cache = {
+    get: (id) => known.get(id) ?? absent.get(id),
+    /** An id lives in one of the two: the one its last read says. */
+    set (id, value) {
+      const [into, out] = value.entry.found ? [known, absent] : [absent, known]
+      out.delete(id)
+      into.set(id, value)
+    },
+    delete: (id) => known.delete(id) || absent.delete(id),
+    clear () {
+      known.clear()
+      absent.clear()
+    }
+  }
   const inflight = new Map()
   /** @type {Set<string>} ids whose read in flight no one waits on yet */
   const background = new Set()
@@ -130,7 +152,7 @@ function createConfigCache ({ source, max, ttlMs, staleWhileRevalidateMs, maxSta
     /** Drops one id so the next lookup reads the store (admin changes on this process). */
     invalidate: (id) => cache.delete(id),
     clear: () => cache.clear(),
-    stats: () => ({ ...counters, size: cache.size, inflight: inflight.size })
+    stats: () => ({ ...counters, size: known.size + absent.size, negativeSize: absent.size, inflight: inflight.size })
   }
 }
 

@@ -19,7 +19,9 @@ const DEFAULT_REFRESH_LINGER_MS = 50
  * event loop are coalesced into one multi-get (one RPC per RegionServer) instead of one RPC
  * each, and an id asked for twice in that turn is read once. At most `maxInFlight` reads are
  * out at a time: under load, ids queue while they are, so batches grow with the load (fewer,
- * larger RPCs), while a lone request at low load is sent at once. The store's deadline counts
+ * larger RPCs), while a lone request at low load is sent at once. A queue longer than the
+ * multi-gets there is room for (500 ids each) sends only those, oldest ids first; the rest go
+ * as reads come back. The store's deadline counts
  * from when a lookup is made: a batch is read with what is left of its oldest lookup's time, and
  * fails with LOOKUP_TIMEOUT if nearly nothing is left, so queueing behind slow reads never
  * doubles a request's wait. With `lingerMs`, a batch also waits that long after its first id
@@ -117,16 +119,36 @@ function createHBaseSource ({
     if (!scheduled) schedule()
   }
 
+  /**
+   * The oldest `most` ids of the queue (all of it when it holds no more): as many multi-gets as
+   * there is room for in flight; the rest keep their place, and their time, for done().
+   * @param {number} most
+   * @returns {Map<string, Array<{ resolve: Function, reject: Function }>>}
+   */
+  function takeBatch (most) {
+    if (queue.size <= most) {
+      const all = queue
+      queue = new Map()
+      urgentSince = -1
+      return all
+    }
+    const batch = new Map()
+    for (const [id, waiters] of queue) {
+      if (batch.size >= most) break
+      batch.set(id, waiters)
+    }
+    for (const id of batch.keys()) queue.delete(id)
+    return batch
+  }
+
   function flush () {
     scheduled = false
     if (queue.size === 0) return
     if (inFlight >= maxInFlight) return // done() sends the queue when a read comes back
     if (refreshTimer) clearTimeout(refreshTimer)
     refreshTimer = null
-    const batch = queue
     const since = urgentSince < 0 ? now() : urgentSince
-    queue = new Map()
-    urgentSince = -1
+    const batch = takeBatch((maxInFlight - inFlight) * MAX_IDS_PER_MULTI_GET)
     const ids = [...batch.keys()]
     // A store without a deadline of its own leaves it to the client's default.
     const timeoutMs = Number.isFinite(store.timeoutMs) ? Math.floor(store.timeoutMs - (now() - since)) : undefined

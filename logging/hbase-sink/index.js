@@ -59,6 +59,7 @@ function createHBaseSink (options) {
     writerId: opts.writerId,
     maxFileBytes: opts.journalFileBytes,
     maxBufferedLines: opts.journalMaxBuffered,
+    maxBytes: opts.journalMaxBytes,
     retryMs: opts.journalRetryMs,
     claimLiveFiles: opts.claimLiveFiles,
     ...(opts.journalFs ? { fs: opts.journalFs } : {}),

@@ -1,7 +1,10 @@
 'use strict'
 
-/** Why entries were shed: the overload policy, or a journal that could not take them. */
-const SHED_REASONS = Object.freeze(['overload', 'disk_full', 'write_error', 'write_backlog'])
+/**
+ * Why entries were shed: the overload policy, or a journal that could not take them (its
+ * budget on disk spent, the disk full or failing, or the disk slower than the entries come).
+ */
+const SHED_REASONS = Object.freeze(['overload', 'journal_full', 'disk_full', 'write_error', 'write_backlog'])
 
 /**
  * The HBase sink's accounting: every entry the sink took is in exactly one place, and each move

@@ -3,10 +3,11 @@
 const { SINK_DEFAULTS } = require('../../config/defaults')
 const { ERRORS } = require('../../lib/errors')
 const { isSafeName } = require('../../lib/names')
+const { sizeBytes } = require('../../config/size')
 
 /**
  * The HBase sink's options. What a user sets (buckets, batchSize, flushIntervalMs, maxQueue,
- * journalMaxBuffered, overload, durable, retryMaxMs) defaults in config/defaults.js, once; the
+ * journalMaxBuffered, journalMaxSize, overload, durable, retryMaxMs) defaults in config/defaults.js, once; the
  * rest are internal knobs of the pipeline.
  */
 const DEFAULTS = Object.freeze({
@@ -38,7 +39,7 @@ const DEFAULTS = Object.freeze({
 })
 
 /**
- * @typedef {typeof DEFAULTS & { client: import('../../lib/hbase').HBaseClient, table: string,
+ * @typedef {typeof DEFAULTS & { journalMaxBytes: number, client: import('../../lib/hbase').HBaseClient, table: string,
  *   journalDir: string, writerId: string, clock: { now(): number }, logger?: any }} SinkOptions
  */
 
@@ -72,6 +73,11 @@ function resolveSinkOptions (options) {
   integer('replayReadBytes', 4096)
   for (const name of ['retryMaxMs', 'writeTimeoutMs', 'retryBaseMs', 'retryMaxBackoffMs', 'replayBaseMs', 'replayMaxBackoffMs']) {
     integer(name, 0)
+  }
+  try {
+    o.journalMaxBytes = sizeBytes(o.journalMaxSize)
+  } catch (err) {
+    bad(`journalMaxSize: ${err.message}`)
   }
   if (o.rollupMarker !== null && typeof o.rollupMarker?.mark !== 'function') bad('rollupMarker must have mark()')
   if (!o.clock) o.clock = Date

@@ -109,3 +109,14 @@ test('/readyz: parked rollup minutes are a warning that names them, never a reas
   const unread = await check(async () => { throw Object.assign(new Error('down'), { code: 'HBASE_CONNECTION' }) })
   expect(unread).toMatchObject({ ready: true, checks: { rollups: 'not read: HBASE_CONNECTION' } })
 })
+
+test('/readyz: a file log whose rotations deleted young history warns, and stays ready; the metric counts them', async () => {
+  const history = { keptMs: 90 * 60000, promisedMs: 14 * 86400000, earlyRotations: 7, short: true }
+  const r = await readiness({ file: sinkStub('file', { ...FILE_FAILING, writeFailing: null, history }) })
+  expect(r.ready).toBe(true)
+  expect(r.checks['accessLog.file']).toBe("warning: the file log's rotated files hold 1.5 h of history, less than the 336 h keepFiles " +
+    'promise (rotating on size: raise rotateSize or keepFiles)')
+  const metrics = createMetrics({ collectDefault: false })
+  metrics.watchSinks(new Map([['file', sinkStub('file', { ...FILE_FAILING, history })]]))
+  expect(await metrics.metrics()).toContain('beacon_access_log_file_early_rotations_total{sink="file"} 7')
+})

@@ -9,7 +9,10 @@ const { loadError } = require('../support/settings')
 
 const CONFIG_DIR = path.join(__dirname, '..', '..', 'config')
 const SAMPLE1 = JSON.parse(fs.readFileSync(path.join(CONFIG_DIR, 'fixed', 'sample1.json'), 'utf8'))
-const LRU = { type: 'lru', max: 100000, ttlMs: 30000, staleWhileRevalidateMs: 300000, maxStaleMs: 3600000, negativeTtlMs: 5000 }
+const LRU = {
+  type: 'lru', max: 100000, ttlMs: 30000, staleWhileRevalidateMs: 300000, maxStaleMs: 3600000, negativeTtlMs: 5000, maxNegative: 10000
+}
+const LOG_POLICY = { clientErrors: 'log', unknownIds: 'log' }
 const OFF = { type: 'off' }
 
 let tmp
@@ -82,6 +85,7 @@ describe('defaults', () => {
         flushIntervalMs: 100,
         maxQueue: 50000,
         journalMaxBuffered: 50000,
+        journalMaxSize: '2g',
         journalDir: path.join(settings.stateDir, 'journal'),
         overload: 'spill',
         durable: false,
@@ -102,7 +106,8 @@ describe('defaults', () => {
       cache,
       accessLog,
       cacheControl,
-      enabled: true
+      enabled: true,
+      logPolicy: LOG_POLICY
     })
     expect(settings.endpoints).toEqual({
       sample1: {
@@ -113,7 +118,8 @@ describe('defaults', () => {
         cache: OFF,
         accessLog: [],
         cacheControl: 'public, max-age=60',
-        enabled: true
+        enabled: true,
+        logPolicy: LOG_POLICY
       },
       sample2: hbase(OFF, [], 'public, max-age=30'),
       // OpenFeature on two samples, so that `npm start` shows it (test/config/ofrep-settings.unit.test.js)
@@ -162,7 +168,8 @@ describe('settings file', () => {
         cache: LRU,
         accessLog: ['file', 'hbase'],
         cacheControl: 'no-cache',
-        enabled: true
+        enabled: true,
+        logPolicy: LOG_POLICY
       })
       expect(Object.keys(settings.endpoints)).toEqual(['sample1', 'sample2', 'sample3', 'sample4', 'sample5', 'sample6'])
       expectDeepFrozen(settings)
@@ -202,7 +209,8 @@ describe('settings file', () => {
       cache: OFF,
       accessLog: [],
       cacheControl: 'no-cache',
-      enabled: true
+      enabled: true,
+      logPolicy: LOG_POLICY
     })
   })
 

@@ -146,3 +146,21 @@ test('lookups in one tick share multi-get RPCs; absent and present ids both reso
     await client.close()
   }
 })
+
+test('a flood of unknown ids read from HBase leaves the known id cached: no HBase read for it after 5,000 of them', async () => {
+  const { client, cache, reads } = setup({ max: 50, maxNegative: 5 })
+  try {
+    expect((await cache.lookup('a')).found).toBe(true)
+    for (let from = 0; from < 5000; from += 500) {
+      await Promise.all(Array.from({ length: 500 }, (_, i) => cache.lookup(`flood-${from + i}`)))
+    }
+    const readsBefore = reads.length
+    const a = cache.lookup('a')
+    expect(isPromise(a)).toBe(false) // a synchronous hit: still cached
+    expect(a.found).toBe(true)
+    expect(reads.length).toBe(readsBefore)
+    expect(cache.stats()).toMatchObject({ size: 6, negativeSize: 5 })
+  } finally {
+    await client.close()
+  }
+})

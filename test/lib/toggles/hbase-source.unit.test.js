@@ -195,3 +195,25 @@ test('background lookups left behind by a full read slot wait again when it free
   reads[1].resolve([row(2), row(3), row(4)])
   await Promise.all([...later, third])
 })
+
+test('a queue of more ids than the multi-gets in flight may carry sends only those, oldest first; the rest as reads come back', async () => {
+  const { store, reads } = controlledStore(undefined)
+  const source = createHBaseSource({ store, defaultConfig: {}, maxInFlight: 2 })
+  const lookups = Array.from({ length: 2600 }, (_, i) => source.lookup(String(i)))
+  await turn()
+  // 2,600 ids are 6 multi-gets of 500: only 2 go, never more than maxInFlight at once.
+  expect(reads.map((r) => r.ids.length)).toEqual([500, 500])
+  expect(reads[0].ids[0]).toBe('0')
+  // Reads out at once: sent and not yet answered, after each answer and the turn it frees.
+  const outstanding = []
+  for (let answered = 0; answered < reads.length; answered++) {
+    outstanding.push(reads.length - answered)
+    reads[answered].resolve(reads[answered].ids.map((id) => row(Number(id))))
+    await turn()
+  }
+  expect(Math.max(...outstanding)).toBe(2)
+  expect(reads.map((r) => r.ids.length)).toEqual([500, 500, 500, 500, 500, 100])
+  expect(reads.flatMap((r) => r.ids)).toEqual(Array.from({ length: 2600 }, (_, i) => String(i)))
+  const entries = await Promise.all(lookups)
+  expect(entries[2599].json).toBe(JSON.stringify({ n: 2599 }))
+})
