@@ -111,10 +111,10 @@ test('/readyz: parked rollup minutes are a warning that names them, never a reas
 })
 
 test('/readyz: a file log whose rotations deleted young history warns, and stays ready; the metric counts them', async () => {
-  const history = { keptMs: 90 * 60000, promisedMs: 14 * 86400000, earlyRotations: 7, short: true }
+  const history = { keptMs: 90 * 60000, promisedMs: 13 * 86400000, earlyRotations: 7, short: true }
   const r = await readiness({ file: sinkStub('file', { ...FILE_FAILING, writeFailing: null, history }) })
   expect(r.ready).toBe(true)
-  expect(r.checks['accessLog.file']).toBe("warning: the file log's rotated files hold 1.5 h of history, less than the 336 h keepFiles " +
+  expect(r.checks['accessLog.file']).toBe("warning: the file log's rotated files hold 1.5 h of history, less than the 312 h keepFiles " +
     'promise (rotating on size: raise rotateSize or keepFiles)')
   const metrics = createMetrics({ collectDefault: false })
   metrics.watchSinks(new Map([['file', sinkStub('file', { ...FILE_FAILING, history })]]))
