@@ -23,6 +23,7 @@
 const net = require('node:net')
 const { performance } = require('node:perf_hooks')
 const { newLatencyHistogram, summarize } = require('./latency-summary')
+const { validate } = require('./open-loop-options')
 
 const TIMEOUT_CHECK_MS = 50
 // Above this much time to the next due request, sleep on a timer (1 ms granularity) until 1 ms
@@ -40,7 +41,7 @@ const HEADER_END = '\r\n\r\n'
  * Runs one open-loop (or closed-loop) load test.
  * @param {{ host: string, port: number, rate: number, durationMs: number, connections?: number,
  *   keepAlive?: boolean, next: () => PlannedRequest, timeoutMs?: number, lateMs?: number,
- *   slowMs?: number, hostHeader?: string, precise?: boolean, signal?: AbortSignal,
+ *   slowMs?: number, hostHeader?: string, precise?: boolean, signal?: AbortSignal, localAddresses?: string[],
  *   onAnswer?: (request: PlannedRequest,
  *     outcome: { status: number, error?: string, due: number, sent: number, done: number }) => void }} options
  *   rate: requests per second (0 = closed loop); next: the path (and an optional tag that gets
@@ -48,6 +49,8 @@ const HEADER_END = '\r\n\r\n'
  *   (`Connection: close`), connect time included; lateMs: a request sent more than this after
  *   its due time counts as `late` (the generator or the pool could not keep the schedule);
  *   slowMs: answers slower than this are counted in `slow` (default 50);
+ *   localAddresses: the addresses connections are opened from, connection i from the i-th (mod
+ *   their count), so one run can be many clients (127.0.0.2, .3 … on loopback);
  *   precise false: timers only (less CPU while idle, ~0.5 ms more measured latency on average);
  *   signal: aborting it ends the run early (what was due is still sent and awaited);
  *   onAnswer: called once per request sent, with what `next()` returned and its outcome (status 0
@@ -98,7 +101,14 @@ async function runOpenLoop (options) {
   let endAt = NaN // t0 + durationMs, or earlier when the signal aborts the run
   let planned = 0
   let stopping = false
-  const conns = Array.from({ length: o.connections }, () => ({ socket: null, queue: [], current: null, buf: '', closeAfter: false }))
+  const conns = Array.from({ length: o.connections }, (_, i) => ({
+    socket: null,
+    queue: [],
+    current: null,
+    buf: '',
+    closeAfter: false,
+    localAddress: o.localAddresses ? o.localAddresses[i % o.localAddresses.length] : undefined
+  }))
   // Keep-alive connections are opened before the clock starts: their handshake is not what a
   // steady-state client pays per request.
   if (o.keepAlive) await Promise.all(conns.map((c) => connect(c).catch(() => {})))
@@ -116,7 +126,7 @@ async function runOpenLoop (options) {
 
   function connect (c) {
     return new Promise((resolve, reject) => {
-      const socket = net.connect({ host: o.host, port: o.port, noDelay: true })
+      const socket = net.connect({ host: o.host, port: o.port, noDelay: true, localAddress: c.localAddress })
       c.socket = socket
       c.buf = ''
       c.closeAfter = false
@@ -362,33 +372,6 @@ function contentLength (head) {
   const m = /\r\ncontent-length:\s*(\d+)/i.exec(head)
   if (m) return Number(m[1])
   return /\r\ntransfer-encoding:[^\r]*chunked/i.test(head) ? null : 0
-}
-
-function validate (options) {
-  const o = {
-    connections: 1,
-    keepAlive: true,
-    timeoutMs: 10000,
-    lateMs: 1,
-    slowMs: 50,
-    precise: true,
-    ...options
-  }
-  const positive = (key, n) => {
-    if (!Number.isFinite(n) || n <= 0) throw new RangeError(`open-loop: ${key} must be a positive number (got ${n})`)
-  }
-  if (typeof o.host !== 'string' || !o.host) throw new TypeError('open-loop: host is required')
-  if (!Number.isInteger(o.port) || o.port < 1 || o.port > 65535) throw new RangeError(`open-loop: port must be 1..65535 (got ${o.port})`)
-  if (!Number.isFinite(o.rate) || o.rate < 0) throw new RangeError(`open-loop: rate must be >= 0 (got ${o.rate})`)
-  positive('durationMs', o.durationMs)
-  positive('timeoutMs', o.timeoutMs)
-  positive('slowMs', o.slowMs)
-  if (!Number.isInteger(o.connections) || o.connections < 1) {
-    throw new RangeError(`open-loop: connections must be a positive integer (got ${o.connections})`)
-  }
-  if (typeof o.next !== 'function') throw new TypeError('open-loop: next() is required')
-  o.hostHeader ??= `${o.host}:${o.port}`
-  return o
 }
 
 function round (n, digits) {
