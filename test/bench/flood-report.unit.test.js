@@ -16,14 +16,16 @@ function report ({ baseP99 = 4, floodP99 = 5, baseHit = 0.9, floodHit = 0.88, ro
       workers: 2,
       ids: 100000,
       seconds: 30,
+      rounds: 2,
       rates: { visitors: 400, bots: 1200, greedy: 2000 },
       greedyStreams: 3000,
       limits: { rateLimit: DEFAULTS.rateLimit, http: DEFAULTS.http, ofrep: OFREP_DEFAULTS }
     },
     phases: [
-      { name: 'baseline before', visitors: visitors(baseP99 - 1), hitRatio: baseHit - 0.01, cpuBusy: 0.3 },
-      { name: 'flood', visitors: visitors(floodP99), hitRatio: floodHit, cpuBusy: 0.7 },
-      { name: 'baseline after', visitors: visitors(baseP99 + 1), hitRatio: baseHit + 0.01, cpuBusy: 0.3 }
+      { name: 'baseline 1', visitors: visitors(baseP99 - 1), hitRatio: baseHit - 0.01, cpuBusy: 0.3 },
+      { name: 'flood 1', visitors: visitors(floodP99 - 1), hitRatio: floodHit - 0.01, cpuBusy: 0.7 },
+      { name: 'baseline 2', visitors: visitors(baseP99 + 1), hitRatio: baseHit + 0.01, cpuBusy: 0.3 },
+      { name: 'flood 2', visitors: visitors(floodP99 + 1), hitRatio: floodHit + 0.01, cpuBusy: 0.7 }
     ],
     counts: {
       visitors: { sent: 24000, byStatus: { 200: 24000 } },
@@ -47,10 +49,11 @@ test('within the bounds of the baselines\' mean: p99 at most 1.5 times, hit rati
 test('the markdown states the limits it ran with, both phases, the refusals by source and the log', () => {
   const md = floodMarkdown(report())
   expect(md).toContain(`${DEFAULTS.rateLimit.perSecond} requests a second per address`)
-  expect(md).toMatch(/\| baseline before \| 400 \| 1 ms \| 3 ms \| 20 ms \| 89 % \| 0 \| 30 % \|/)
-  expect(md).toMatch(/\| baseline after \| 400 \| 1 ms \| 5 ms \| 20 ms \| 91 % \| 0 \| 30 % \|/)
+  expect(md).toMatch(/\| baseline 1 \| 400 \| 1 ms \| 3 ms \| 20 ms \| 89 % \| 0 \| 30 % \|/)
+  expect(md).toMatch(/\| baseline 2 \| 400 \| 1 ms \| 5 ms \| 20 ms \| 91 % \| 0 \| 30 % \|/)
   expect(md).toMatch(/\| greedy \| 60,000 \| 6,000 \| 54,000 \| 0 \| 0 \|/)
   expect(md).toContain('held 2,000; 1,000 were refused with 429')
+  expect(md).toMatch(/\| flood 2 \| 400 \| 1 ms \| 6 ms \|/)
   expect(md).toContain('rows: 1,000: every answered view a row')
   expect(md).toContain('**Within every bound.**')
   expect(md).toContain('2 points lower than the baselines\' mean')
