@@ -99,7 +99,13 @@ function createConfigCache ({
     if (background.delete(id) && source.hurry) source.hurry(id)
   }
 
-  function lookup (id) {
+  /**
+   * @param {string} id
+   * @param {{ background?: boolean }} [opts] background: a miss may be held back by the source
+   *   to be read with others (a bot's view: people's reads go first)
+   */
+  function lookup (id, opts) {
+    const deferrable = opts !== undefined && opts.background === true
     const cached = cache.get(id)
     if (cached !== undefined) {
       const age = now() - cached.fetchedAt
@@ -115,7 +121,7 @@ function createConfigCache ({
       }
       // Too old to serve without asking: a store read like a miss (one outcome per lookup).
       const outcome = inflight.has(id) ? 'coalesced' : 'miss'
-      return refresh(id).then((entry) => {
+      return refresh(id, deferrable).then((entry) => {
         count(outcome)
         return entry
       }, (err) => {
@@ -128,7 +134,7 @@ function createConfigCache ({
     }
     // Only the first miss reads the store; the others wait for that read.
     count(inflight.has(id) ? 'coalesced' : 'miss')
-    return refresh(id)
+    return refresh(id, deferrable)
   }
 
   /**
