@@ -32,9 +32,6 @@ const MAX_RESTARTS_PER_WINDOW = 10
 // What the rollup process is told apart by (its environment): a cluster worker of another kind.
 const ROLE_ENV = 'BEACON_ROLE'
 const ROLLUP_ROLE = 'rollup'
-// The rollup process's nice value: its counting is background work that may wait, and a minute
-// of a flood is a burst of it, which the workers' answers must not queue behind.
-const ROLLUP_NICE = 10
 const ROLLUP_TAG = 'rollup'
 
 async function ensureEmbeddedHBase (settings, logger) {
@@ -57,18 +54,6 @@ async function ensureEmbeddedHBase (settings, logger) {
   return info.bootstrap
 }
 
-/**
- * Lowers a child's CPU priority; a system that refuses (no such process any more) leaves it as it is.
- * @param {number|undefined} pid
- */
-function lowerPriority (pid) {
-  if (pid === undefined) return
-  try {
-    os.setPriority(pid, Math.min(19, os.getPriority(pid) + ROLLUP_NICE))
-  } catch {
-    // it died at once: its replacement is lowered in its turn
-  }
-}
 /**
  * @param {any} settings
  * @param {import('pino').Logger} logger
@@ -104,9 +89,7 @@ async function runPrimary (settings, logger, admin) {
     const execArgv = process.execArgv
     cluster.setupPrimary({ execArgv: [...execArgv, `--max-old-space-size=${settings.rollupJob.maxOldSpaceMiB}`] })
     try {
-      const rollup = cluster.fork({ ...env, [ROLE_ENV]: ROLLUP_ROLE })
-      tagOf.set(rollup, tag)
-      lowerPriority(rollup.process.pid)
+      tagOf.set(cluster.fork({ ...env, [ROLE_ENV]: ROLLUP_ROLE }), tag)
     } finally {
       cluster.setupPrimary({ execArgv })
     }

@@ -5,14 +5,12 @@ const { renderBody, renderError, contentType } = require('./jsonp')
 const { ERRORS } = require('../lib/errors')
 const { isPreflight } = require('./cors')
 const { createViews, createLookupWarning } = require('./view')
-const { isBotAgent } = require('../logging/bot-agent')
 const { matchOfrepRoute } = require('./ofrep/routes')
 const { OFREP_ERRORS } = require('./ofrep/errors')
 
 const JS_TYPE = contentType(true)
 const JSON_TYPE = contentType(false)
 // Error bodies depend on the code only: one shared instance each, no stack capture per request.
-const DEFERRABLE = Object.freeze({ background: true })
 const FAIL = Object.freeze({
   METHOD_NOT_ALLOWED: Object.freeze(new ERRORS.METHOD_NOT_ALLOWED()),
   URL_TOO_LONG: Object.freeze(new ERRORS.URL_TOO_LONG()),
@@ -198,9 +196,7 @@ function createDataPlane ({
     }
     let result
     try {
-      // A bot's miss may wait a moment to be read with others (lib/toggles/hbase-source.js):
-      // people's reads go first, and a flood of bots' ids costs HBase a few multi-gets.
-      result = endpoint.lookup(id, isBotAgent(req.headers['user-agent']) ? DEFERRABLE : undefined)
+      result = endpoint.lookup(id)
     } catch (err) {
       result = Promise.reject(err)
     }

@@ -99,13 +99,7 @@ function createConfigCache ({
     if (background.delete(id) && source.hurry) source.hurry(id)
   }
 
-  /**
-   * @param {string} id
-   * @param {{ background?: boolean }} [opts] background: a miss may be held back by the source
-   *   to be read with others (a bot's view: people's reads go first)
-   */
-  function lookup (id, opts) {
-    const deferrable = opts !== undefined && opts.background === true
+  function lookup (id) {
     const cached = cache.get(id)
     if (cached !== undefined) {
       const age = now() - cached.fetchedAt
@@ -121,7 +115,7 @@ function createConfigCache ({
       }
       // Too old to serve without asking: a store read like a miss (one outcome per lookup).
       const outcome = inflight.has(id) ? 'coalesced' : 'miss'
-      return refresh(id, deferrable).then((entry) => {
+      return refresh(id).then((entry) => {
         count(outcome)
         return entry
       }, (err) => {
@@ -134,7 +128,7 @@ function createConfigCache ({
     }
     // Only the first miss reads the store; the others wait for that read.
     count(inflight.has(id) ? 'coalesced' : 'miss')
-    return refresh(id, deferrable)
+    return refresh(id)
   }
 
   /**

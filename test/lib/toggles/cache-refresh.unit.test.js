@@ -77,18 +77,3 @@ test('a lookup that must wait for a background refresh hurries it; before the re
   source.reads[2].resolve(entry(3))
   expect(JSON.parse((await again).json)).toEqual({ v: 3 })
 })
-
-test('a deferrable miss (a bot\'s view) is a background read; a person asking for the same id hurries it', async () => {
-  const clock = { now: 0 }
-  const source = recordingSource()
-  const cache = cacheOver(source, clock)
-  const bots = cache.lookup('9', { background: true })
-  await tick()
-  expect(source.reads.map((r) => [r.id, r.background])).toEqual([['9', true]])
-  expect(source.hurried).toEqual([])
-  const person = cache.lookup('9')
-  expect(source.hurried).toEqual(['9'])
-  source.reads[0].resolve(entry(9))
-  expect([(await bots).json, (await person).json]).toEqual([JSON.stringify({ v: 9 }), JSON.stringify({ v: 9 })])
-  expect(cache.stats()).toMatchObject({ miss: 1, coalesced: 1 })
-})
