@@ -66,8 +66,8 @@ function createDataPlane ({
   onResponse, onCors, onCountedOnly, rateLimits, overShare, onRateLimited, logger
 }) {
   const buckets = rateLimits && rateLimits.limiters.size > 0 ? rateLimits.limiters : null
-  // null: nothing to check, the hot path asks nothing
-  const limiters = buckets !== null || overShare ? buckets || new Map() : null
+  // false: nothing to check, the hot path asks nothing
+  const guarded = buckets !== null || overShare !== undefined
 
   /**
    * Answers 429 when the request's connection is past its client's share, or its client is
@@ -78,10 +78,13 @@ function createDataPlane ({
    */
   function limited (name, req, res, kind) {
     const closing = overShare !== undefined && overShare(req.socket)
-    const limiter = closing ? undefined : limiters.get(name)
-    if (!closing && limiter === undefined) return false
-    const wait = closing ? 1 : limiter.take(rateLimits.clientOf(req))
-    if (wait === 0) return false
+    let wait = 1
+    if (!closing) {
+      const limiter = buckets === null ? undefined : buckets.get(name)
+      if (limiter === undefined) return false
+      wait = limiter.take(rateLimits.clientOf(req))
+      if (wait === 0) return false
+    }
     if (onRateLimited) onRateLimited(name)
     const body = kind === 'ofrep' ? OFREP_RATE_LIMITED : renderError(FAIL.RATE_LIMITED, { scriptContext: kind === 'jsonp' })
     /** @type {Record<string, string|number>} */
@@ -158,9 +161,9 @@ function createDataPlane ({
       const route = eventRoutes.get(path)
       const ofrep = route === undefined && ofrepRoutes.size > 0 ? matchOfrepRoute(ofrepRoutes, path) : null
       if (route !== undefined) {
-        if (limiters === null || !limited(route.endpoint.name, req, res, 'json')) handleEvents(route, req, res)
+        if (!guarded || !limited(route.endpoint.name, req, res, 'json')) handleEvents(route, req, res)
       } else if (ofrep !== null) {
-        if (limiters === null || !limited(ofrep.route.name, req, res, 'ofrep')) handleOfrep(ofrep, req, res)
+        if (!guarded || !limited(ofrep.route.name, req, res, 'ofrep')) handleOfrep(ofrep, req, res)
       } else {
         fallback(req, res)
       }
@@ -171,7 +174,7 @@ function createDataPlane ({
     // A script tag context is assumed whenever a callback param was sent, even an invalid one,
     // so the error body is JavaScript the page can load without a syntax error.
     const scriptContext = query.includes('callback')
-    if (limiters !== null && limited(endpoint.name, req, res, scriptContext ? 'jsonp' : 'json')) return
+    if (guarded && limited(endpoint.name, req, res, scriptContext ? 'jsonp' : 'json')) return
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       if (endpoint.cors && isPreflight(req)) preflight(endpoint, req, res)
       else fail(endpoint, req, res, started, FAIL.METHOD_NOT_ALLOWED, null, scriptContext, null)

@@ -241,7 +241,8 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
       'state', (stats) => SINK_COUNTERS.map((state) => [state, stats[state]]))
     follow('beacon_access_log_shed_total',
       'Access-log entries dropped, by reason: overload (the shed policy), journal_full (the spill journal holds its journalMaxSize), ' +
-        'disk_full / write_error (the local disk refused the journal or file log), write_backlog (the disk is slower than the entries come)',
+        'disk_full / write_error (the local disk refused the journal or file log), ' +
+        'write_backlog (the disk is slower than the entries come)',
       'reason', (stats) => Object.entries(stats.shedBy || {}))
     follow('beacon_access_rollup_errors_total', ROLLUP_ERRORS_HELP, 'kind',
       (stats) => stats.rollup ? [['mark', stats.rollup.markFailures]] : [])

@@ -4,8 +4,8 @@
 // The dashboard's fleet-wide traffic: polls GET /dashboard/traffic (api/traffic.js: every
 // host's requests, read from the access-log rollups) and draws requests per minute per
 // endpoint over the last hour, people against bots over the same hour, and the top ids of the
-// last 15 minutes. Every value reaches the
-// page through textContent or uPlot's canvas, never as HTML.
+// last 15 minutes. Every value reaches the page through textContent or uPlot's canvas, never
+// as HTML.
 ;(function () {
   const POLL_MS = 10000
   const TIMEOUT_MS = 8000

@@ -63,7 +63,8 @@ test('past its budget the journal refuses as journal_full, holds about the budge
   expect(journal.stats().diskBytes).toBe(bytesOnDisk(dir))
 })
 
-test('the HBase sink, HBase down: entries past the budget are shed as journal_full, every one accounted for; HBase back drains it', async () => {
+test('the HBase sink, HBase down: entries past the budget are shed as journal_full, every one accounted for; HBase back ' +
+  'drains it', async () => {
   const hbase = createFakeHBase()
   hbase.up = false
   const dir = tempDir()

@@ -196,7 +196,8 @@ test('background lookups left behind by a full read slot wait again when it free
   await Promise.all([...later, third])
 })
 
-test('a queue of more ids than the multi-gets in flight may carry sends only those, oldest first; the rest as reads come back', async () => {
+test('a queue of more ids than the multi-gets in flight may carry sends only those, oldest first; the rest as reads come ' +
+  'back', async () => {
   const { store, reads } = controlledStore(undefined)
   const source = createHBaseSource({ store, defaultConfig: {}, maxInFlight: 2 })
   const lookups = Array.from({ length: 2600 }, (_, i) => source.lookup(String(i)))
