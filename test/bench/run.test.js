@@ -158,7 +158,11 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
     expect(v).toBeGreaterThan(0)
   }
   const median = (values) => { const v = [...values].sort((a, b) => a - b); return (v[0] + v[1]) / 2 }
-  for (const c of Object.values(cpu.cases)) {
+  // The app and the generator work in every run. HBase works only where a case writes rows
+  // (sample5's log): an idle JVM over 1 s may show no CPU at all when a thread of its exited
+  // meanwhile and its 10 ms ticks stand in, so a run's HBase figure is only never negative.
+  const notMeasured = []
+  for (const [name, c] of Object.entries(cpu.cases)) {
     expect(c.runs.map((r) => r.round)).toEqual([0, 1])
     for (const r of c.runs) {
       expect(r).toMatchObject({ errors: 0, non2xx: 0 })
@@ -168,7 +172,8 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
         ['hbaseCpuUs', 'hbaseUsPerReq'],
         ['generatorCpuUs', 'generatorUsPerReq']
       ]) {
-        positive(r[cpuUs])
+        const least = cpuUs === 'hbaseCpuUs' ? 0 : 1
+        if (!(Number.isFinite(r[cpuUs]) && r[cpuUs] >= least)) notMeasured.push(`${name} round ${r.round}: ${cpuUs} ${r[cpuUs]}`)
         expect(r[perReq]).toBeCloseTo(r[cpuUs] / r.requests, 1)
       }
       if (c.shape === 'rate') expect(r.requests).toBeGreaterThan(0.8 * 300)
@@ -181,6 +186,9 @@ test('bench/run.js --quick writes the JSON contract, the markdown and the charts
     positive(c.vsSample1.median)
     positive(c.vsBaseline.median)
   }
+  expect(notMeasured).toEqual([])
+  const sample5Runs = Object.entries(cpu.cases).filter(([name]) => name.startsWith('sample5 ')).flatMap(([, c]) => c.runs)
+  positive(sample5Runs.reduce((sum, r) => sum + r.hbaseCpuUs, 0))
   expect(cpu.cases['sample1 ids 1..500 @ 300 req/s'].vsSample1).toMatchObject({ median: 1, min: 1, max: 1 })
   expect(cpu.cases['bare node:http closed loop'].vsBaseline).toMatchObject({ median: 1, min: 1, max: 1 })
   expect(cpu.cases['sample5 ids 1..500 @ 300 req/s'].hbaseAboveSample1.n).toBe(2)
