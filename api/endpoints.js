@@ -22,12 +22,15 @@ const { groupSinks } = require('../logging/privacy')
  * @param {() => number} [options.now] clock for the caches
  * @param {(endpoint: string, outcome: string) => void} [options.onCacheOutcome]
  * @param {(id: string, reason: string) => void} [options.onInvalidConfig]
+ * @param {{ mayExist: (id: string) => boolean, add: (id: string) => void }|null} [options.knownIds] which ids have a row
+ *   (lib/toggles/known-ids.js), for the HBase sources behind a cache: sample2 and its like read
+ *   every request, as their settings say
  * @returns {Map<string, { name: string, path: string, enabled: boolean, cacheControl: string,
  *   lookup: Function, reload: Function, sinks: object[], sinkGroups: import('../logging/privacy').SinkGroup[]|null,
  *   cache: object|null, source: object, cors: import('./cors').CorsPolicy|null }>} keyed by path;
  *   sinkGroups: the sinks by privacy policy, null when every one keeps everything
  */
-function buildEndpoints ({ settings, store, sinks, policies = new Map(), now, onCacheOutcome, onInvalidConfig }) {
+function buildEndpoints ({ settings, store, sinks, policies = new Map(), now, onCacheOutcome, onInvalidConfig, knownIds = null }) {
   const endpoints = new Map()
   for (const [name, spec] of Object.entries(settings.endpoints)) {
     let source
@@ -39,7 +42,8 @@ function buildEndpoints ({ settings, store, sinks, policies = new Map(), now, on
         defaultConfig: spec.defaultConfig,
         onInvalid: onInvalidConfig,
         maxInFlight: settings.hbase.configReadsInFlight,
-        lingerMs: settings.hbase.configReadLingerMs
+        lingerMs: settings.hbase.configReadLingerMs,
+        knownIds: spec.cache.type === 'lru' && knownIds ? knownIds : undefined
       })
     }
     let cache = null

@@ -2,6 +2,7 @@
 
 const { createHBaseClient } = require('../lib/hbase')
 const { createToggleStore } = require('../lib/toggles/store')
+const { createKnownIds } = require('../lib/toggles/known-ids')
 const { createSinks } = require('../logging')
 const { createSinkPolicies, needsHashKeys, createHashKeys } = require('../logging/privacy')
 const { createHashSecretSource, loadHashSecret } = require('../lib/toggles/hash-secret')
@@ -24,6 +25,7 @@ const { createLogLifecycleRouter } = require('./admin-log-lifecycle')
 const { createDashboardRouter } = require('./dashboard')
 const { createTrafficRouter } = require('./traffic')
 const { createMetrics } = require('./metrics')
+const { registerKnownIds } = require('./known-ids-metrics')
 const { createPropagation } = require('./propagation')
 const { createReadiness } = require('./readiness')
 const { createParkedView } = require('../logging/rollup/read')
@@ -87,9 +89,12 @@ function createBeacon (settings, deps) {
   metrics.watchSinks(sinks)
   const privacy = sinkPrivacy(sinkSettingsInUse(settings), store, logger)
 
+  const knownIds = usesKnownIds(settings) ? createKnownIds({ store, rescanMs: settings.hbase.knownIdScanMs, logger }) : null
+  if (knownIds) registerKnownIds(metrics.register, knownIds)
   const endpoints = buildEndpoints({
     settings,
     store,
+    knownIds,
     sinks,
     policies: privacy.policies,
     now,
@@ -113,7 +118,10 @@ function createBeacon (settings, deps) {
     broadcast: cluster && cluster.broadcast,
     controlPollMs: settings.hbase.controlPollMs,
     logger,
-    onConfigChange: streams.configChanged,
+    onConfigChange (id, at) {
+      if (knownIds) knownIds.add(id)
+      streams.configChanged(id, at)
+    },
     onEndpointSwitch: streams.endpointSwitched
   })
   if (cluster) cluster.onChange(propagation.applyChange)
@@ -152,6 +160,7 @@ function createBeacon (settings, deps) {
   const logQuery = accessLogQuery(settings, client.withKind('query'), lifecycle && lifecycle.retention)
 
   let closing = null
+  let idsScanned = Promise.resolve()
   const readiness = createReadiness({
     client,
     pingTimeoutMs: Math.min(1000, settings.hbase.rpcTimeoutMs),
@@ -170,7 +179,11 @@ function createBeacon (settings, deps) {
         store,
         maxIdLength: settings.limits.maxIdLength,
         logger,
-        onConfigChange: propagation.configChanged,
+        onConfigChange (id) {
+          // This worker serves the id from the next request; the others of the host when the broadcast reaches them.
+          if (knownIds) knownIds.add(id)
+          propagation.configChanged(id)
+        },
         endpoints: propagation.endpointSwitches
       }))
       // GET /admin/log/scan and /admin/log/count: after the toggle router, whose guard covers /admin.
@@ -207,6 +220,9 @@ function createBeacon (settings, deps) {
     logQuery,
     applyChange: propagation.applyChange,
     streams,
+    knownIds,
+    /** @returns {Promise<void>} the first scan of the config ids is done (or failed, or there is none) */
+    whenIdsScanned: () => idsScanned,
 
     /**
      * Reads the stored endpoint switches and, when a sink hashes addresses, the hash secret first
@@ -217,6 +233,8 @@ function createBeacon (settings, deps) {
      */
     async listen ({ port = settings.port, host = settings.host, adminPort = settings.adminPort, adminHost = settings.adminHost } = {}) {
       await Promise.all([propagation.ready, privacy.ready])
+      // Not waited for: until its first scan is done, every id is read.
+      if (knownIds && !closing) idsScanned = knownIds.start()
       const bound = await listen(publicServer, port, host)
       const adminBound = await listen(adminServer, adminPort, adminHost)
       return { port: bound, adminPort: adminBound }
@@ -237,6 +255,7 @@ function createBeacon (settings, deps) {
         const budget = startShutdownBudget(timeoutMs)
         propagation.stop()
         privacy.stop()
+        const scanStopped = knownIds ? knownIds.stop() : null
         const drainMs = budget.drainMs()
         const draining = publicServer.listening ? publicServer.drain(drainMs) : { forced: false }
         // After the server stopped accepting: a client that reconnects at once reaches another worker.
@@ -247,6 +266,7 @@ function createBeacon (settings, deps) {
         ])
         const sinksClosed = await sinks.closeAll({ timeoutMs: budget.sinksMs() })
         for (const endpoint of endpoints.values()) if (endpoint.cache) endpoint.cache.clear()
+        await scanStopped
         await closeClient(client, budget.clientMs())
         return { ...drained, leftOnDisk: (sinksClosed && sinksClosed.leftOnDisk) || 0 }
       })()
@@ -342,6 +362,16 @@ function rollupSource (settings) {
 function parkedView (settings, client) {
   const source = rollupSource(settings)
   return source ? createParkedView({ ...source, client, timeout: settings.hbase.operationTimeoutMs }) : null
+}
+
+/**
+ * Whether this process keeps a known-id filter: it is on, and a cached endpoint reads HBase.
+ * @param {any} settings
+ * @returns {boolean}
+ */
+function usesKnownIds (settings) {
+  return settings.hbase.knownIdScanMs > 0 &&
+    Object.values(settings.endpoints).some((e) => e.source === 'hbase' && e.cache.type === 'lru')
 }
 
 /** Lets in-flight HBase calls finish within `ms`, then aborts what is left. */

@@ -82,15 +82,19 @@ function cpuTicks () {
   return { busy: total - ticks[3] - (ticks[4] || 0), total } // idle and iowait are not busy
 }
 
-/** The sample5 lookups that were hits (fresh or stale), summed over the workers. */
-async function cacheHits () {
+/**
+ * Summed over the workers: the sample5 lookups that were hits (fresh or stale), the config reads
+ * sent to HBase (RPCs), and the lookups the known-id filter answered without one.
+ * @returns {Promise<{ hits: number, configRpcs: number, skipped: number }>}
+ */
+async function serverCounts () {
   const text = await (await admin('/metrics')).text()
-  let hits = 0
-  for (const line of text.split('\n')) {
-    const m = /^beacon_config_lookups_total\{endpoint="sample5",outcome="(hit|stale)"\} (\d+)/.exec(line)
-    if (m) hits += Number(m[2])
+  const sum = (re) => text.split('\n').reduce((n, line) => n + Number((re.exec(line) || [])[1] || 0), 0)
+  return {
+    hits: sum(/^beacon_config_lookups_total\{endpoint="sample5",outcome="(?:hit|stale)"\} (\d+)/),
+    configRpcs: sum(/^beacon_hbase_rpcs_total\{kind="config",method="(?:Get|Multi)"\} (\d+)/),
+    skipped: sum(/^beacon_config_reads_skipped_total (\d+)/)
   }
-  return hits
 }
 
 /**
@@ -111,11 +115,12 @@ function load ({ flood, durationMs }) {
 /** A phase: its runs, and the visitors' p99 and hit ratio over it. */
 async function phase (name, flood, durationMs, counts) {
   log(`${name}: ${durationMs / 1000} s${flood ? ', with the flood' : ''}`)
-  const hitsBefore = await cacheHits()
+  const before = await serverCounts()
   const cpuBefore = cpuTicks()
   const runs = await load({ flood, durationMs })
   const cpuAfter = cpuTicks()
-  const hits = (await cacheHits()) - hitsBefore
+  const after = await serverCounts()
+  const hits = after.hits - before.hits
   /** @type {Record<string, { sent: number, byStatus: Record<string, number> }>} */
   const mine = {}
   for (const { source, sent, byStatus } of runs) {
@@ -128,7 +133,10 @@ async function phase (name, flood, durationMs, counts) {
   const looked = visitors.sent - (visitors.byStatus[429] || 0) - (visitors.byStatus[0] || 0)
   // Every process of the machine (server, HBase, the generators): how much room the phase left.
   const cpuBusy = (cpuAfter.busy - cpuBefore.busy) / Math.max(1, cpuAfter.total - cpuBefore.total)
-  return { name, visitors: visitors.summary, hitRatio: looked > 0 ? hits / looked : null, cpuBusy, bySource: mine }
+  const configRpcs = after.configRpcs - before.configRpcs
+  const readsSkipped = after.skipped - before.skipped
+  const hitRatio = looked > 0 ? hits / looked : null
+  return { name, visitors: visitors.summary, hitRatio, cpuBusy, configRpcs, readsSkipped, bySource: mine }
 }
 
 /** Polls until `read` returns what `done` accepts, or `boundMs` passes; returns the last value and the wait. */

@@ -185,7 +185,11 @@ const DEFAULTS = {
     configReadsInFlight: 2,
     // how long a config read waits after its first id for more to join it (0: the next turn of
     // the event loop)
-    configReadLingerMs: 0
+    configReadLingerMs: 0,
+    // how often each process scans which ids have a row (keys only), so that a cached endpoint
+    // answers any other id the default without a read (lib/toggles/known-ids.js); ids changed
+    // through beacon count at once, rows written around it from the next scan. 0 = off.
+    knownIdScanMs: 60000
   },
   logSinks: {
     file: { type: 'file', path: 'logs/access.log', ...SINK_DEFAULTS.file },
@@ -257,6 +261,7 @@ const ENV_VARS = [
   ['BEACON_ADMIN_TOKEN', 'adminToken', 'string'],
   ['BEACON_HBASE_BOOTSTRAP', 'hbase.bootstrap', 'list'],
   ['BEACON_CONFIG_TABLE', 'hbase.configTable', 'string'],
+  ['BEACON_KNOWN_ID_SCAN_MS', 'hbase.knownIdScanMs', 'int'],
   // applies to the sink named `hbase`, when one is declared
   ['BEACON_ACCESS_LOG_TABLE', 'logSinks.hbase.table', 'string'],
   // the rollups of the sink named `hbase`: on/off, and their table

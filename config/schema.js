@@ -205,7 +205,8 @@ const schema = closed({
     configQualifier: str(),
     controlPollMs: int(0),
     configReadsInFlight: int(1, 64),
-    configReadLingerMs: int(0, 100)
+    configReadLingerMs: int(0, 100),
+    knownIdScanMs: int(0)
   }),
   logSinks: {
     type: 'object',

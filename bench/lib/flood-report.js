@@ -69,10 +69,11 @@ function floodMarkdown (r) {
     '',
     '## The real visitors',
     '',
-    '| phase | req/s | p50 | p99 | max | hit ratio | errors | machine CPU busy |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| phase | req/s | p50 | p99 | max | hit ratio | errors | machine CPU busy | config RPCs (all sources) | reads skipped |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...r.phases.map((p) => `| ${p.name} | ${Math.round(p.visitors.rps)} | ${ms(p.visitors.p50)} | ${ms(p.visitors.p99)} | ` +
-      `${ms(p.visitors.max)} | ${pct(p.hitRatio)} | ${p.visitors.errors} | ${pct(p.cpuBusy)} |`),
+      `${ms(p.visitors.max)} | ${pct(p.hitRatio)} | ${p.visitors.errors} | ${pct(p.cpuBusy)} | ${int(p.configRpcs ?? 0)} | ` +
+      `${int(p.readsSkipped ?? 0)} |`),
     '',
     `- p99 with the flood (the mean of its rounds): ${v.p99Ratio === null ? '–' : Math.round(v.p99Ratio * 100) / 100}× the ` +
       `baselines' mean (bound ${P99_BOUND}×): ` +

@@ -4,6 +4,7 @@ const { LRUCache } = require('lru-cache')
 
 const noop = () => {}
 const BACKGROUND = Object.freeze({ background: true })
+const PAST_FILTERS = Object.freeze({ fresh: true })
 
 /**
  * Local LRU cache in front of a config source.
@@ -19,9 +20,10 @@ const BACKGROUND = Object.freeze({ background: true })
  * share one store read.
  *
  * @param {object} options
- * @param {{ lookup: (id: string, opts?: { background?: boolean }) => Promise<import('./entry').ConfigEntry>|import('./entry').ConfigEntry,
- *   hurry?: (id: string) => void }} options.source `background`: a refresh of a stale entry, no one waits on it (the source may
- *   hold it back to read it with others); hurry: someone now waits on it
+ * @param {{ lookup: (id: string, opts?: { background?: boolean, fresh?: boolean }) =>
+ *   Promise<import('./entry').ConfigEntry>|import('./entry').ConfigEntry, hurry?: (id: string) => void }} options.source
+ *   `background`: a refresh of a stale entry, no one waits on it (the source may hold it back to read it with others);
+ *   `fresh`: a reload, read whatever the source believes; hurry: someone now waits on it
  * @param {number} options.max entries
  * @param {number} options.ttlMs
  * @param {number} options.staleWhileRevalidateMs
@@ -71,9 +73,11 @@ function createConfigCache ({
    * @param {string} id
    * @param {boolean} [inBackground] no one waits on it (a stale entry is served meanwhile): the
    *   source may hold it back a while to read it with others
+   * @param {boolean} [fresh] the caller knows the id changed: the source reads it whatever it
+   *   believes of the id (its known-id filter)
    * @returns {Promise<import('./entry').ConfigEntry>}
    */
-  function refresh (id, inBackground = false) {
+  function refresh (id, inBackground = false, fresh = false) {
     let pending = inflight.get(id)
     if (pending) {
       if (!inBackground) hurry(id)
@@ -81,7 +85,7 @@ function createConfigCache ({
     }
     if (inBackground) background.add(id)
     pending = Promise.resolve()
-      .then(() => source.lookup(id, background.has(id) ? BACKGROUND : undefined))
+      .then(() => source.lookup(id, background.has(id) ? BACKGROUND : fresh ? PAST_FILTERS : undefined))
       .then((entry) => {
         cache.set(id, { entry, fetchedAt: now() })
         return entry
@@ -143,7 +147,7 @@ function createConfigCache ({
     const pending = inflight.get(id)
     if (pending) hurry(id)
     const after = pending ? pending.then(noop, noop) : Promise.resolve()
-    return after.then(() => refresh(id))
+    return after.then(() => refresh(id, false, true))
   }
 
   return {

@@ -51,12 +51,16 @@ const DEFAULT_REFRESH_LINGER_MS = 50
  *   store keeps failing (default: opens after 3 failed reads in a row, for 1 s)
  * @param {(event: { ids: number, rpcs: number }) => void} [options.onBatch]
  * @param {() => number} [options.now] monotonic ms clock (tests)
+ * @param {{ mayExist: (id: string) => boolean, add: (id: string) => void }} [options.knownIds] which ids have
+ *   a row (./known-ids.js): any other id resolves to the default without a read, unless `fresh` (a
+ *   reload: the caller knows it changed); a row found is added
  * @returns {{ defaultEntry: import('./entry').ConfigEntry, breaker: ReturnType<typeof createCircuitBreaker>,
- *   lookup: (id: string, opts?: { background?: boolean }) => Promise<import('./entry').ConfigEntry>, hurry: (id: string) => void }}
+ *   lookup: (id: string, opts?: { background?: boolean, fresh?: boolean }) => Promise<import('./entry').ConfigEntry>,
+ *   hurry: (id: string) => void }}
  */
 function createHBaseSource ({
   store, defaultConfig, onInvalid, onBatch, maxInFlight = DEFAULT_MAX_IN_FLIGHT, lingerMs = 0, breaker = createCircuitBreaker(),
-  refreshLingerMs = DEFAULT_REFRESH_LINGER_MS, now = performance.now.bind(performance)
+  refreshLingerMs = DEFAULT_REFRESH_LINGER_MS, now = performance.now.bind(performance), knownIds
 }) {
   const defaultEntry = configEntry(defaultConfig, contentVersion('d', defaultConfig), false)
   let queue = new Map() // id → [{ resolve, reject }]
@@ -71,6 +75,7 @@ function createHBaseSource ({
       if (onInvalid) onInvalid(id, stored.invalid)
       return defaultEntry
     }
+    if (knownIds) knownIds.add(id)
     return configEntry(stored.toggles, stored.version, true)
   }
 
@@ -197,6 +202,7 @@ function createHBaseSource ({
     defaultEntry,
     breaker,
     lookup (id, opts) {
+      if (knownIds && !(opts && opts.fresh) && !knownIds.mayExist(id)) return Promise.resolve(defaultEntry)
       return new Promise((resolve, reject) => {
         const waiters = queue.get(id)
         if (waiters) waiters.push({ resolve, reject })

@@ -30,7 +30,9 @@ const FIRST_ID_ROW = '-' // the lowest character an id may start with
  * config reads of the caches (misses, refreshes, sample2's every request), the endpoint-switch
  * and change-feed polls, the hash secret, and the admin API's writes and listings.
  */
-const KINDS = Object.freeze({ config: 'config', switches: 'switches', changes: 'changes', privacy: 'privacy', admin: 'config-admin' })
+const KINDS = Object.freeze({
+  config: 'config', knownIds: 'config-scan', switches: 'switches', changes: 'changes', privacy: 'privacy', admin: 'config-admin'
+})
 
 /**
  * @typedef {{ toggles: Record<string, unknown>, version: string, timestamp: number }} StoredToggles
@@ -140,6 +142,17 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
       const scan = client.scan(table, { startRow: from, limit, keysOnly: true, caching: limit, kind: KINDS.admin })
       for await (const row of scan) ids.push(row.row.toString())
       return ids
+    },
+
+    /**
+     * Every id that has a row, in key order, read keys-only: one array per page of `caching` rows.
+     * Breaking out of the loop closes the scanner.
+     * @param {{ caching?: number }} [options]
+     * @returns {AsyncGenerator<string[]>}
+     */
+    async * scanIds ({ caching = 5000 } = {}) {
+      const pages = client.scanBatches(table, { startRow: FIRST_ID_ROW, keysOnly: true, caching, kind: KINDS.knownIds })
+      for await (const rows of pages) yield rows.map((row) => row.row.toString())
     },
 
     /**

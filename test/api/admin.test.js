@@ -54,6 +54,7 @@ test('healthz and readyz answer with real status codes and JSON', async () => {
 test('metrics expose request, cache, HBase and access-log families after real traffic', async () => {
   for (let i = 0; i < 5; i++) await request(`${app.url}/api/sample5.js?id=${i + 1}&callback=cb`)
   await request(`${app.url}/api/sample3.js?id=bad!&callback=cb`)
+  await request(`${app.url}/api/sample2.js?id=1&callback=cb`) // no cache: read whether a row exists or not
   await app.sinks.get('hbase').flush()
   const res = await request(`${app.adminUrl}/metrics`)
   expect(res.status).toBe(200)
@@ -63,7 +64,9 @@ test('metrics expose request, cache, HBase and access-log families after real tr
   expect(text).toMatch(/^beacon_http_request_duration_seconds_count\{endpoint="sample5"\} 5$/m)
   expect(text).toMatch(/^beacon_config_lookups_total\{endpoint="sample5",outcome="miss"\} 5$/m)
   expect(text).toMatch(/^beacon_hbase_rpc_duration_seconds_count\{method="Multi"\} [1-9]/m)
-  // What went to HBase, by what it was for: the config reads of the misses, the log's batch.
+  // This test's config table is empty: the known-id filter answers sample5's misses, sample2 reads.
+  expect(text).toMatch(/^beacon_config_reads_skipped_total 5$/m)
+  // What went to HBase, by what it was for: the config read of sample2, the log's batch.
   expect(text).toMatch(/^beacon_hbase_rpcs_total\{kind="config",method="(Get|Multi)"\} [1-9]/m)
   expect(text).toMatch(/^beacon_hbase_rpcs_total\{kind="log",method="Multi"\} [1-9]/m)
   expect(text).toMatch(/^beacon_hbase_request_bytes_total\{kind="log"\} [1-9]/m)

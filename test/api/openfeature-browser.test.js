@@ -19,6 +19,7 @@ const { chromium } = require('playwright-core')
 const { startBeacon } = require('../support/beacon')
 const { testClient, uniqueTable } = require('../support/hbase')
 const { createToggleStore } = require('../../lib/toggles/store')
+const { DEFAULTS } = require('../../config')
 const { until } = require('../support/until')
 const { expectIdle, recordAudit } = require('../support/loss-audit')
 const { sampleConfig } = require('../../infra/hbase/sample-data')
@@ -113,12 +114,13 @@ beforeAll(async () => {
   const overrides = JSON.parse(blocks.json[0].replaceAll(SNIPPET_ORIGIN, site.origin))
   const admin = testClient()
   await admin.admin.createTable(CONFIG_TABLE, { families: ['c'] })
+  // Written straight to the table before beacon starts, not through the admin API: no change
+  // notice, so no stream that opens soon after is told of a change it may have missed (one more
+  // refetch to count); and beacon's first scan of the config ids finds it.
+  const { configFamily: family, configQualifier: qualifier } = DEFAULTS.hbase
+  await createToggleStore({ client: admin, table: CONFIG_TABLE, family, qualifier }).write(ID, CONFIG)
   await admin.close()
   app = await startBeacon({ env: { BEACON_ADMIN_TOKEN: TOKEN }, overrides: { ...overrides, hbase: { configTable: CONFIG_TABLE } } })
-  // Written straight to the table, not through the admin API: no change notice, so no stream
-  // that opens soon after is told of a change it may have missed (one more refetch to count).
-  const { configFamily: family, configQualifier: qualifier } = app.settings.hbase
-  await createToggleStore({ client: app.client, table: CONFIG_TABLE, family, qualifier }).write(ID, CONFIG)
   // A worker cannot vouch for changes made before it started, so a change stream opened in its
   // first moments is told to refetch at once (api/ofrep/change-record.js): one more view, or not,
   // by timing. The page's views are counted exactly, so it opens once a new stream is not told so.

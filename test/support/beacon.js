@@ -56,6 +56,8 @@ async function startBeacon ({ overrides = {}, clientOptions = {}, env = {}, now,
   // metrics registry and the clock are the test's own.
   const beacon = createBeacon(settings, { client, logger, now, metrics, writerId: `t${process.pid}`, workerTag: 'w1' })
   const { port, adminPort } = await beacon.listen()
+  // Whether an unknown id is read then depends on nothing but the test's own steps.
+  await beacon.whenIdsScanned()
   let closed = false
   return {
     settings,
