@@ -60,7 +60,7 @@ const { createRollupJob, keepsRollups } = require('./rollup-job')
  * @param {{ metricsText: () => Promise<string>, broadcast: (change: object) => void,
  *   onChange: (apply: (change: object) => void) => void }} [deps.cluster] the cluster IPC
  *   (api/cluster-ipc.js); without it a change reaches this process alone
- * @param {() => number} [deps.now] clock for the caches
+ * @param {() => number} [deps.now] clock for the caches and the rate limits
  */
 function createBeacon (settings, deps) {
   const { logger, now, cluster } = deps
@@ -126,7 +126,7 @@ function createBeacon (settings, deps) {
   })
   if (cluster) cluster.onChange(propagation.applyChange)
 
-  const rateLimits = createRateLimits(settings)
+  const rateLimits = createRateLimits(settings, { now })
   const connectionShare = createConnectionShare({ maxPerClient: settings.http.maxConnectionsPerClient, isTrusted: rateLimits.isTrusted })
   const publicServer = createHttpServer(createDataPlane({
     endpoints,

@@ -114,10 +114,11 @@ function clientKey (address) {
  * or the endpoint's own `rateLimit`, which wins; perSecond 0: none).
  * @param {Readonly<Record<string, any>>} settings validated (config/): `rateLimit` and each
  *   endpoint's `rateLimit`
+ * @param {{ now?: () => number }} [deps] now: the buckets' clock in milliseconds (a test's own)
  * @returns {{ limiters: Map<string, RateLimiter>, clientOf: (req: any) => string, isTrusted: (peer: string) => boolean,
  *   describe: Record<string, object> }} isTrusted: whether a peer is a trusted proxy
  */
-function createRateLimits (settings) {
+function createRateLimits (settings, { now } = {}) {
   const global = settings.rateLimit
   const isTrusted = createProxyTrust(global.trustedProxies)
   const limiters = new Map()
@@ -127,7 +128,7 @@ function createRateLimits (settings) {
     const perSecond = own.perSecond ?? global.perSecond
     const burst = own.burst ?? (own.perSecond !== undefined ? 0 : global.burst)
     if (!(perSecond > 0)) continue
-    limiters.set(name, createRateLimiter({ perSecond, burst, maxClients: global.maxClients }))
+    limiters.set(name, createRateLimiter({ perSecond, burst, maxClients: global.maxClients, ...(now ? { now } : {}) }))
     describe[name] = { perSecond, burst: burst > 0 ? burst : Math.max(1, 2 * perSecond) }
   }
   return { limiters, clientOf: (req) => clientOf(req, isTrusted), isTrusted, describe }
