@@ -2,7 +2,7 @@
 
 const express = require('express')
 const { ERRORS } = require('../lib/errors')
-const { HBaseError } = require('../lib/hbase')
+const { HBaseError } = require('@beacon/hbase-client')
 const { parseDuration } = require('../config/duration')
 const { parseEraseQuery } = require('../logging/query/params')
 const { eraseId } = require('../logging/erase')

@@ -3,7 +3,7 @@
 const { once } = require('node:events')
 const express = require('express')
 const { ERRORS } = require('../lib/errors')
-const { HBaseError } = require('../lib/hbase')
+const { HBaseError } = require('@beacon/hbase-client')
 const { formatter } = require('../logging/query')
 const { sendError } = require('./error-body')
 

@@ -1,7 +1,7 @@
 'use strict'
 
 /**
- * The HBase client's traffic counters (lib/hbase/traffic.js) as Prometheus counters, read from
+ * The HBase client's traffic counters (packages/hbase-client/lib/traffic.js) as Prometheus counters, read from
  * the client when /metrics is scraped: the client counts with plain additions, so the request
  * path pays nothing here. Kinds are the tags beacon's callers give their calls (the toggle
  * store's config reads and polls, the access log's batches, rollup marks and job, queries...).
@@ -11,7 +11,7 @@
  */
 
 /**
- * @typedef {import('../lib/hbase/traffic').TrafficStats} TrafficStats
+ * @typedef {import('@beacon/hbase-client').TrafficStats} TrafficStats
  * @typedef {{ labels: Record<string, string>, value: number }} Sample
  */
 

@@ -1,6 +1,6 @@
 'use strict'
 
-const { createHBaseClient } = require('../lib/hbase')
+const { createHBaseClient } = require('@beacon/hbase-client')
 const { createToggleStore } = require('../lib/toggles/store')
 const { createKnownIds } = require('../lib/toggles/known-ids')
 const { createSinks } = require('../logging')
@@ -41,15 +41,15 @@ const { createRollupJob, keepsRollups } = require('./rollup-job')
  * One request, from socket to HBase and back: the public node:http server (http-server.js)
  * hands it to the data plane (data-plane.js), which finds the endpoint by path, parses the
  * query (query.js), asks the endpoint's lookup — an LRU cache (lib/toggles/cache.js) in front of
- * the toggle source (lib/toggles/hbase-source.js → store.js → lib/hbase) — renders the JSONP
+ * the toggle source (lib/toggles/hbase-source.js → store.js → @beacon/hbase-client) — renders the JSONP
  * body (jsonp.js), answers, and hands one access entry to the endpoint's sinks (logging/),
- * whose HBase sink batches it into a multi-put (lib/hbase). Every other request on the public
+ * whose HBase sink batches it into a multi-put (@beacon/hbase-client). Every other request on the public
  * port goes to the express fallback (public-app.js); the admin port serves admin-app.js.
  *
  * @param {import('../config/load').Settings} settings validated settings (config/)
  * @param {object} [deps] parts to use instead of the ones built from settings
  * @param {import('pino').Logger} deps.logger the app (ops) logger
- * @param {import('../lib/hbase').HBaseClient} [deps.client] the beacon owns it from here on
+ * @param {import('@beacon/hbase-client').HBaseClient} [deps.client] the beacon owns it from here on
  *   (closes it); default: a client on settings.hbase.bootstrap
  * @param {ReturnType<typeof createMetrics>} [deps.metrics] default: a fresh registry
  * @param {Map<string, any> & { closeAll: (opts: { timeoutMs: number }) => Promise<any> }} [deps.sinks]
@@ -307,7 +307,7 @@ function queriedLogSink (settings) {
 /**
  * That sink's retention (logging/retention.js) and what an erase works on (logging/erase.js).
  * @param {any} settings
- * @param {import('../lib/hbase').HBaseClient} client
+ * @param {import('@beacon/hbase-client').HBaseClient} client
  * @returns {{ retention: ReturnType<typeof createRetention>, target: import('../logging/erase').EraseTarget }|null}
  */
 function accessLogLifecycle (settings, client) {
@@ -323,7 +323,7 @@ function accessLogLifecycle (settings, client) {
 
 /**
  * @param {any} settings
- * @param {import('../lib/hbase').HBaseClient} client
+ * @param {import('@beacon/hbase-client').HBaseClient} client
  * @param {ReturnType<typeof createRetention>|null} retention
  * @returns {ReturnType<typeof createLogQuery>|null} the access-log reader (logging/query/)
  */
@@ -357,7 +357,7 @@ function rollupSource (settings) {
 /**
  * The parked minutes of that sink's rollups, for /readyz; null when it keeps none.
  * @param {any} settings
- * @param {import('../lib/hbase').HBaseClient} client
+ * @param {import('@beacon/hbase-client').HBaseClient} client
  */
 function parkedView (settings, client) {
   const source = rollupSource(settings)

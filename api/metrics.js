@@ -367,7 +367,7 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
   /**
    * Exposes what the HBase client sent and read, by kind and by connection
    * (hbase-traffic-metrics.js), read from the client at scrape time. Once per registry.
-   * @param {{ trafficStats: () => import('../lib/hbase/traffic').TrafficStats }} client
+   * @param {{ trafficStats: () => import('@beacon/hbase-client').TrafficStats }} client
    */
   function watchHBaseTraffic (client) {
     if (register.getSingleMetric('beacon_hbase_rpcs_total')) return

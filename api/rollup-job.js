@@ -1,7 +1,7 @@
 'use strict'
 
 const path = require('node:path')
-const { createHBaseClient } = require('../lib/hbase')
+const { createHBaseClient } = require('@beacon/hbase-client')
 const { createRollers } = require('../logging')
 const { sinkSettingsInUse } = require('./endpoints')
 const { createMetrics } = require('./metrics')
@@ -29,7 +29,7 @@ function keepsRollups (settings) {
  * @param {import('../config/load').Settings} settings validated settings (config/)
  * @param {object} deps
  * @param {import('pino').Logger} deps.logger the app (ops) logger
- * @param {import('../lib/hbase').HBaseClient} [deps.client] owned from here on (closed by
+ * @param {import('@beacon/hbase-client').HBaseClient} [deps.client] owned from here on (closed by
  *   close()); default: a client on settings.hbase.bootstrap whose cells travel in cell blocks
  *   (a scan's rows decode at about half the CPU: docs/access-log.md, "Rollups")
  * @param {ReturnType<typeof createMetrics>} [deps.metrics] default: a fresh registry

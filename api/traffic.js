@@ -25,7 +25,7 @@ const UNAVAILABLE = Object.freeze(new ERRORS.LOG_UNAVAILABLE())
  * /metrics, so it needs no token.
  *
  * @param {object} deps
- * @param {import('../lib/hbase').HBaseClient} deps.client
+ * @param {import('@beacon/hbase-client').HBaseClient} deps.client
  * @param {{ rollupTable: string, logTable: string, buckets: number }|null} deps.source the
  *   rollups of the HBase access log, null when none is kept
  * @param {() => number} deps.now

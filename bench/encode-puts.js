@@ -1,7 +1,7 @@
 'use strict'
 
 /**
- * Microbenchmark of the client-side CPU a logged request costs lib/hbase before any socket: the
+ * Microbenchmark of the client-side CPU a logged request costs the HBase client (`@beacon/hbase-client`) before any socket: the
  * access-log batcher's multiPut of `--batch` entries, as the client does it — each entry's
  * mutation built (toBytes + buildPut, client.js), the actions grouped into one Multi request per
  * server with one RegionAction per region (batch.js), and the call frame encoded (encodeCall,
@@ -16,9 +16,9 @@
  */
 
 const { parseArgs } = require('node:util')
-const { toBytes, buildPut } = require('../lib/hbase/cells')
-const { METHODS, encodeCall } = require('../lib/hbase/protocol')
-const { multiRequest } = require('../lib/hbase/batch')
+const { toBytes, buildPut } = require('@beacon/hbase-client/lib/cells')
+const { METHODS, encodeCall } = require('@beacon/hbase-client/lib/protocol')
+const { multiRequest } = require('@beacon/hbase-client/lib/batch')
 const { accessEntry, serializeEntry } = require('../logging/access-entry')
 const { accessLogRowKey, accessLogSplitKeys, DEFAULT_LOG_BUCKETS } = require('../logging/access-log-layout')
 const { toPut } = require('../logging/hbase-sink/batcher')

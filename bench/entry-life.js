@@ -19,9 +19,9 @@
  */
 
 const { parseArgs } = require('node:util')
-const { toBytes, buildPut } = require('../lib/hbase/cells')
-const { METHODS, encodeCall } = require('../lib/hbase/protocol')
-const { multiRequest } = require('../lib/hbase/batch')
+const { toBytes, buildPut } = require('@beacon/hbase-client/lib/cells')
+const { METHODS, encodeCall } = require('@beacon/hbase-client/lib/protocol')
+const { multiRequest } = require('@beacon/hbase-client/lib/batch')
 const { serializeEntry } = require('../logging/access-entry')
 const { accessLogRowKey, DEFAULT_LOG_BUCKETS } = require('../logging/access-log-layout')
 const { formatRecord } = require('../logging/journal')

@@ -27,7 +27,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { parseArgs } = require('node:util')
-const { createHBaseClient } = require('../lib/hbase')
+const { createHBaseClient } = require('@beacon/hbase-client')
 const { describeMachine, timestampForFile } = require('./lib/machine')
 const { createSampler } = require('./lib/proc-sampler')
 const { HBASE_RPC_THREADS, readNamedThreads, threadCpuUs } = require('./lib/thread-cpu')
@@ -83,7 +83,7 @@ const AXIS = args.client === 'node'
       title: 'beacon\'s native client vs HBase\'s Java client',
       file: 'hbase-client-java',
       clientCpu: 'node: this process\'s process.cpuUsage; java: the load JVM\'s utime+stime from /proc, its GC and JIT threads included',
-      note: `Clients: node is beacon's lib/hbase (cell blocks ${MODES[0]}); java is HBase ` +
+      note: `Clients: node is @beacon/hbase-client (cell blocks ${MODES[0]}); java is HBase ` +
         `${process.env.BEACON_HBASE_VERSION || '2.6.1'}'s AsyncConnection (KeyValueCodec cell blocks, its default; RPC bootstrap ` +
         'registry), driven by infra/hbase/java/BeaconHBaseLoad.java with the same tables, rows, batch sizes and calls in flight.'
     }

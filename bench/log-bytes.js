@@ -28,7 +28,7 @@ const { performance } = require('node:perf_hooks')
 const { setTimeout: sleep } = require('node:timers/promises')
 const infra = require('../infra/hbase')
 const { ensureToolCompiled, runTool } = require('../infra/hbase/tool')
-const { createHBaseClient } = require('../lib/hbase')
+const { createHBaseClient } = require('@beacon/hbase-client')
 const { createHBaseSink } = require('../logging/hbase-sink')
 const { createLogQuery } = require('../logging/query')
 const { ACCESS_LOG_FAMILY, accessLogSplitKeys } = require('../logging/access-log-layout')
@@ -106,7 +106,7 @@ async function idleCpuUsPerSec (pid, seconds = 3) {
 
 /**
  * The client the sink writes through, summing the row keys and values it sends.
- * @param {import('../lib/hbase').HBaseClient} client
+ * @param {import('@beacon/hbase-client').HBaseClient} client
  */
 function countingClient (client) {
   const sent = { keyBytes: 0, valueBytes: 0 }

@@ -22,7 +22,7 @@
  */
 
 const { parseArgs } = require('node:util')
-const { createHBaseClient } = require('../lib/hbase')
+const { createHBaseClient } = require('@beacon/hbase-client')
 const { ACCESS_LOG_FAMILY, accessLogRowKey, accessLogSplitKeys } = require('../logging/access-log-layout')
 const { serializeEntry } = require('../logging/access-entry')
 const { ROLLUP_FAMILY, MINUTE_MS, minuteOf } = require('../logging/rollup/layout')

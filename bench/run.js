@@ -22,7 +22,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { createHBaseClient } = require('../lib/hbase')
+const { createHBaseClient } = require('@beacon/hbase-client')
 const { accessLogSplitKeys } = require('../logging/access-log-layout')
 const { loadSettings } = require('../config')
 const { countLines } = require('../logging/file-sink')

@@ -11,7 +11,7 @@
 
 const { loadSettings } = require('../config')
 const { createSinks } = require('../logging')
-const { createHBaseClient } = require('../lib/hbase')
+const { createHBaseClient } = require('@beacon/hbase-client')
 const { inventory } = require('../logging/journal-inventory')
 const { sortLeft } = require('./journal-format')
 

@@ -8,8 +8,8 @@
  * (not the id, the callback, the path), so a response body can never reflect an attacker's
  * string. A detail is appended only where the reader is the operator: settings and options at
  * start, and the token-guarded admin API (which names the offending key of a body it rejects).
- * The HBase client library (lib/hbase) keeps its own codes; docs/errors.md lists this table and
- * lib/hbase/README.md the client's, and a test (test/docs/readme.unit.test.js) holds them to the code.
+ * The HBase client library (@beacon/hbase-client) keeps its own codes; docs/errors.md lists this table and
+ * packages/hbase-client/README.md the client's, and a test (test/docs/readme.unit.test.js) holds them to the code.
  */
 
 /**

@@ -11,7 +11,7 @@ const ROWS_PER_RPC = 1000
 
 /**
  * @typedef {object} EraseTarget
- * @property {import('../lib/hbase').HBaseClient} client
+ * @property {import('@beacon/hbase-client').HBaseClient} client
  * @property {string} table the access-log table
  * @property {number} buckets its salt buckets
  * @property {string|null} rollupTable where its rollups are (null: it keeps none)

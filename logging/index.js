@@ -9,7 +9,7 @@ const { ERRORS } = require('../lib/errors')
 const { SINK_DEFAULTS } = require('../config/defaults')
 
 /**
- * What an HBase sink's calls count under in the HBase client's traffic (lib/hbase/traffic.js):
+ * What an HBase sink's calls count under in the HBase client's traffic (packages/hbase-client/lib/traffic.js):
  * the access-log batches (and journal replays, both with the rollup marks that ride along), the
  * rollup marks written on their own (no batch was queued to take them, or they failed), and
  * the rollup job's reads and writes.
@@ -33,7 +33,7 @@ const RIDE_INTERVALS = 2
  *   batchSize, flushIntervalMs, maxQueue, journalMaxBuffered, journalDir, overload, retryMaxMs }`;
  *   paths absolute (a relative one is taken against stateDir)
  * @param {object} context
- * @param {import('../lib/hbase').HBaseClient} [context.client] needed by hbase sinks
+ * @param {import('@beacon/hbase-client').HBaseClient} [context.client] needed by hbase sinks
  * @param {string} context.stateDir
  * @param {string} context.writerId unique per process among all writers of a table/journal
  * @param {string} [context.workerTag] cluster worker tag, part of file sink names ("w1")
@@ -124,7 +124,7 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
  * them give the same counts, only the work is repeated.
  * @param {Record<string, any>} sinkSettings name → sink settings, as createSinks() takes them
  * @param {object} context
- * @param {import('../lib/hbase').HBaseClient} context.client
+ * @param {import('@beacon/hbase-client').HBaseClient} context.client
  * @param {import('pino').Logger} [context.logger]
  * @param {{ now(): number }} [context.clock]
  * @param {{ maxGroups?: number, maxAttempts?: number, spillDir?: string }} [context.counting] how a

@@ -1,24 +1,29 @@
 'use strict'
 
 // The layering docs/architecture.md promises ("Layers"), held to the code: imports flow
-// server.js → api/ → (logging/, lib/<domain>/) → lib/hbase/, and no module imports a floor above
-// its own. config/ (settings) and lib/errors.js, lib/names.js are leaves everyone may read.
+// server.js → api/ → (logging/, lib/<domain>/) → @beacon/hbase-client, and no module imports a
+// floor above its own. config/ (settings) and lib/errors.js, lib/names.js are leaves everyone may
+// read. The HBase client is a workspace package (packages/hbase-client): the product reaches it by
+// its name and entry only, and it reaches nothing outside itself.
 
 const fs = require('node:fs')
 const path = require('node:path')
 
 const ROOT = path.join(__dirname, '..')
+const CLIENT = 'packages/hbase-client'
+const CLIENT_NAME = require(path.join(ROOT, CLIENT, 'package.json')).name
+const PRODUCT = ['server.js', 'api', 'lib/toggles', 'lib/shared', 'logging', 'config', 'bin']
 
 /** Which top-level areas each area may import (besides itself, node: and npm packages). */
 const ALLOWED = {
   'server.js': ['api', 'config', 'logging', 'lib', 'infra/hbase'],
-  api: ['logging', 'lib/toggles', 'lib/hbase', 'lib/shared', 'config'],
-  logging: ['lib/hbase', 'lib/shared', 'config'],
-  'lib/toggles': ['lib/hbase', 'lib/shared'],
-  'lib/hbase': [],
+  api: ['logging', 'lib/toggles', 'lib/shared', 'config'],
+  logging: ['lib/shared', 'config'],
+  'lib/toggles': ['lib/shared'],
   'lib/shared': [],
   config: ['lib/shared'],
-  bin: ['config', 'logging', 'lib/hbase', 'lib/shared', 'infra/hbase'],
+  bin: ['config', 'logging', 'lib/shared', 'infra/hbase'],
+  [CLIENT]: [],
   // Tools around the server: they may read the server's modules, the server never reads them.
   'infra/hbase': ['lib', 'logging', 'config', 'infra/topology'],
   'infra/topology': [],
@@ -30,7 +35,7 @@ function areaOf (file) {
   const rel = path.relative(ROOT, file).split(path.sep).join('/')
   if (rel === 'server.js') return 'server.js'
   if (rel === 'lib/errors.js' || rel === 'lib/names.js') return 'lib/shared'
-  for (const area of ['lib/toggles', 'lib/hbase', 'infra/hbase', 'infra/topology', 'infra/lb']) if (rel.startsWith(area + '/')) return area
+  for (const area of ['lib/toggles', CLIENT, 'infra/hbase', 'infra/topology', 'infra/lb']) if (rel.startsWith(area + '/')) return area
   return rel.split('/')[0]
 }
 
@@ -47,8 +52,10 @@ function * sourceFiles (dir) {
 
 const files = [
   path.join(ROOT, 'server.js'),
-  ...['api', 'lib', 'logging', 'config', 'bin', 'infra', 'bench'].flatMap((d) => [...sourceFiles(path.join(ROOT, d))])
+  ...['api', 'lib', 'logging', 'config', 'bin', 'infra', 'bench', path.join(CLIENT, 'lib')]
+    .flatMap((d) => [...sourceFiles(path.join(ROOT, d))])
 ]
+const requiresOf = (file) => [...fs.readFileSync(file, 'utf8').matchAll(/require\(\s*'([^']*)'\s*\)/g)].map((m) => m[1])
 
 test.each(files.map((f) => [path.relative(ROOT, f), f]))('%s imports only its own floor and the ones below', (rel, file) => {
   const from = areaOf(file)
@@ -64,6 +71,27 @@ test.each(files.map((f) => [path.relative(ROOT, f), f]))('%s imports only its ow
   expect(wrong).toEqual([])
 })
 
+test('the product reaches the HBase client by its package entry only, never a path inside it', () => {
+  const product = files.filter((f) => PRODUCT.includes(areaOf(f)))
+  expect(product.length).toBeGreaterThan(100)
+  const deep = product.flatMap((f) => requiresOf(f).filter((spec) => spec.startsWith(CLIENT_NAME + '/')).map((spec) => `${f}: ${spec}`))
+  expect(deep).toEqual([])
+  expect(product.some((f) => requiresOf(f).includes(CLIENT_NAME))).toBe(true)
+})
+
+test('the HBase client package imports nothing outside itself but node: and its own dependencies', () => {
+  const pkg = require(path.join(ROOT, CLIENT, 'package.json'))
+  const own = Object.keys(pkg.dependencies || {})
+  const inside = [...sourceFiles(path.join(ROOT, CLIENT))]
+  expect(inside.length).toBeGreaterThan(10)
+  const wrong = inside.flatMap((f) => requiresOf(f).filter((spec) => {
+    if (spec.startsWith('node:') || own.includes(spec)) return false
+    if (spec.startsWith('.')) return areaOf(require.resolve(path.resolve(path.dirname(f), spec))) !== CLIENT
+    return true
+  }).map((spec) => `${path.relative(ROOT, f)}: ${spec}`))
+  expect(wrong).toEqual([])
+})
+
 test('no source file is over 400 lines', () => {
   const long = files
     .map((f) => [path.relative(ROOT, f), fs.readFileSync(f, 'utf8').split('\n').length])
@@ -73,7 +101,8 @@ test('no source file is over 400 lines', () => {
 
 test('the unit tier needs no JVM: no *.unit.test.js reaches HBase or the server', () => {
   const JVM = ['support/hbase', 'support/beacon', 'support/server-process', 'infra/hbase', 'bench/run', 'server.js']
-  const unitFiles = [...sourceFiles(path.join(ROOT, 'test'))].filter((f) => f.endsWith('.unit.test.js'))
+  const unitFiles = [...sourceFiles(path.join(ROOT, 'test')), ...sourceFiles(path.join(ROOT, CLIENT, 'test'))]
+    .filter((f) => f.endsWith('.unit.test.js'))
   expect(unitFiles.length).toBeGreaterThan(10)
   const offenders = unitFiles.filter((f) => {
     const specs = [...fs.readFileSync(f, 'utf8').matchAll(/require\(\s*'([^']*)'\s*\)/g)].map((m) => m[1])

@@ -1,7 +1,7 @@
 'use strict'
 
 /**
- * The workloads of bench/hbase-client.js through beacon's native client (lib/hbase): sequential
+ * The workloads of bench/hbase-client.js through beacon's native client (@beacon/hbase-client): sequential
  * and concurrent gets, coalesced multi-gets (as the config source reads), sequential puts and
  * access-log-shaped batched multi-puts. infra/hbase/java/BeaconHBaseLoad.java sends the same ones
  * through HBase's Java client (bench/lib/java-load.js).
@@ -27,7 +27,7 @@ function summarize (latencies, elapsedMs) {
 }
 
 /**
- * @typedef {import('../../lib/hbase/client').HBaseClient} Client
+ * @typedef {import('@beacon/hbase-client/lib/client').HBaseClient} Client
  * @typedef {{ label: string, ops: number, node: (client: Client) => Promise<Record<string, any>> }} Workload
  */
 

@@ -35,7 +35,7 @@ const BUCKETS = 16
 
 /**
  * @param {{ env: any, params: Record<string, any>, settings: any, log: (line: string) => void }} ctx
- * @param {import('../../lib/hbase').HBaseClient} client
+ * @param {import('@beacon/hbase-client').HBaseClient} client
  * @returns {Promise<object>} the report section
  */
 async function logCount (ctx, client) {

@@ -13,7 +13,7 @@
 const CATEGORIES = {
   gc: 'V8\'s garbage collector on the main thread',
   'socket write': 'writev and the stream code that hands a response to the kernel',
-  'HBase client': 'lib/hbase/ (encoding requests, decoding answers, protobufjs)',
+  'HBase client': 'packages/hbase-client/ (encoding requests, decoding answers, protobufjs)',
   'access log': 'logging/ (the entry, its sinks, batches, journal)',
   metrics: 'api/metrics.js, api/hot-metrics.js, prom-client',
   cache: 'lib/toggles/ (config cache and store), lru-cache',
@@ -29,7 +29,7 @@ const STACK_TESTS = [
     'socket write',
     (f) => ['writev', 'writevGeneric', 'writeGeneric', 'writeUtf8String', 'writeBuffer', 'writeLatin1String'].includes(f.functionName)
   ],
-  ['HBase client', (f) => f.url.includes('/lib/hbase/') || f.url.includes('/protobufjs/')],
+  ['HBase client', (f) => f.url.includes('/packages/hbase-client/') || f.url.includes('/protobufjs/')],
   ['access log', (f) => f.url.includes('/logging/')],
   ['metrics', (f) => f.url.endsWith('/api/metrics.js') || f.url.endsWith('/api/hot-metrics.js') || f.url.includes('/prom-client/')],
   ['cache', (f) => f.url.includes('/lib/toggles/') || f.url.includes('/lru-cache/')],

@@ -31,7 +31,7 @@ const MIB = 2 ** 20
 /**
  * @typedef {object} ConfigPartContext
  * @property {Readonly<Record<string, any>>} opts
- * @property {any} client lib/hbase client
+ * @property {any} client the HBase client (the `@beacon/hbase-client` package)
  * @property {number} pid the HBase JVM
  * @property {string[]} bootstrap
  * @property {string} classpath

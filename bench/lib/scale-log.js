@@ -52,7 +52,7 @@ const ROLLER = path.join(__dirname, 'scale-roller.js')
  * @property {Readonly<Record<string, any>>} opts the HBase instance's options
  * @property {number} pid the HBase JVM
  * @property {string[]} bootstrap
- * @property {any} client lib/hbase client
+ * @property {any} client the HBase client (the `@beacon/hbase-client` package)
  * @property {string} classpath
  * @property {(line: string) => void} log
  * @property {{ rows: number, logIds: number, batchSize: number, compact: boolean, scanMinutes: number, eraseId: string,

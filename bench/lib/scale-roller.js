@@ -15,7 +15,7 @@
 
 const { performance } = require('node:perf_hooks')
 const { setTimeout: sleep } = require('node:timers/promises')
-const { createHBaseClient } = require('../../lib/hbase')
+const { createHBaseClient } = require('@beacon/hbase-client')
 const { createRoller } = require('../../logging/rollup/roller')
 const { jsonJobMain } = require('./processes')
 

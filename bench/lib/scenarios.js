@@ -16,7 +16,7 @@ const { chaos } = require('./chaos/scenario')
 const { faults } = require('./faults')
 const { cpu, NO_ROLLUP_ENDPOINT } = require('./cpu')
 const { logCount } = require('./log-count')
-const { createHBaseClient } = require('../../lib/hbase')
+const { createHBaseClient } = require('@beacon/hbase-client')
 
 const SCENARIOS = ['seed', 'cpu', 'sweep', 'vus', 'cross-zone', 'connections', 'mixed', 'lb', 'logcount', 'chaos', 'faults']
 /**

@@ -18,7 +18,7 @@
  * and sorts before every id: a scan of ids starts at FIRST_ID_ROW, past the reserved rows.
  */
 
-const { findCell } = require('../hbase')
+const { findCell } = require('@beacon/hbase-client')
 
 const SWITCH_ROW_PREFIX = '!endpoint:'
 const CHANGES_ROW = '!changes'
@@ -26,7 +26,7 @@ const HASH_SECRET_ROW = '!privacy:ip-hash'
 const FIRST_ID_ROW = '-' // the lowest character an id may start with
 
 /**
- * What the store's calls count under in the HBase client's traffic (lib/hbase/traffic.js): the
+ * What the store's calls count under in the HBase client's traffic (packages/hbase-client/lib/traffic.js): the
  * config reads of the caches (misses, refreshes, sample2's every request), the endpoint-switch
  * and change-feed polls, the hash secret, and the admin API's writes and listings.
  */
@@ -80,7 +80,7 @@ function decodeToggles (cell) {
 
 /**
  * @param {object} options
- * @param {import('../hbase').HBaseClient} options.client
+ * @param {import('@beacon/hbase-client').HBaseClient} options.client
  * @param {string} options.table the config table
  * @param {string} options.family
  * @param {string} options.qualifier

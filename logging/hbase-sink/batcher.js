@@ -1,7 +1,7 @@
 'use strict'
 
 const { ACCESS_LOG_FAMILY, ACCESS_LOG_QUALIFIER } = require('../access-log-layout')
-const { mayHaveApplied } = require('../../lib/hbase')
+const { mayHaveApplied } = require('@beacon/hbase-client')
 const { rowOf, valueOf, ownBytes } = require('../record-bytes')
 
 /**

@@ -39,7 +39,7 @@ const DEFAULTS = Object.freeze({
 })
 
 /**
- * @typedef {typeof DEFAULTS & { journalMaxBytes: number, client: import('../../lib/hbase').HBaseClient, table: string,
+ * @typedef {typeof DEFAULTS & { journalMaxBytes: number, client: import('@beacon/hbase-client').HBaseClient, table: string,
  *   journalDir: string, writerId: string, clock: { now(): number }, logger?: any }} SinkOptions
  */
 

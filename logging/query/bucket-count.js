@@ -21,7 +21,7 @@ const { bucketRange } = require('./rows')
  * @property {number} from epoch ms
  * @property {number} to epoch ms (excluded)
  * @property {boolean} [keysOnly] rows come back as their key alone (values do not travel)
- * @property {import('../../lib/hbase/filters').Filter|null} [filter] a server-side narrowing
+ * @property {import('@beacon/hbase-client').Filter|null} [filter] a server-side narrowing
  */
 
 /**
@@ -40,7 +40,7 @@ const { bucketRange } = require('./rows')
  * the count rejects once every scan has ended (so none outlives it).
  * @param {BucketSource} source
  * @param {BucketRange} range
- * @param {(row: import('../../lib/hbase/cells').Row) => string|null} groupOfRow
+ * @param {(row: import('@beacon/hbase-client').Row) => string|null} groupOfRow
  * @param {{ signal?: AbortSignal, maxGroups?: number }} [options] aborting ends the scans
  *   (rejects with the reason); maxGroups: distinct groups kept (default no limit)
  * @returns {Promise<BucketCount>}
@@ -57,7 +57,7 @@ async function countBuckets (source, { from, to, keysOnly = false, filter = null
 
   async function countBucket (bucket) {
     const { startRow, stopRow } = bucketRange(bucket, from, to)
-    /** @type {import('../../lib/hbase/scan').ScanOptions} */
+    /** @type {import('@beacon/hbase-client').ScanOptions} */
     const opts = { startRow, stopRow, columns: [COLUMN], caching: source.caching, keysOnly, timeout: source.timeout }
     if (filter) opts.filter = filter
     if (source.track) source.track.opened()

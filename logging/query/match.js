@@ -1,13 +1,13 @@
 'use strict'
 
-const { filters: F } = require('../../lib/hbase')
+const { filters: F } = require('@beacon/hbase-client')
 const { ACCESS_LOG_FAMILY, ACCESS_LOG_QUALIFIER } = require('../access-log-layout')
 
 const COLUMN = `${ACCESS_LOG_FAMILY}:${ACCESS_LOG_QUALIFIER}`
 
 /**
  * @typedef {{ endpoint?: string, id?: string, status?: number }} LogFilters
- * @typedef {{ filter: import('../../lib/hbase/filters').Filter|null,
+ * @typedef {{ filter: import('@beacon/hbase-client').Filter|null,
  *   test: (entry: Record<string, unknown>|null) => boolean, any: boolean }} LogMatch
  */
 

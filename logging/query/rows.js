@@ -50,7 +50,7 @@ function parseEntry (value) {
 }
 
 /**
- * @param {import('../../lib/hbase/cells').Row} row
+ * @param {import('@beacon/hbase-client').Row} row
  * @param {boolean} [withValue] parse the entry (false: a keys-only read)
  * @returns {LogRecord}
  */

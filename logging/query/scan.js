@@ -7,9 +7,9 @@ const { bucketRange, toRecord, compareRecords, keyTime } = require('./rows')
 
 /**
  * @typedef {object} LogSource where the log is and how to read it
- * @property {{ scan: (table: string, opts: import('../../lib/hbase/scan').ScanOptions) =>
- *   AsyncIterable<import('../../lib/hbase/cells').Row>, scanBatches: (table: string, opts: import('../../lib/hbase/scan').ScanOptions) =>
- *   AsyncIterable<import('../../lib/hbase/cells').Row[]> }} client an HBase client (lib/hbase)
+ * @property {{ scan: (table: string, opts: import('@beacon/hbase-client').ScanOptions) =>
+ *   AsyncIterable<import('@beacon/hbase-client').Row>, scanBatches: (table: string, opts: import('@beacon/hbase-client').ScanOptions) =>
+ *   AsyncIterable<import('@beacon/hbase-client').Row[]> }} client an HBase client (@beacon/hbase-client)
  * @property {string} table
  * @property {number} buckets salt buckets the writers use
  * @property {number} [caching] rows per scan RPC, and rows read ahead per bucket (default 500)
@@ -40,7 +40,7 @@ async function * bucketRecords (source, bucket, { from, to, match, caching }) {
   const { startRow, stopRow } = bucketRange(bucket, from, to)
   if (source.track) source.track.opened()
   try {
-    /** @type {import('../../lib/hbase/scan').ScanOptions} */
+    /** @type {import('@beacon/hbase-client').ScanOptions} */
     const opts = { startRow, stopRow, columns: [COLUMN], caching, timeout: source.timeout }
     if (match.filter) opts.filter = match.filter
     for await (const row of source.client.scan(source.table, opts)) {

@@ -17,7 +17,7 @@ const ROWS_PER_RPC = 2000
  * bucket over [minute, minute + 60 s), one bucket at a time, an RPC's rows at once
  * (client.scanBatches). Rows stream through; only the counters are kept. A row whose value is no
  * entry's JSON is counted under `["","","unreadable"]`, so the counts always add up to the rows.
- * @param {{ scanBatches: (table: string, opts: object) => AsyncIterable<import('../../lib/hbase/cells').Row[]> }} client
+ * @param {{ scanBatches: (table: string, opts: object) => AsyncIterable<import('@beacon/hbase-client').Row[]> }} client
  * @param {{ logTable: string, buckets: number, minute: number, timeout?: number }} where
  * @returns {Promise<{ keys: Map<string, number>, rows: number }>}
  */
@@ -90,7 +90,7 @@ async function countMinute (client, where) {
 
 /**
  * The rollup group of a raw row (what countMinute counts it under).
- * @param {import('../../lib/hbase/cells').Row} row
+ * @param {import('@beacon/hbase-client').Row} row
  * @returns {string} a rollupGroupOf() qualifier
  */
 function rollupGroupOfRow (row) {

@@ -13,8 +13,8 @@ const MAX_DIFFERENCES = 1000
 
 /**
  * @typedef {object} RollupSource
- * @property {{ scan: (table: string, opts: any) => AsyncIterable<import('../../lib/hbase/cells').Row>,
- *   scanBatches: (table: string, opts: any) => AsyncIterable<import('../../lib/hbase/cells').Row[]> }} client an HBase client (lib/hbase)
+ * @property {{ scan: (table: string, opts: any) => AsyncIterable<import('@beacon/hbase-client').Row>,
+ *   scanBatches: (table: string, opts: any) => AsyncIterable<import('@beacon/hbase-client').Row[]> }} client an HBase client
  * @property {string} rollupTable
  * @property {string} logTable
  * @property {number} buckets the access log's salt buckets

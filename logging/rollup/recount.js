@@ -9,7 +9,7 @@ const CELLS_PER_PUT = 5000
 
 /**
  * @typedef {object} RecountTarget
- * @property {import('../../lib/hbase').HBaseClient} client
+ * @property {import('@beacon/hbase-client').HBaseClient} client
  * @property {string} logTable
  * @property {string} rollupTable
  * @property {number} buckets the access log's salt buckets

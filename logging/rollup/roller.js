@@ -21,7 +21,7 @@ const ATTEMPT_PREFIX = 'try.'
  * with the later ones.
  *
  * @param {object} deps
- * @param {import('../../lib/hbase').HBaseClient} deps.client
+ * @param {import('@beacon/hbase-client').HBaseClient} deps.client
  * @param {string} deps.logTable
  * @param {string} deps.rollupTable
  * @param {number} deps.buckets the access log's salt buckets
@@ -60,7 +60,7 @@ function createRoller ({
   let running = null
   let stopped = false
 
-  /** @param {'m'|'a'} kind @returns {AsyncIterable<import('../../lib/hbase/cells').Row>} every row of that kind, oldest minute first */
+  /** @param {'m'|'a'} kind @returns {AsyncIterable<import('@beacon/hbase-client').Row>} every row of that kind, oldest minute first */
   function rowsOf (kind) {
     return client.scan(rollupTable, {
       startRow: rollupKey(kind, logTable, 0),

@@ -3,7 +3,7 @@
 const client = require('prom-client')
 const { createMetrics } = require('../../api/metrics')
 
-/** What a client's trafficStats() returns (lib/hbase/traffic.js), with `n` in every count. */
+/** What a client's trafficStats() returns (packages/hbase-client/lib/traffic.js), with `n` in every count. */
 function stats (n) {
   const kind = (calls) => ({ calls, requestFrames: n, requestBytes: 100 * n, responseFrames: n, responseBytes: 10 * n })
   return {

@@ -1,7 +1,7 @@
 'use strict'
 
 // Every relative link of the documentation resolves: README.md, every page under docs/,
-// lib/hbase/README.md, bench/'s and infra/'s READMEs and the result pages in bench/results/.
+// packages/hbase-client/README.md, bench/'s and infra/'s READMEs and the result pages in bench/results/.
 // A link `[text](path)` or `[text](path#anchor)` (and an image, and a
 // reference definition `[id]: path`) must name a file or folder of this repository, and an anchor
 // into a markdown page (or `#anchor` alone, into the same page) must be one of that page's
@@ -26,7 +26,7 @@ function markdownUnder (dir) {
 const FILES = [
   path.join(ROOT, 'README.md'),
   ...markdownUnder(path.join(ROOT, 'docs')),
-  path.join(ROOT, 'lib', 'hbase', 'README.md'),
+  path.join(ROOT, 'packages', 'hbase-client', 'README.md'),
   ...markdownUnder(path.join(ROOT, 'bench')),
   ...markdownUnder(path.join(ROOT, 'infra')).filter((f) => !f.includes(`${path.sep}java${path.sep}`))
 ]
@@ -105,7 +105,7 @@ function brokenBecause (file, target) {
   return null
 }
 
-test('the pages checked include README, docs/ and lib/hbase/README.md', () => {
+test('the pages checked include README, docs/ and packages/hbase-client/README.md', () => {
   for (const file of FILES) expect(fs.existsSync(file)).toBe(true)
   expect(FILES.some((f) => path.relative(ROOT, f).startsWith('docs' + path.sep))).toBe(true)
 })

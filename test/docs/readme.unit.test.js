@@ -3,12 +3,12 @@
 // The documented tables of error codes are held to the code (fastify's habit): every code the
 // code defines is listed with its status and fixed message, and no page lists a code that does not
 // exist. beacon's table lives in docs/errors.md, the HBase client's beside its code in
-// lib/hbase/README.md; README's page snippet is one that test/api/browser.test.js runs.
+// packages/hbase-client/README.md; README's page snippet is one that test/api/browser.test.js runs.
 
 const fs = require('node:fs')
 const path = require('node:path')
 const { ERRORS } = require('../../lib/errors')
-const { CODES } = require('../../lib/hbase')
+const { CODES } = require('@beacon/hbase-client')
 
 const ROOT = path.join(__dirname, '..', '..')
 const read = (file) => fs.readFileSync(path.join(ROOT, file), 'utf8')
@@ -45,8 +45,8 @@ test("docs/errors.md's beacon error table lists every code with its status and m
   }
 })
 
-test("lib/hbase/README.md's HBase client error table lists every code of the library, and nothing else", () => {
-  const rows = tableAfter(read('lib/hbase/README.md'), 'Errors are `HBaseError`s')
+test("packages/hbase-client/README.md's HBase client error table lists every code of the library, and nothing else", () => {
+  const rows = tableAfter(read('packages/hbase-client/README.md'), 'Errors are `HBaseError`s')
   expect(rows.map((r) => r[0]).sort()).toEqual(Object.keys(CODES).sort())
 })
 

@@ -1,6 +1,6 @@
 'use strict'
 
-// lib/hbase, beacon's own HBase client, against a real multi-RegionServer HBase (infra/hbase:
+// @beacon/hbase-client, beacon's own HBase client, against a real multi-RegionServer HBase (infra/hbase:
 // ZooKeeper, an active and a backup master, 3 RegionServers, each its own JVM): the cluster the
 // cluster fault files share in a jest run (test/support/fault-cluster.js), beside the shared test
 // HBase; the file's data lives in tables of its own (cc_span, cc_reshape), dropped at the end with
@@ -24,8 +24,8 @@
 // affected regions, how failures were typed, and the slowest call against its deadline.
 
 const hbase = require('../../infra/hbase')
-const { createHBaseClient, findCell } = require('../../lib/hbase')
-const { regionContains } = require('../../lib/hbase/meta')
+const { createHBaseClient, findCell } = require('@beacon/hbase-client')
+const { regionContains } = require('@beacon/hbase-client/lib/meta')
 const { stopRunningLoads } = require('../support/load')
 const { until } = require('../support/until')
 const { startClientLoad, recordOf, timeline, describeTimeline } = require('../support/client-load')
@@ -56,7 +56,7 @@ let cluster
 let bootstrap
 let admin // placement and admin calls
 let client // the client under test: data calls only, every RPC observed
-/** @type {Array<import('../../lib/hbase/pool').RpcEvent & { at: number }>} */
+/** @type {Array<import('@beacon/hbase-client/lib/pool').RpcEvent & { at: number }>} */
 const rpcs = []
 const report = []
 

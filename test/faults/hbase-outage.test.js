@@ -14,7 +14,7 @@
 const path = require('node:path')
 const hbase = require('../../infra/hbase')
 const { startBeacon, request } = require('../support/beacon')
-const { createHBaseClient } = require('../../lib/hbase')
+const { createHBaseClient } = require('@beacon/hbase-client')
 const { startLoops, stopRunningLoads } = require('../support/load')
 const { until } = require('../support/until')
 const { rollupsAgainstRaw } = require('../support/rollups')

@@ -6,7 +6,7 @@
 
 const path = require('node:path')
 const hbase = require('../../infra/hbase')
-const { createHBaseClient, findCell } = require('../../lib/hbase')
+const { createHBaseClient, findCell } = require('@beacon/hbase-client')
 
 jest.setTimeout(15 * 60 * 1000)
 

@@ -6,7 +6,7 @@ const net = require('node:net')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { testClient, uniqueTable } = require('../support/hbase')
-const { createHBaseClient } = require('../../lib/hbase')
+const { createHBaseClient } = require('@beacon/hbase-client')
 const { accessLogSplitKeys, ACCESS_LOG_FAMILY, ACCESS_LOG_QUALIFIER } = require('../../logging/access-log-layout')
 const { createHBaseSink } = require('../../logging/hbase-sink')
 const { accessEntry } = require('../../logging/access-entry')
@@ -180,7 +180,7 @@ async function killedWriter ({
   table, journalDir, n, clientOptions = { bootstrap: client.options.bootstrap }, sinkOptions = {}, flushFirst = false
 }) {
   const script = `
-    const { createHBaseClient } = require(${JSON.stringify(path.resolve(__dirname, '../../lib/hbase'))})
+    const { createHBaseClient } = require(${JSON.stringify(require.resolve('@beacon/hbase-client'))})
     const { createHBaseSink } = require(${JSON.stringify(path.resolve(__dirname, '../../logging/hbase-sink'))})
     const client = createHBaseClient(${JSON.stringify(clientOptions)})
     const sink = createHBaseSink({

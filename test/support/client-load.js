@@ -1,6 +1,6 @@
 'use strict'
 
-// Closed-loop load on lib/hbase's own client (not the HTTP server), with every call's outcome
+// Closed-loop load on @beacon/hbase-client (not the HTTP server), with every call's outcome
 // recorded per row, and the timeline of a fault read from those records: when the client first
 // saw a failure, when the last one was, when calls succeeded again, how failures were typed, and
 // whether any call ran past its deadline.
@@ -34,7 +34,7 @@ function recordOf (op, row, t0, result) {
  * Starts `gets` loops of single gets (round robin over `rows`), one loop of multi-gets of all
  * `rows`, and with `writes` one loop of multi-puts writing a fresh row beside each of `rows`
  * (`<row>-w<n>`, so in the same region), until stop() or `maxMs`.
- * @param {import('../../lib/hbase').HBaseClient} client
+ * @param {import('@beacon/hbase-client').HBaseClient} client
  * @param {string} table
  * @param {string[]} rows existing rows to read
  * @param {{ gets?: number, writes?: boolean, family?: string, pauseMs?: number, maxMs?: number }} [how]

@@ -19,7 +19,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const hbase = require('../../infra/hbase')
-const { createHBaseClient } = require('../../lib/hbase')
+const { createHBaseClient } = require('@beacon/hbase-client')
 const { until } = require('./until')
 
 /** The environment variable through which global-setup hands the run's id to the test files. */

@@ -4,7 +4,7 @@
 // (a roller of the test's own, its clock two minutes ahead so the minute in progress is due too)
 // and compare the rollups with a scan of the raw rows.
 
-const { createHBaseClient } = require('../../lib/hbase')
+const { createHBaseClient } = require('@beacon/hbase-client')
 const { SINK_DEFAULTS } = require('../../config/defaults')
 const { createRoller } = require('../../logging/rollup/roller')
 const { checkRollups } = require('../../logging/rollup/read')

@@ -71,7 +71,7 @@ async function upTestHBase ({ log = () => {} } = {}) {
     const overrides = await chooseTestHBase()
     // The shared instance serves the whole run's main tier, whose scans and filters are CPU-heavy
     // work for HBase: there C2 pays for itself (on C1 the regex-filter test of
-    // test/lib/hbase/filters.test.js overran its timeout), so it runs the server profile.
+    // packages/hbase-client/test/filters.test.js overran its timeout), so it runs the server profile.
     const { bootstrap, alreadyRunning } = await hbase.up(hbase.resolveOptions({ ...overrides, jvm: 'server' }), { log })
     return { overrides, bootstrap, alreadyRunning }
   }, 10 * 60 * 1000)

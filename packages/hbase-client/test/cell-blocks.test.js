@@ -5,9 +5,9 @@
 // same data; per-action errors, deletes, scans with partial rows; and the server really answers
 // in cell blocks once the codec is named.
 
-const { testClient, uniqueTable } = require('../../support/hbase')
-const { HBaseError, findCell } = require('../../../lib/hbase')
-const { ConnectionPool } = require('../../../lib/hbase/pool')
+const { testClient, uniqueTable } = require('./support/hbase')
+const { HBaseError, findCell } = require('../lib')
+const { ConnectionPool } = require('../lib/pool')
 
 const SPLITS = ['3', '6']
 let blocks // cellBlocks: true

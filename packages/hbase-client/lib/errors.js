@@ -24,7 +24,7 @@ class HBaseError extends Error {
   }
 }
 
-/** Stable error codes, with what each means (lib/hbase/README.md documents the same table). */
+/** Stable error codes, with what each means (README.md documents the same table). */
 const CODES = Object.freeze({
   HBASE_BAD_ARGUMENT: 'a call was made with invalid arguments',
   HBASE_CLIENT_CLOSED: 'the client was closed',

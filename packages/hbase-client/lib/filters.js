@@ -82,7 +82,7 @@ function compareOp (op) {
 function checkComparator (value) {
   const c = /** @type {any} */ (value)
   if (!c || typeof c.name !== 'string' || !Buffer.isBuffer(c.serializedComparator)) {
-    throw badArgument('comparator must be one built by lib/hbase/filters')
+    throw badArgument('comparator must be one built by filters.js')
   }
 }
 
@@ -93,7 +93,7 @@ function checkComparator (value) {
 function checkFilter (value) {
   const f = /** @type {any} */ (value)
   if (!f || typeof f.name !== 'string' || !Buffer.isBuffer(f.serializedFilter)) {
-    throw badArgument('filter must be one built by lib/hbase/filters')
+    throw badArgument('filter must be one built by filters.js')
   }
 }
 

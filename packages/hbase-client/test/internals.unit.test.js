@@ -4,16 +4,16 @@ const fs = require('node:fs')
 
 // Pure logic of the HBase client: no HBase needed.
 
-const { remoteError, CODES, HBaseError, mayHaveApplied } = require('../../../lib/hbase/errors')
-const { toBytes, buildPut, buildDelete, columnSelectors, resultToRow } = require('../../../lib/hbase/cells')
-const { regionContains, tableNameProto, tableNameString } = require('../../../lib/hbase/meta')
-const { METHODS, encodeCall } = require('../../../lib/hbase/protocol')
-const { ConnectionPool } = require('../../../lib/hbase/pool')
-const { RetryPolicy, BACKOFF, LAST_TRY_MS } = require('../../../lib/hbase/retry')
-const { OperationGate } = require('../../../lib/hbase/lifecycle')
-const { chunks, runBatch } = require('../../../lib/hbase/batch')
-const { parseBootstrap } = require('../../../lib/hbase/client')
-const { frameFor, withServer, result, getRequest } = require('../../support/fake-regionserver')
+const { remoteError, CODES, HBaseError, mayHaveApplied } = require('../lib/errors')
+const { toBytes, buildPut, buildDelete, columnSelectors, resultToRow } = require('../lib/cells')
+const { regionContains, tableNameProto, tableNameString } = require('../lib/meta')
+const { METHODS, encodeCall } = require('../lib/protocol')
+const { ConnectionPool } = require('../lib/pool')
+const { RetryPolicy, BACKOFF, LAST_TRY_MS } = require('../lib/retry')
+const { OperationGate } = require('../lib/lifecycle')
+const { chunks, runBatch } = require('../lib/batch')
+const { parseBootstrap } = require('../lib/client')
+const { frameFor, withServer, result, getRequest } = require('./support/fake-regionserver')
 
 describe('remote error classification', () => {
   test.each([
@@ -462,7 +462,7 @@ describe('batch results', () => {
 })
 
 describe('scan: joining partial results', () => {
-  const { joinPartials } = require('../../../lib/hbase/scan')
+  const { joinPartials } = require('../lib/scan')
   const cell = (row, q) => ({
     row: Buffer.from(row),
     family: Buffer.from('f'),

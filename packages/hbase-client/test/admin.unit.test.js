@@ -4,9 +4,9 @@
 // asks, and how long it lets a call run. The same paths run against a real master failover in
 // test/faults/hbase-cluster-client.test.js.
 
-const { createAdmin } = require('../../../lib/hbase/admin')
-const { RetryPolicy } = require('../../../lib/hbase/retry')
-const { remoteError } = require('../../../lib/hbase/errors')
+const { createAdmin } = require('../lib/admin')
+const { RetryPolicy } = require('../lib/retry')
+const { remoteError } = require('../lib/errors')
 
 const M1 = '127.0.0.1:16000'
 const M2 = '127.0.0.1:16001'

@@ -1,17 +1,17 @@
 'use strict'
 
-// The hand-written Multi encoder (lib/hbase/multi-encoder.js) against protobufjs: randomized
+// The hand-written Multi encoder (lib/multi-encoder.js) against protobufjs: randomized
 // requests of puts and gets must encode to the same bytes, frame included, with cells inline and
 // in a cell block, and decode back to the request; what it does not cover must fall back to
 // protobufjs unchanged. No HBase needed.
 
 const protobuf = require('protobufjs')
-const { planMulti } = require('../../../lib/hbase/multi-encoder')
-const { types, METHODS, encodeCall } = require('../../../lib/hbase/protocol')
-const { TYPE, encodeCellBlock, decodeCellBlock, moveCellsToBlock } = require('../../../lib/hbase/cell-block')
-const { toBytes, buildPut, buildGet, buildDelete } = require('../../../lib/hbase/cells')
+const { planMulti } = require('../lib/multi-encoder')
+const { types, METHODS, encodeCall } = require('../lib/protocol')
+const { TYPE, encodeCellBlock, decodeCellBlock, moveCellsToBlock } = require('../lib/cell-block')
+const { toBytes, buildPut, buildGet, buildDelete } = require('../lib/cells')
 // A seeded generator (mulberry32), so a failure names the seed of the request that failed.
-const { createRandom } = require('../../../bench/lib/chaos/plan')
+const { createRandom } = require('./support/random')
 
 const MULTI = METHODS.ClientService.Multi
 const LATEST = 2 ** 63 - 1 // what decodeCellBlock reads for LATEST_TIMESTAMP (as a double)

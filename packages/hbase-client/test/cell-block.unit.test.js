@@ -1,12 +1,12 @@
 'use strict'
 
-// KeyValueCodec cell blocks (lib/hbase/cell-block.js) against KeyValue bytes built by hand from
+// KeyValueCodec cell blocks (lib/cell-block.js) against KeyValue bytes built by hand from
 // the format's definition, and the frames protocol.js makes with them. No HBase needed.
 
 const protobuf = require('protobufjs')
-const { TYPE, KEY_VALUE_CODEC, encodeCellBlock, decodeCellBlock, moveCellsToBlock, attachCells } = require('../../../lib/hbase/cell-block')
-const { types, METHODS, encodeCall, connectionPreamble, decodeResponseHeader, decodeResponseBody } = require('../../../lib/hbase/protocol')
-const { buildPut, buildDelete } = require('../../../lib/hbase/cells')
+const { TYPE, KEY_VALUE_CODEC, encodeCellBlock, decodeCellBlock, moveCellsToBlock, attachCells } = require('../lib/cell-block')
+const { types, METHODS, encodeCall, connectionPreamble, decodeResponseHeader, decodeResponseBody } = require('../lib/protocol')
+const { buildPut, buildDelete } = require('../lib/cells')
 
 const int32 = (n) => { const b = Buffer.alloc(4); b.writeInt32BE(n); return b }
 const int16 = (n) => { const b = Buffer.alloc(2); b.writeInt16BE(n); return b }

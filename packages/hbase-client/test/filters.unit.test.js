@@ -2,10 +2,10 @@
 
 // The bytes the filter builders produce, decoded back with the same message definitions
 // (field numbers are HBase's Filter.proto / Comparator.proto): what the RegionServer will read.
-// That HBase runs them as intended is test/lib/hbase/filters.test.js, against the real thing.
+// That HBase runs them as intended is test/filters.test.js, against the real thing.
 
-const F = require('../../../lib/hbase/filters')
-const { types } = require('../../../lib/hbase/protocol')
+const F = require('../lib/filters')
+const { types } = require('../lib/protocol')
 
 const PKG = 'org.apache.hadoop.hbase.filter.'
 const decode = (type, bytes) => types[type].toObject(types[type].decode(bytes), { longs: Number, bytes: String, defaults: false })

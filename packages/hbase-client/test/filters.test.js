@@ -1,11 +1,11 @@
 'use strict'
 
-// Server-side filters (lib/hbase/filters.js) on the real HBase: what each keeps, that the
+// Server-side filters (lib/filters.js) on the real HBase: what each keeps, that the
 // RegionServer (not the client) drops the rest, heartbeats while a filter finds nothing, and
 // rows that arrive in parts.
 
-const { testClient, uniqueTable } = require('../../support/hbase')
-const { filters: F } = require('../../../lib/hbase')
+const { testClient, uniqueTable } = require('./support/hbase')
+const { filters: F } = require('../lib')
 
 let client
 let scanRpcs = 0

@@ -4,8 +4,8 @@
 // writers racing for an absent cell exactly one wins, and a put conditioned on a value applies
 // only when the cell holds it.
 
-const { testClient, uniqueTable } = require('../../support/hbase')
-const { findCell } = require('../../../lib/hbase')
+const { testClient, uniqueTable } = require('./support/hbase')
+const { findCell } = require('../lib')
 
 let client
 let table

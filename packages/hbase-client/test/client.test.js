@@ -2,8 +2,8 @@
 
 const net = require('node:net')
 const { setTimeout: sleep } = require('node:timers/promises')
-const { testClient, uniqueTable, bootstrap } = require('../../support/hbase')
-const { createHBaseClient, HBaseError, findCell } = require('../../../lib/hbase')
+const { testClient, uniqueTable, bootstrap } = require('./support/hbase')
+const { createHBaseClient, HBaseError, findCell } = require('../lib')
 
 let client
 const created = []

@@ -6,8 +6,8 @@
 
 const net = require('node:net')
 const protobuf = require('protobufjs')
-const { types } = require('../../lib/hbase/protocol')
-const { Connection } = require('../../lib/hbase/connection')
+const { types } = require('../../lib/protocol')
+const { Connection } = require('../../lib/connection')
 
 /**
  * One response frame, length prefix included: a GetResponse, or an exception header.

@@ -1,15 +1,15 @@
 'use strict'
 
-// The client's traffic counters (lib/hbase/traffic.js) against a fake RegionServer on a real
+// The client's traffic counters (lib/traffic.js) against a fake RegionServer on a real
 // socket: what they count must be what went over the wire.
 
-const { METHODS, encodeCall } = require('../../../lib/hbase/protocol')
-const { ConnectionPool } = require('../../../lib/hbase/pool')
-const { KindTally } = require('../../../lib/hbase/traffic')
-const { runBatch } = require('../../../lib/hbase/batch')
-const { RetryPolicy } = require('../../../lib/hbase/retry')
-const { createHBaseClient } = require('../../../lib/hbase')
-const { frameFor, withServer, result, getRequest } = require('../../support/fake-regionserver')
+const { METHODS, encodeCall } = require('../lib/protocol')
+const { ConnectionPool } = require('../lib/pool')
+const { KindTally } = require('../lib/traffic')
+const { runBatch } = require('../lib/batch')
+const { RetryPolicy } = require('../lib/retry')
+const { createHBaseClient } = require('../lib')
+const { frameFor, withServer, result, getRequest } = require('./support/fake-regionserver')
 
 const Get = METHODS.ClientService.Get
 const answerAll = (socket, calls) => { for (const id of calls) socket.write(frameFor(id, result('v'))) }

@@ -70,7 +70,7 @@ for (const [service, methods] of Object.entries(SERVICES)) {
 /** The HBase client version this client speaks the protocol of (2.x), as a ConnectionHeader says it. */
 const CLIENT_VERSION = Object.freeze({
   version: '2.0.0',
-  url: 'beacon lib/hbase',
+  url: '@beacon/hbase-client',
   revision: '',
   user: '',
   date: '',

@@ -1,11 +1,11 @@
 'use strict'
 
-// multiPut with puts that name their own table (lib/hbase/client.js): one MultiRequest carries a
+// multiPut with puts that name their own table (lib/client.js): one MultiRequest carries a
 // RegionAction per region whatever its table, so the rows of several tables on one server are one
 // RPC (how the access log's batches carry their rollup marks: logging/hbase-sink/batcher.js).
 
-const { testClient, uniqueTable } = require('../../support/hbase')
-const { findCell } = require('../../../lib/hbase')
+const { testClient, uniqueTable } = require('./support/hbase')
+const { findCell } = require('../lib')
 
 let client
 const created = []
