@@ -1,6 +1,7 @@
 'use strict'
 
-// Three projects, over test/ and the workspace packages' own tests (packages/*/test/):
+// Three projects, over test/, the workspace packages' own tests (packages/*/test/) and the
+// tools' (tools/*/test/):
 // - `unit`: pure logic, no JVM (`*.unit.test.js`): `npm run test:unit`, well under a minute;
 // - `main`: everything else that runs against the shared test HBase (started by globalSetup);
 // - `faults`: stops, kills and restarts HBase instances of its own, so never the shared one.
@@ -19,11 +20,11 @@ module.exports = {
   testTimeout: 60000,
   testSequencer: '<rootDir>/test/support/test-sequencer.js',
   projects: [
-    { ...plain, displayName: 'unit', testMatch: ['<rootDir>/test/**/*.unit.test.js', '<rootDir>/packages/*/test/**/*.unit.test.js'] },
+    { ...plain, displayName: 'unit', testMatch: ['<rootDir>/{test,packages/*/test,tools/*/test}/**/*.unit.test.js'] },
     {
       ...withHBase,
       displayName: 'main',
-      testMatch: ['<rootDir>/test/**/*.test.js', '<rootDir>/packages/*/test/**/*.test.js'],
+      testMatch: ['<rootDir>/{test,packages/*/test,tools/*/test}/**/*.test.js'],
       testPathIgnorePatterns: ['/node_modules/', '\\.unit\\.test\\.js$', '<rootDir>/test/faults/']
     },
     { ...withHBase, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.test.js'] }

@@ -25,6 +25,7 @@ const { killAfterMs } = require('./api/shutdown-budget')
 const { servePrimary, workerLink } = require('./api/cluster-ipc')
 const { serverAdminToken } = require('./config/admin-token')
 const { keepsRollups } = require('./api/rollup-job')
+const { startEmbeddedHBase } = require('./config/embedded-hbase')
 
 const EXIT_LEFT_ON_DISK = 75
 const RESTART_WINDOW_MS = 60000
@@ -35,23 +36,8 @@ const ROLLUP_ROLE = 'rollup'
 const ROLLUP_TAG = 'rollup'
 
 async function ensureEmbeddedHBase (settings, logger) {
-  const infra = require('./infra/hbase')
-  const hbaseSink = Object.values(settings.logSinks).find((s) => s.type === 'hbase')
-  // Tables it creates get the sink's retention as their TTL (an existing table keeps its own).
-  const options = infra.resolveOptions({
-    configTable: settings.hbase.configTable,
-    ...(hbaseSink
-      ? {
-          accessLogTable: hbaseSink.table,
-          rollupTable: hbaseSink.rollupTable,
-          accessLogRetention: hbaseSink.retention,
-          rollupRetention: hbaseSink.rollupRetention
-        }
-      : {})
-  })
   logger.info('no HBase address configured: starting the embedded local HBase (npm run hbase:up)')
-  const info = await infra.up(options, { log: (line) => logger.info(line) })
-  return info.bootstrap
+  return startEmbeddedHBase(settings, (line) => logger.info(line))
 }
 
 /**

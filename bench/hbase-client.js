@@ -11,7 +11,7 @@
  * bench/results/hbase-client-cellblocks-<time>.{json,md} with medians and ranges per op.
  *
  * --client both compares beacon's client (with --cell-blocks off or on) with HBase's own Java
- * client (infra/hbase/java/BeaconHBaseLoad.java, one warmed JVM; its CPU from /proc) the same way,
+ * client (tools/dev-hbase/java/BeaconHBaseLoad.java, one warmed JVM; its CPU from /proc) the same way,
  * on the same tables, rows and concurrency: bench/results/hbase-client-java-<time>.{json,md}.
  * --client java measures the Java client alone.
  *
@@ -85,7 +85,7 @@ const AXIS = args.client === 'node'
       clientCpu: 'node: this process\'s process.cpuUsage; java: the load JVM\'s utime+stime from /proc, its GC and JIT threads included',
       note: `Clients: node is @beacon/hbase-client (cell blocks ${MODES[0]}); java is HBase ` +
         `${process.env.BEACON_HBASE_VERSION || '2.6.1'}'s AsyncConnection (KeyValueCodec cell blocks, its default; RPC bootstrap ` +
-        'registry), driven by infra/hbase/java/BeaconHBaseLoad.java with the same tables, rows, batch sizes and calls in flight.'
+        'registry), driven by tools/dev-hbase/java/BeaconHBaseLoad.java with the same tables, rows, batch sizes and calls in flight.'
     }
 
 const { ensureTables, warmUp, workloads: WORKLOADS } = createWorkloads(N)
@@ -173,7 +173,7 @@ async function idleCpuUsPerSec (hbasePid, seconds = 5) {
 
 // Ports and state dir of the bench's own instance (see the header).
 function ownHBaseOptions () {
-  const infra = require('../infra/hbase')
+  const infra = require('../tools/dev-hbase')
   return infra.resolveOptions({
     stateDir: path.join(__dirname, '..', '.state', 'hbase-bench-client'),
     zkPort: 2381,
@@ -187,7 +187,7 @@ function ownHBaseOptions () {
 
 /** The infra options of the instance measured (for its classpath and tool classes too). */
 function hbaseOptions () {
-  return args['own-hbase'] ? ownHBaseOptions() : require('../infra/hbase').resolveOptions()
+  return args['own-hbase'] ? ownHBaseOptions() : require('../tools/dev-hbase').resolveOptions()
 }
 
 /** @returns {Promise<{ bootstrap: string[], pid: number|null }>} */
@@ -195,7 +195,7 @@ async function resolveHBase () {
   const pid = args['hbase-pid'] ? Number(args['hbase-pid']) : null
   if (args.bootstrap) return { bootstrap: args.bootstrap.split(','), pid }
   if (process.env.BEACON_HBASE_BOOTSTRAP) return { bootstrap: process.env.BEACON_HBASE_BOOTSTRAP.split(','), pid }
-  const info = await require('../infra/hbase').up(hbaseOptions(), { log: (line) => console.error(line) })
+  const info = await require('../tools/dev-hbase').up(hbaseOptions(), { log: (line) => console.error(line) })
   return { bootstrap: info.bootstrap, pid: info.pid }
 }
 
@@ -254,7 +254,7 @@ async function main () {
     console.error(`written: ${out}`)
   } finally {
     await Promise.all(Object.values(clients).map((c) => c.close()))
-    if (args['own-hbase'] && args['stop-hbase']) await require('../infra/hbase').down(ownHBaseOptions())
+    if (args['own-hbase'] && args['stop-hbase']) await require('../tools/dev-hbase').down(ownHBaseOptions())
   }
 }
 

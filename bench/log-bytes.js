@@ -8,7 +8,7 @@
  * - writes `--rows` realistic entries (bench/lib/log-entries.js) through the HBase sink itself
  *   (logging/hbase-sink/: its row keys, its JSON values, its batches) into a table per variant,
  *   pre-split as `hbase:up` splits the access log;
- * - flushes it, major-compacts it and reopens it (infra/hbase/java/BeaconHBaseStore.java), and
+ * - flushes it, major-compacts it and reopens it (tools/dev-hbase/java/BeaconHBaseStore.java), and
  *   sums the HFiles under the table's family dirs;
  * - reads it back through the log's query code (logging/query/): one id over the day (HBase
  *   filters every row), then the whole day;
@@ -26,8 +26,8 @@ const path = require('node:path')
 const { parseArgs } = require('node:util')
 const { performance } = require('node:perf_hooks')
 const { setTimeout: sleep } = require('node:timers/promises')
-const infra = require('../infra/hbase')
-const { ensureToolCompiled, runTool } = require('../infra/hbase/tool')
+const infra = require('../tools/dev-hbase')
+const { ensureToolCompiled, runTool } = require('../tools/dev-hbase')
 const { createHBaseClient } = require('@beacon/hbase-client')
 const { createHBaseSink } = require('../logging/hbase-sink')
 const { createLogQuery } = require('../logging/query')

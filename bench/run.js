@@ -15,7 +15,7 @@
  * - access-log completeness over everything sent (lost: N), and the server-side view (CPU per
  *   1k requests, peak RSS) of every run.
  *
- * Topology: HBase, server and load generator in the netns hosts of infra/topology when available
+ * Topology: HBase, server and load generator in the netns hosts of tools/topology when available
  * (`--topology auto`, the default of a full run), else on loopback (the default of `--quick`).
  * `npm run bench -- --help` lists the options.
  */
@@ -32,7 +32,7 @@ const { leadSection } = require('./lib/cpu-report')
 const { buildCharts } = require('./lib/charts')
 const { parseOptions } = require('./lib/options')
 const { createEnvironment } = require('./lib/environment')
-const { resolveOptions: resolveHBaseOptions } = require('../infra/hbase/options')
+const { resolveOptions: resolveHBaseOptions } = require('../tools/dev-hbase')
 const scenarios = require('./lib/scenarios')
 
 const ROOT = path.join(__dirname, '..')

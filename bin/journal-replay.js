@@ -14,6 +14,7 @@ const { createSinks } = require('../logging')
 const { createHBaseClient } = require('@beacon/hbase-client')
 const { inventory } = require('../logging/journal-inventory')
 const { sortLeft } = require('./journal-format')
+const { embeddedHBaseStatus } = require('../config/embedded-hbase')
 
 // A pass that wrote nothing is tried once more after this wait (a region that was moving).
 const RETRY_MS = 1000
@@ -101,8 +102,7 @@ async function hbaseAddress (settings, fail) {
   if (settings.hbase.bootstrap.length > 0) return [...settings.hbase.bootstrap]
   let local
   try {
-    const infra = require('../infra/hbase') // only here: it is a big tree of modules
-    local = await infra.status(infra.resolveOptions())
+    local = await embeddedHBaseStatus()
   } catch (err) {
     throw fail(`no HBase address set, and the embedded local HBase could not be looked at: ${err.message}`)
   }

@@ -13,29 +13,34 @@ const ROOT = path.join(__dirname, '..')
 const CLIENT = 'packages/hbase-client'
 const CLIENT_NAME = require(path.join(ROOT, CLIENT, 'package.json')).name
 const PRODUCT = ['server.js', 'api', 'lib/toggles', 'lib/shared', 'logging', 'config', 'bin']
+// The one module of the product that may load a tool: the dev HBase `npm start` runs.
+const HOOK = 'config/embedded-hbase.js'
+const TOOLS = ['tools/dev-hbase', 'tools/topology', 'tools/lb']
 
 /** Which top-level areas each area may import (besides itself, node: and npm packages). */
 const ALLOWED = {
-  'server.js': ['api', 'config', 'logging', 'lib', 'infra/hbase'],
+  'server.js': ['api', 'config', 'logging', 'lib', HOOK],
   api: ['logging', 'lib/toggles', 'lib/shared', 'config'],
   logging: ['lib/shared', 'config'],
   'lib/toggles': ['lib/shared'],
   'lib/shared': [],
   config: ['lib/shared'],
-  bin: ['config', 'logging', 'lib/shared', 'infra/hbase'],
+  [HOOK]: ['tools/dev-hbase'],
+  bin: ['config', 'logging', 'lib/shared', HOOK],
   [CLIENT]: [],
-  // Tools around the server: they may read the server's modules, the server never reads them.
-  'infra/hbase': ['lib', 'logging', 'config', 'infra/topology'],
-  'infra/topology': [],
-  'infra/lb': [],
-  bench: ['lib', 'logging', 'config', 'api', 'infra']
+  // Tools around the server: the server never reads them. The dev HBase still reads the tables'
+  // layouts from the product's modules.
+  'tools/dev-hbase': ['lib', 'logging', 'config', 'tools/topology'],
+  'tools/topology': [],
+  'tools/lb': [],
+  bench: ['lib', 'logging', 'config', 'api', 'tools']
 }
 
 function areaOf (file) {
   const rel = path.relative(ROOT, file).split(path.sep).join('/')
-  if (rel === 'server.js') return 'server.js'
+  if (rel === 'server.js' || rel === HOOK) return rel
   if (rel === 'lib/errors.js' || rel === 'lib/names.js') return 'lib/shared'
-  for (const area of ['lib/toggles', CLIENT, 'infra/hbase', 'infra/topology', 'infra/lb']) if (rel.startsWith(area + '/')) return area
+  for (const area of ['lib/toggles', CLIENT, ...TOOLS]) if (rel.startsWith(area + '/')) return area
   return rel.split('/')[0]
 }
 
@@ -43,7 +48,7 @@ function * sourceFiles (dir) {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name)
     if (entry.isDirectory()) {
-      if (!['node_modules', 'results', 'dashboard', 'java', 'proto'].includes(entry.name)) yield * sourceFiles(full)
+      if (!['node_modules', 'results', 'dashboard', 'java', 'proto', 'test'].includes(entry.name)) yield * sourceFiles(full)
     } else if (entry.name.endsWith('.js')) {
       yield full
     }
@@ -52,7 +57,7 @@ function * sourceFiles (dir) {
 
 const files = [
   path.join(ROOT, 'server.js'),
-  ...['api', 'lib', 'logging', 'config', 'bin', 'infra', 'bench', path.join(CLIENT, 'lib')]
+  ...['api', 'lib', 'logging', 'config', 'bin', 'bench', path.join(CLIENT, 'lib'), ...TOOLS]
     .flatMap((d) => [...sourceFiles(path.join(ROOT, d))])
 ]
 const requiresOf = (file) => [...fs.readFileSync(file, 'utf8').matchAll(/require\(\s*'([^']*)'\s*\)/g)].map((m) => m[1])
@@ -65,7 +70,7 @@ test.each(files.map((f) => [path.relative(ROOT, f), f]))('%s imports only its ow
     const target = areaOf(require.resolve(path.resolve(path.dirname(file), spec)))
     const ok =
       target === from ||
-      ALLOWED[from].some((a) => target === a || (a === 'lib' && target.startsWith('lib')) || (a === 'infra' && target.startsWith('infra')))
+      ALLOWED[from].some((a) => target === a || (a === 'lib' && target.startsWith('lib')) || (a === 'tools' && target.startsWith('tools/')))
     if (!ok) wrong.push(`${spec} (${target})`)
   }
   expect(wrong).toEqual([])
@@ -92,6 +97,31 @@ test('the HBase client package imports nothing outside itself but node: and its 
   expect(wrong).toEqual([])
 })
 
+/** Every relative require of `file`, resolved, as paths from the root. */
+const resolvedRequires = (file) => [...fs.readFileSync(file, 'utf8').matchAll(/require(?:\.resolve)?\(\s*'(\.[^']*)'\s*\)/g)]
+  .map((m) => path.relative(ROOT, require.resolve(path.resolve(path.dirname(file), m[1]))).split(path.sep).join('/'))
+const toolOf = (rel) => TOOLS.find((t) => rel.startsWith(t + '/'))
+
+test('the product loads a tool only in the dev-HBase hook, and only by its entry', () => {
+  const product = files.filter((f) => PRODUCT.includes(areaOf(f)) || areaOf(f) === HOOK)
+  const reaching = product.flatMap((f) => resolvedRequires(f).filter(toolOf).map((to) => `${path.relative(ROOT, f)} → ${to}`))
+  expect(reaching).toEqual([`${HOOK} → tools/dev-hbase/index.js`])
+})
+
+test('tests, the bench and the other tools reach a tool by its entry, never a file inside it', () => {
+  const testFiles = [...sourceFiles(path.join(ROOT, 'test'))]
+  const outside = [...testFiles, ...files].filter((f) => !toolOf(path.relative(ROOT, f).split(path.sep).join('/')))
+  const toolsFiles = files.filter((f) => toolOf(path.relative(ROOT, f)))
+  expect(testFiles.length).toBeGreaterThan(100)
+  const deep = [...outside, ...toolsFiles].flatMap((f) => {
+    const own = toolOf(path.relative(ROOT, f).split(path.sep).join('/'))
+    return resolvedRequires(f)
+      .filter((to) => toolOf(to) && toolOf(to) !== own && to !== `${toolOf(to)}/index.js`)
+      .map((to) => `${path.relative(ROOT, f)} → ${to}`)
+  })
+  expect(deep).toEqual([])
+})
+
 test('no source file is over 400 lines', () => {
   const long = files
     .map((f) => [path.relative(ROOT, f), fs.readFileSync(f, 'utf8').split('\n').length])
@@ -100,8 +130,9 @@ test('no source file is over 400 lines', () => {
 })
 
 test('the unit tier needs no JVM: no *.unit.test.js reaches HBase or the server', () => {
-  const JVM = ['support/hbase', 'support/beacon', 'support/server-process', 'infra/hbase', 'bench/run', 'server.js']
-  const unitFiles = [...sourceFiles(path.join(ROOT, 'test')), ...sourceFiles(path.join(ROOT, CLIENT, 'test'))]
+  const JVM = ['support/hbase', 'support/beacon', 'support/server-process', 'tools/dev-hbase', 'bench/run', 'server.js']
+  const unitFiles = [CLIENT, ...TOOLS].filter((d) => fs.existsSync(path.join(ROOT, d, 'test')))
+    .reduce((all, d) => [...all, ...sourceFiles(path.join(ROOT, d, 'test'))], [...sourceFiles(path.join(ROOT, 'test'))])
     .filter((f) => f.endsWith('.unit.test.js'))
   expect(unitFiles.length).toBeGreaterThan(10)
   const offenders = unitFiles.filter((f) => {

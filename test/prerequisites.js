@@ -9,7 +9,7 @@
 
 const fs = require('node:fs')
 const { spawnSync } = require('node:child_process')
-const { findHAProxy } = require('../infra/lb')
+const { findHAProxy } = require('../tools/lb')
 
 const APT_FLAGS = ['-y', '--no-install-recommends']
 

@@ -4,7 +4,7 @@
 
 const { missingPackages, plan } = require('./prerequisites')
 
-test('missing: the places the tests look (CHROMIUM_PATH or /usr/bin/chromium; haproxy as infra/lb finds it)', () => {
+test('missing: the places the tests look (CHROMIUM_PATH or /usr/bin/chromium; haproxy as tools/lb finds it)', () => {
   const seen = []
   const probe = { isExecutable: (f) => { seen.push(f); return false }, haproxyFound: () => true }
   expect(missingPackages({}, probe)).toEqual(['chromium'])

@@ -3,7 +3,7 @@
 /**
  * What a full config cache weighs: the data plane's own LRU (lib/toggles/cache.js) filled with
  * `entries` entries as the HBase source builds them (lib/toggles/entry.js, from the toggles the
- * setup tool seeds: infra/hbase/sample-data.js), in a fresh process of its own, its heap and RSS
+ * setup tool seeds: tools/dev-hbase/sample-data.js), in a fresh process of its own, its heap and RSS
  * measured before and after (after a full GC). The scale bench's load cases cannot fill a cache
  * of a million entries in minutes; this says what one costs when it is full.
  *
@@ -14,7 +14,7 @@ const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { createConfigCache } = require('../../lib/toggles/cache')
 const { configEntry } = require('../../lib/toggles/entry')
-const { sampleConfig } = require('../../infra/hbase/sample-data')
+const { sampleConfig } = require('../../tools/dev-hbase')
 const { firstJsonLine, jsonJobMain } = require('./processes')
 
 const MIB = 2 ** 20

@@ -3,14 +3,14 @@
 /**
  * Seeds config rows for ids 1..n in bulk through the HBase client's Multi puts, in the store's
  * row format (lib/toggles/store.js: row = the id, one JSON cell `c:json`) with the toggles
- * `hbase:up` seeds (infra/hbase/sample-data.js), a few batches in flight. Unlike the setup
+ * `hbase:up` seeds (tools/dev-hbase/sample-data.js), a few batches in flight. Unlike the setup
  * tool's seed it can stop at a deadline: every batch it started is written, so the ids seeded
  * are always 1..seeded.
  */
 
 const { performance } = require('node:perf_hooks')
 const { encodeToggles } = require('../../lib/toggles/store')
-const { sampleConfig } = require('../../infra/hbase/sample-data')
+const { sampleConfig } = require('../../tools/dev-hbase')
 const { DEFAULTS } = require('../../config/defaults')
 
 /**
@@ -48,4 +48,4 @@ async function seedConfigRows ({ client, table, ids, deadline = null, batch = 20
   return { seeded: next - 1, seconds: (performance.now() - started) / 1000 }
 }
 
-module.exports = { seedConfigRows }
+module.exports = { seedConfigRows, sampleConfig } // sampleConfig: what each row holds

@@ -2,7 +2,7 @@
 
 /**
  * Where a benchmark runs: the three roles of the seed (HBase, app server, load generator) on the
- * netns topology of infra/topology (HBase in beacon_hbase, the server and the baseline in
+ * netns topology of tools/topology (HBase in beacon_hbase, the server and the baseline in
  * beacon_app, every load job and the delay proxy in beacon_mon), or all on loopback.
  *
  * Everything this module starts it also stops (close()): the server, the baseline, delay
@@ -15,16 +15,16 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { spawn, execFile } = require('node:child_process')
-const hbase = require('../../infra/hbase')
-const { loopbackAddress } = require('../../infra/topology/options')
-const lb = require('../../infra/lb')
+const hbase = require('../../tools/dev-hbase')
+const { loopbackAddress } = require('../../tools/topology')
+const lb = require('../../tools/lb')
 const { startNode, waitForHttp, firstJsonLine } = require('./processes')
 const { createSampler } = require('./proc-sampler')
 
 const ROOT = path.join(__dirname, '..', '..')
 const LOAD_WORKER = path.join(__dirname, 'load-worker.js')
-const DELAY_PROXY = path.join(ROOT, 'infra', 'topology', 'delay-proxy.js')
-const HBASE_CLI = path.join(ROOT, 'infra', 'hbase', 'cli.js')
+const DELAY_PROXY = path.join(ROOT, 'tools', 'topology', 'delay-proxy.js')
+const HBASE_CLI = path.join(ROOT, 'tools', 'dev-hbase', 'cli.js')
 const NETNS_HBASE_STATE = path.join(ROOT, '.state', 'hbase-netns')
 /**
  * The heap of an HBase the bench starts, unless BEACON_HBASE_HEAP says otherwise. The 1 GB of
@@ -67,7 +67,7 @@ function benchHeap () {
  */
 async function chooseTopology (wanted, { log, extraHosts }) {
   if (wanted === 'loopback') return { mode: 'loopback', topology: null, reason: 'loopback requested (--topology loopback)', netem: null }
-  const { createTopology } = require('../../infra/topology')
+  const { createTopology } = require('../../tools/topology')
   // Configured from the environment like the module-level topology; extraHosts when asked.
   const topology = createTopology(extraHosts.length ? { extraHosts } : {})
   const { available, reason } = await topology.available()
@@ -108,7 +108,7 @@ async function createEnvironment (options) {
     return child
   }
 
-  /** infra/topology/delay-proxy.js on `host`, from `listen` to `target`, `delayMs` each way. */
+  /** tools/topology/delay-proxy.js on `host`, from `listen` to `target`, `delayMs` each way. */
   async function startRelay (host, listen, target, delayMs = 0) {
     const args = [
       DELAY_PROXY,
@@ -136,13 +136,13 @@ async function createEnvironment (options) {
   if (netns) {
     hbaseOptions = hbase.resolveOptions({ host: address('hbase'), stateDir: NETNS_HBASE_STATE, heap: benchHeap() })
     // The netns has no route out, so Maven cannot resolve anything there: the checkout's build
-    // dir (infra/hbase options) already holds the classpath the loopback instance resolved.
+    // dir (tools/dev-hbase options) already holds the classpath the loopback instance resolved.
     const before = await hbase.status(hbaseOptions)
     const stateDir = path.relative(ROOT, hbaseOptions.stateDir)
     const starting = before.running ? `, already running (pid ${before.pid})` : ', starting'
     log(`bench: HBase in ${choice.namespaces.hbase} (${hbaseOptions.host}), state ${stateDir}${starting}`)
     // HBase's standalone ZooKeeper binds to the host address only, but its startup check polls
-    // localhost:<zkPort> and gives up after 30 s. Until infra/hbase binds both, a plain TCP relay
+    // localhost:<zkPort> and gives up after 30 s. Until tools/dev-hbase binds both, a plain TCP relay
     // (the delay proxy at 0 ms) from 127.0.0.1 to that address in the namespace answers the check.
     const zkLocal = { host: '127.0.0.1', port: hbaseOptions.zkPort }
     const zkHost = { host: hbaseOptions.host, port: hbaseOptions.zkPort }
@@ -206,11 +206,11 @@ async function createEnvironment (options) {
   }
 
   /**
-   * HAProxy (infra/lb) on the lb host in front of the given app hosts, listening on
+   * HAProxy (tools/lb) on the lb host in front of the given app hosts, listening on
    * `listenPort`; resolves once every host is UP in it.
    * @param {string[]} hosts
    * @param {number} listenPort
-   * @returns {Promise<import('../../infra/lb').LoadBalancer>}
+   * @returns {Promise<import('../../tools/lb').LoadBalancer>}
    */
   async function startLoadBalancer (hosts, listenPort) {
     // A short dir of its own: the admin socket's path must fit a unix socket address.
@@ -307,7 +307,7 @@ async function createEnvironment (options) {
     const where = netns ? '' : ' (loopback)'
     const netem = netns ? 'is not available on this kernel' : 'needs the netns topology'
     return {
-      method: `infra/topology/delay-proxy.js on the mon host in front of the app, ${delayMs} ms each way${where}; tc netem ${netem}`,
+      method: `tools/topology/delay-proxy.js on the mon host in front of the app, ${delayMs} ms each way${where}; tc netem ${netem}`,
       target: { host: proxy.host, port: proxy.port },
       stop: proxy.stop
     }

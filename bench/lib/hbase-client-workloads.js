@@ -3,7 +3,7 @@
 /**
  * The workloads of bench/hbase-client.js through beacon's native client (@beacon/hbase-client): sequential
  * and concurrent gets, coalesced multi-gets (as the config source reads), sequential puts and
- * access-log-shaped batched multi-puts. infra/hbase/java/BeaconHBaseLoad.java sends the same ones
+ * access-log-shaped batched multi-puts. tools/dev-hbase/java/BeaconHBaseLoad.java sends the same ones
  * through HBase's Java client (bench/lib/java-load.js).
  */
 

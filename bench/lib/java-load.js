@@ -1,7 +1,7 @@
 'use strict'
 
 /**
- * Drives infra/hbase/java/BeaconHBaseLoad.java: one long-lived JVM holding one connection of
+ * Drives tools/dev-hbase/java/BeaconHBaseLoad.java: one long-lived JVM holding one connection of
  * HBase's own Java client, warmed once and asked for workload after workload over stdin (one
  * "WORKLOAD COUNT" line, one JSON line back), so that bench/hbase-client.js can measure what the
  * Java client costs the HBase server next to what beacon's native client costs it.
@@ -9,9 +9,9 @@
 
 const readline = require('node:readline')
 const { spawn } = require('node:child_process')
-const { ensureClasspath } = require('../../infra/hbase/classpath')
-const { ensureToolCompiled, toolJvmArgs } = require('../../infra/hbase/tool')
-const { javaBin, javaFlags } = require('../../infra/hbase/jvm')
+const { ensureClasspath } = require('../../tools/dev-hbase')
+const { ensureToolCompiled, toolJvmArgs } = require('../../tools/dev-hbase')
+const { javaBin, javaFlags } = require('../../tools/dev-hbase')
 const { CONFIG_TABLE, CONFIG_FAMILY, LOG_TABLE, LOG_FAMILY, DEFAULT_LOG_BUCKETS } = require('./hbase-client-workloads')
 
 const HEAP = ['-Xms256m', '-Xmx1g']
@@ -28,7 +28,7 @@ const CLOSE_TIMEOUT_MS = 15000
 /**
  * Compiles (if needed) and starts the load JVM, and waits until it has connected.
  * @param {object} options
- * @param {Readonly<Record<string, any>>} options.hbaseOpts infra/hbase resolveOptions(): state dir
+ * @param {Readonly<Record<string, any>>} options.hbaseOpts tools/dev-hbase resolveOptions(): state dir
  *   with the classpath cache, classes and log4j configuration
  * @param {string[]} options.bootstrap "host:port" of the master/RegionServer
  * @param {Record<string, number>} options.N the bench's parameters (rows, concurrency, 'multi-get', batch, inflight)

@@ -22,7 +22,7 @@ const { startNode, waitForHttp, firstJsonLine } = require('./processes')
 const { configCase } = require('./scale-report')
 const { cacheMemory } = require('./cache-memory')
 const { seedConfigRows } = require('./config-seed')
-const { runTool } = require('../../infra/hbase/tool')
+const { runTool } = require('../../tools/dev-hbase')
 
 const ROOT = path.join(__dirname, '..', '..')
 const LOAD = path.join(__dirname, 'scale-load.js')

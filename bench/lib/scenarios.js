@@ -332,7 +332,7 @@ async function lb (ctx) {
   ]
   return {
     title: 'App hosts behind HAProxy',
-    description: 'The app tier behind a real load balancer (Debian\'s HAProxy, infra/lb: round robin, /readyz health checks, one ' +
+    description: 'The app tier behind a real load balancer (Debian\'s HAProxy, tools/lb: round robin, /readyz health checks, one ' +
       'thread): ' +
       `1 host direct, 1 host via HAProxy, 2 hosts via HAProxy (the second a server cluster of its own, ${p.workers} worker(s), on the ` +
       `app2 host), each closed loop and at a constant ${p.lbRate.toLocaleString('en-US')} req/s, ${p.lbConnections} keep-alive ` +

@@ -12,7 +12,7 @@ const path = require('node:path')
 const { chromium } = require('playwright-core')
 const { startBeacon } = require('../support/beacon')
 const { until } = require('../support/until')
-const { sampleConfig } = require('../../infra/hbase/sample-data')
+const { sampleConfig } = require('../../tools/dev-hbase')
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
 const PAGE_DOC = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'page.md'), 'utf8')

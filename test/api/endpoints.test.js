@@ -5,7 +5,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { startBeacon, request } = require('../support/beacon')
-const { sampleConfig } = require('../../infra/hbase/sample-data')
+const { sampleConfig } = require('../../tools/dev-hbase')
 const { serializeConfig } = require('../../lib/toggles/script-json')
 const { countLines } = require('../../logging/file-sink')
 

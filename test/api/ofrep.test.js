@@ -8,7 +8,7 @@
 const { startBeacon } = require('../support/beacon')
 const { ofrepPost } = require('../support/ofrep-client')
 const { ofrepValidators } = require('../support/ofrep-schema')
-const { sampleConfig } = require('../../infra/hbase/sample-data')
+const { sampleConfig } = require('../../tools/dev-hbase')
 
 const SHOP = 'https://shop.example'
 const KEY = 'test-key-0123456789abcdef'

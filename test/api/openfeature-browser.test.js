@@ -22,7 +22,7 @@ const { createToggleStore } = require('../../lib/toggles/store')
 const { DEFAULTS } = require('../../config')
 const { until } = require('../support/until')
 const { expectIdle, recordAudit } = require('../support/loss-audit')
-const { sampleConfig } = require('../../infra/hbase/sample-data')
+const { sampleConfig } = require('../../tools/dev-hbase')
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
 const ROOT = path.join(__dirname, '..', '..')

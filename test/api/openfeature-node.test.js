@@ -8,7 +8,7 @@
 const { OpenFeature } = require('@openfeature/server-sdk')
 const { OFREPProvider } = require('@openfeature/ofrep-provider')
 const { startBeacon } = require('../support/beacon')
-const { sampleConfig } = require('../../infra/hbase/sample-data')
+const { sampleConfig } = require('../../tools/dev-hbase')
 
 const ID = '7'
 const KEY = 'node-test-key-0123456789'

@@ -1,7 +1,6 @@
 'use strict'
 
-const { seedConfigRows } = require('../../bench/lib/config-seed')
-const { sampleConfig } = require('../../infra/hbase/sample-data')
+const { seedConfigRows, sampleConfig } = require('../../bench/lib/config-seed')
 
 /** A client that keeps what it is sent; `failAt` fails the put of that row. */
 function fakeClient ({ failAt = null, onBatch = () => {} } = {}) {

@@ -1,6 +1,6 @@
 'use strict'
 
-// @beacon/hbase-client, beacon's own HBase client, against a real multi-RegionServer HBase (infra/hbase:
+// @beacon/hbase-client, beacon's own HBase client, against a real multi-RegionServer HBase (tools/dev-hbase:
 // ZooKeeper, an active and a backup master, 3 RegionServers, each its own JVM): the cluster the
 // cluster fault files share in a jest run (test/support/fault-cluster.js), beside the shared test
 // HBase; the file's data lives in tables of its own (cc_span, cc_reshape), dropped at the end with
@@ -23,7 +23,7 @@
 // Each fault logs its timeline: kill → first failure, last failure and first success on the
 // affected regions, how failures were typed, and the slowest call against its deadline.
 
-const hbase = require('../../infra/hbase')
+const hbase = require('../../tools/dev-hbase')
 const { createHBaseClient, findCell } = require('@beacon/hbase-client')
 const { regionContains } = require('@beacon/hbase-client/lib/meta')
 const { stopRunningLoads } = require('../support/load')
@@ -65,7 +65,7 @@ beforeAll(async () => {
   bootstrap = cluster.bootstrap
   admin = createHBaseClient({ bootstrap, ...CLIENT })
   client = createHBaseClient({ bootstrap, ...CLIENT, onRpc: (event) => rpcs.push({ ...event, at: Date.now() }) })
-  expect(await admin.admin.setBalancer(false)).toBe(true) // infra/hbase runs the cluster with it on
+  expect(await admin.admin.setBalancer(false)).toBe(true) // tools/dev-hbase runs the cluster with it on
   expect(await admin.admin.setBalancer(false)).toBe(false)
   await admin.admin.createTable(SPAN, { families: ['f'], splits: SPAN_SPLITS })
   await admin.admin.createTable(RESHAPE, { families: ['f'], splits: ['b', 'd', 'f'] })
@@ -85,7 +85,7 @@ afterEach(stopRunningLoads)
 afterAll(async () => {
   if (report.length) console.log(`cluster client report:\n${report.join('\n')}`)
   try {
-    if (admin) await admin.admin.setBalancer(true) // as infra/hbase runs the cluster, for the next file
+    if (admin) await admin.admin.setBalancer(true) // as tools/dev-hbase runs the cluster, for the next file
   } finally {
     for (const c of [client, admin]) if (c) await c.destroy()
   }

@@ -19,8 +19,8 @@ const path = require('node:path')
 const fs = require('node:fs')
 const { execFile } = require('node:child_process')
 const { promisify } = require('node:util')
-const hbase = require('../../infra/hbase')
-const { isAlive } = require('../../infra/hbase/server-process')
+const hbase = require('../../tools/dev-hbase')
+const { isAlive } = require('../../tools/dev-hbase')
 const { startNode, waitForHttp } = require('../../bench/lib/processes')
 const { freePorts } = require('../support/ports')
 const { request } = require('../support/beacon')
@@ -140,7 +140,7 @@ test('`npm start` with BEACON_HBASE_REGIONSERVERS=3 serves from the cluster', as
     name: 'beacon',
     env: {
       ...ENV,
-      BEACON_HBASE_BOOTSTRAP: '', // the embedded default: infra/hbase with the env above
+      BEACON_HBASE_BOOTSTRAP: '', // the embedded default: tools/dev-hbase with the env above
       PORT: String(port),
       ADMIN_PORT: String(adminPort),
       HOST: '127.0.0.1',

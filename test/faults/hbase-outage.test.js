@@ -12,7 +12,7 @@
 // Runs on its own HBase instance so the shared one is never disturbed.
 
 const path = require('node:path')
-const hbase = require('../../infra/hbase')
+const hbase = require('../../tools/dev-hbase')
 const { startBeacon, request } = require('../support/beacon')
 const { createHBaseClient } = require('@beacon/hbase-client')
 const { startLoops, stopRunningLoads } = require('../support/load')

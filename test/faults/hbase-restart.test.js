@@ -5,7 +5,7 @@
 // disturbed; the instance is stopped and wiped afterwards.
 
 const path = require('node:path')
-const hbase = require('../../infra/hbase')
+const hbase = require('../../tools/dev-hbase')
 const { createHBaseClient, findCell } = require('@beacon/hbase-client')
 
 jest.setTimeout(15 * 60 * 1000)

@@ -1,7 +1,7 @@
 'use strict'
 
 // HBase slow rather than gone, the more common failure in production. Every RPC between beacon and
-// HBase goes through a delay proxy (infra/topology/delay-proxy.js): HBase advertises the proxy's
+// HBase goes through a delay proxy (tools/topology/delay-proxy.js): HBase advertises the proxy's
 // address (BEACON_HBASE_ADVERTISE_HOST), so the client's bootstrap, meta lookups, gets and
 // multi-puts all pay the delay, and so do HBase's own calls to its advertised address. Under load
 // the round trip goes healthy → 20 ms → 200 ms → 2 s → healthy:
@@ -14,8 +14,8 @@
 
 const path = require('node:path')
 const http = require('node:http')
-const hbase = require('../../infra/hbase')
-const { createDelayProxy } = require('../../infra/topology/delay-proxy')
+const hbase = require('../../tools/dev-hbase')
+const { createDelayProxy } = require('../../tools/topology')
 const { createHBaseClient } = require('@beacon/hbase-client')
 const { startBeacon, request } = require('../support/beacon')
 const { startLoops, stopRunningLoads } = require('../support/load')

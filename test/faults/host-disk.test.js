@@ -15,7 +15,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const hbase = require('../../infra/hbase')
+const hbase = require('../../tools/dev-hbase')
 const { startBeacon, request } = require('../support/beacon')
 const { startLoops, stopRunningLoads } = require('../support/load')
 const { until } = require('../support/until')

@@ -16,7 +16,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const hbase = require('../../infra/hbase')
+const hbase = require('../../tools/dev-hbase')
 const { startServerProcess } = require('../support/server-process')
 const { freePorts } = require('../support/ports')
 const { request } = require('../support/beacon')

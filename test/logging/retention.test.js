@@ -10,7 +10,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const hbase = require('../../infra/hbase')
+const hbase = require('../../tools/dev-hbase')
 const { startBeacon, request } = require('../support/beacon')
 const { runCli } = require('../support/cli')
 const { testClient, uniqueTable } = require('../support/hbase')

@@ -1,6 +1,6 @@
 'use strict'
 
-// The one 3-RegionServer HBase cluster (infra/hbase: ZooKeeper, an active and a backup master, 3
+// The one 3-RegionServer HBase cluster (tools/dev-hbase: ZooKeeper, an active and a backup master, 3
 // RegionServers, each its own JVM) that the cluster fault tests share within a jest run:
 // test/faults/hbase-cluster, hbase-cluster-client and hbase-chaos. A start costs ~40 s of this
 // 2-core machine, so a run starts it once, not once per file:
@@ -18,7 +18,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const hbase = require('../../infra/hbase')
+const hbase = require('../../tools/dev-hbase')
 const { createHBaseClient } = require('@beacon/hbase-client')
 const { until } = require('./until')
 
@@ -71,7 +71,7 @@ function clusterEnv (own = {}) {
 }
 
 /**
- * The shared cluster's infra/hbase options, with a file's own tables.
+ * The shared cluster's tools/dev-hbase options, with a file's own tables.
  * @param {Record<string, string>} [own] as for clusterEnv()
  * @returns {Readonly<Record<string, any>>}
  */
@@ -184,7 +184,7 @@ async function dropTables ({ options, bootstrap }, others = []) {
 /**
  * Waits until HBase's Java client sees an active master, the others as backups and nothing in
  * transition; then, if a kill had handed the active role to a backup, makes the first master the
- * active one again, as infra/hbase starts a cluster: stops the active one (SIGTERM: its ZooKeeper
+ * active one again, as tools/dev-hbase starts a cluster: stops the active one (SIGTERM: its ZooKeeper
  * node goes at once, and the first master takes over), starts it again as a backup, and waits
  * for that view again.
  * @param {Readonly<Record<string, any>>} options of the shared cluster

@@ -4,7 +4,7 @@
 // HBase only if this run's globalSetup started it, so a developer's running instance survives
 // `npm test` (in CI nothing runs beforehand, so it is always stopped).
 
-const hbase = require('../../infra/hbase')
+const hbase = require('../../tools/dev-hbase')
 const { discardIfClaimed } = require('./fault-cluster')
 
 module.exports = async () => {

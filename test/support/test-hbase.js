@@ -12,14 +12,14 @@ const crypto = require('node:crypto')
 const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
-const hbase = require('../../infra/hbase')
-const { withStartLock } = require('../../infra/hbase/server-process')
+const hbase = require('../../tools/dev-hbase')
+const { withStartLock } = require('../../tools/dev-hbase')
 
 const ROOT = path.resolve(__dirname, '..', '..')
 
 /**
  * The HBase instances a test starts for itself (the fault tests' own, those `npm run` scripts
- * start as children) run the light JVM profile (infra/hbase/jvm.js): they live minutes under paced
+ * start as children) run the light JVM profile (tools/dev-hbase/jvm.js): they live minutes under paced
  * load and are killed and restarted, where C1 and the serial collector take about half the CPU of
  * C2 and G1. Set in the environment, so that children inherit it; a profile chosen by the caller's
  * environment wins. The shared test HBase is not one of them (upTestHBase). Called by
@@ -87,7 +87,7 @@ const ENV_OF = {
 }
 
 /**
- * The environment that points a child process's infra/hbase (e.g. `npm run bench`) at the HBase
+ * The environment that points a child process's tools/dev-hbase (e.g. `npm run bench`) at the HBase
  * this test run uses (global-setup's choice), so that it never starts the default instance.
  * @returns {Record<string, string>}
  */

@@ -12,7 +12,7 @@
  * 5. the access-log pipeline drains, the server stops, and HBase's Java client dumps the access-log
  *    table: every 2xx of sample5 must be one row, found by its mark.
  *
- * The cluster itself (infra/hbase, BEACON_HBASE_REGIONSERVERS > 1, a backup master) is the
+ * The cluster itself (tools/dev-hbase, BEACON_HBASE_REGIONSERVERS > 1, a backup master) is the
  * caller's to start and wipe.
  */
 
@@ -20,7 +20,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const crypto = require('node:crypto')
 const { setTimeout: sleep } = require('node:timers/promises')
-const hbase = require('../../../infra/hbase')
+const hbase = require('../../../tools/dev-hbase')
 const { createHBaseClient } = require('@beacon/hbase-client')
 const { loadSettings } = require('../../../config')
 const { ACCESS_LOG_FAMILY, ACCESS_LOG_QUALIFIER } = require('../../../logging/access-log-layout')
@@ -45,7 +45,7 @@ const STUCK_MS = 75000
 
 /**
  * @param {object} options
- * @param {Readonly<Record<string, any>>} options.hbaseOptions infra/hbase options of a running cluster
+ * @param {Readonly<Record<string, any>>} options.hbaseOptions tools/dev-hbase options of a running cluster
  * @param {string[]} options.bootstrap its bootstrap list (as hbase.up() returned)
  * @param {number} options.durationMs how long the driver acts
  * @param {number} options.seed

@@ -10,7 +10,7 @@
  */
 
 const path = require('node:path')
-const hbase = require('../../../infra/hbase')
+const hbase = require('../../../tools/dev-hbase')
 const { runOpenLoop } = require('../open-loop')
 const { runChaos } = require('./index')
 const { chaosMarkdown } = require('./report')

@@ -11,10 +11,10 @@ const path = require('node:path')
 const readline = require('node:readline')
 const { spawn } = require('node:child_process')
 const { pathToFileURL } = require('node:url')
-const { ensureClasspath } = require('../../../infra/hbase/classpath')
-const { ensureToolCompiled, ensureCompiled } = require('../../../infra/hbase/tool')
-const { writeConfig } = require('../../../infra/hbase/site-config')
-const { javaBin, shortLivedJavaFlags } = require('../../../infra/hbase/jvm')
+const { ensureClasspath } = require('../../../tools/dev-hbase')
+const { ensureToolCompiled, ensureCompiled } = require('../../../tools/dev-hbase')
+const { writeConfig } = require('../../../tools/dev-hbase')
+const { javaBin, shortLivedJavaFlags } = require('../../../tools/dev-hbase')
 
 const SOURCE = path.join(__dirname, 'java', 'BeaconChaosWatch.java')
 const CLASS = 'BeaconChaosWatch'
@@ -27,9 +27,9 @@ const CLASS = 'BeaconChaosWatch'
  */
 
 /**
- * Compiles the watcher (against the instance's classpath and infra/hbase's tool classes, whose
+ * Compiles the watcher (against the instance's classpath and tools/dev-hbase's tool classes, whose
  * JSON helpers it uses) unless its class file is newer than its source and the classpath.
- * @param {Readonly<Record<string, any>>} opts infra/hbase options of the watched instance
+ * @param {Readonly<Record<string, any>>} opts tools/dev-hbase options of the watched instance
  * @returns {Promise<{ classpath: string, classesDir: string }>}
  */
 async function compileWatcher (opts) {
@@ -48,7 +48,7 @@ async function compileWatcher (opts) {
 
 /**
  * Starts the watcher and resolves once its first look arrived.
- * @param {Readonly<Record<string, any>>} opts infra/hbase options of the watched instance
+ * @param {Readonly<Record<string, any>>} opts tools/dev-hbase options of the watched instance
  * @param {{ intervalMs?: number, startTimeoutMs?: number }} [how]
  * @returns {Promise<{ looks: Look[], latest: () => Look,
  *   waitFor: (what: string, predicate: (look: Look) => boolean, timeoutMs: number) => Promise<Look>, stop: () => Promise<void> }>}

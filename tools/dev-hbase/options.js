@@ -48,7 +48,7 @@ const SPEC = {
   // How long ZooKeeper waits before it declares a silent server dead (HBase's default is 90 s).
   // ZooKeeper runs with tickTime 1 s and grants sessions of 2..20 ticks.
   zkSessionTimeoutMs: ['BEACON_HBASE_ZK_SESSION_TIMEOUT_MS', 10000, { parse: parseInteger, min: 2000, max: 20000 }],
-  // The JVMs' class-data archive (infra/hbase/cds.js), shared by every
+  // The JVMs' class-data archive (tools/dev-hbase/cds.js), shared by every
   // instance of the checkout; 'off' for none.
   cdsDir: ['BEACON_HBASE_CDS_DIR', path.join(REPO_ROOT, '.state', 'jvm-cds'), { parse: parseDirOrOff }],
   // The resolved classpath and the compiled tool classes, shared by every instance of the
@@ -68,7 +68,7 @@ const SPEC = {
 
 /**
  * Options for one HBase instance (standalone, or a cluster when regionServers > 1): explicit overrides, else environment, else defaults.
- * Every function in infra/hbase takes this object, so a second instance only needs another
+ * Every function in tools/dev-hbase takes this object, so a second instance only needs another
  * stateDir and other ports.
  * @param {Record<string, string|number>} [overrides] keys as in the returned object
  * @param {NodeJS.ProcessEnv} [env]

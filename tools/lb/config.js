@@ -6,7 +6,7 @@
  * access-log queue is saturated, and while it shuts down), with fast checks and retries so that
  * a host that dies costs its clients nothing but the requests it was answering.
  *
- * Pure: options in, text out (infra/lb/index.js writes and runs it).
+ * Pure: options in, text out (tools/lb/index.js writes and runs it).
  */
 
 /** Defaults, each the reason it is what it is. */
@@ -69,7 +69,7 @@ function haproxyConfig (options) {
   const server = (s) => `  server ${s.name} ${hostPort(s.host, s.port)} ` +
     `check${s.checkPort && s.checkPort !== s.port ? ` port ${s.checkPort}` : ''}`
   return [
-    '# written by infra/lb (beacon): edit the options, not this file',
+    '# written by tools/lb (beacon): edit the options, not this file',
     'global',
     `  nbthread ${o.threads}`,
     ...(o.maxconn ? [`  maxconn ${o.maxconn}`] : []),
@@ -126,7 +126,7 @@ function hostPort (host, port) {
 }
 
 function checkOptions (o) {
-  const bad = (what) => { throw new TypeError(`infra/lb: ${what}`) }
+  const bad = (what) => { throw new TypeError(`tools/lb: ${what}`) }
   for (const key of Object.keys(o)) {
     if (!Object.hasOwn(DEFAULTS, key) && !['listen', 'servers', 'statsSocket'].includes(key)) bad(`unknown option "${key}"`)
   }

@@ -47,7 +47,7 @@ function findHAProxy (env = process.env) {
     }
   }
   throw new Error(
-    `infra/lb: haproxy not found (looked at ${env.BEACON_HAPROXY ? `BEACON_HAPROXY=${looked[0]}` : looked.join(', ')}); install Debian's ` +
+    `tools/lb: haproxy not found (looked at ${env.BEACON_HAPROXY ? `BEACON_HAPROXY=${looked[0]}` : looked.join(', ')}); install Debian's ` +
       'package (apt-get install haproxy) or set BEACON_HAPROXY to the binary'
   )
 }
@@ -79,7 +79,7 @@ async function startLoadBalancer (options) {
   fs.mkdirSync(dir, { recursive: true })
   const statsSocket = path.join(path.resolve(dir), 'haproxy.sock')
   if (Buffer.byteLength(statsSocket) > 107) {
-    throw new Error(`infra/lb: the admin socket path ${statsSocket} is too long for a unix socket; use a shorter dir`)
+    throw new Error(`tools/lb: the admin socket path ${statsSocket} is too long for a unix socket; use a shorter dir`)
   }
   const configFile = path.join(dir, 'haproxy.cfg')
   fs.writeFileSync(configFile, haproxyConfig({ ...config, statsSocket }))
@@ -103,14 +103,14 @@ async function startLoadBalancer (options) {
     servers,
     async server (name) {
       const s = (await servers()).find((x) => x.name === name)
-      if (!s) throw new Error(`infra/lb: no server ${name} in the backend`)
+      if (!s) throw new Error(`tools/lb: no server ${name} in the backend`)
       return s
     },
     async waitFor (name, status, timeoutMs = 30000) {
       const t0 = Date.now()
       for (;;) {
         if ((await lb.server(name)).status === status) return Date.now() - t0
-        if (Date.now() - t0 > timeoutMs) throw new Error(`infra/lb: server ${name} not ${status} within ${timeoutMs} ms`)
+        if (Date.now() - t0 > timeoutMs) throw new Error(`tools/lb: server ${name} not ${status} within ${timeoutMs} ms`)
         await sleep(25)
       }
     },
@@ -128,15 +128,15 @@ async function startLoadBalancer (options) {
   // Up when the admin socket answers and every server has its first check result.
   const deadline = Date.now() + START_TIMEOUT_MS
   for (;;) {
-    if (spawnError) throw new Error(`infra/lb: could not start ${binary}: ${spawnError.message}`)
+    if (spawnError) throw new Error(`tools/lb: could not start ${binary}: ${spawnError.message}`)
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`infra/lb: haproxy exited (${child.signalCode || child.exitCode}) at start:\n${out.trim()}`)
+      throw new Error(`tools/lb: haproxy exited (${child.signalCode || child.exitCode}) at start:\n${out.trim()}`)
     }
     const stats = await servers().catch(() => null)
     if (stats && stats.every((s) => s.checkStatus && !s.checkStatus.startsWith('INI'))) return lb
     if (Date.now() > deadline) {
       await lb.stop()
-      throw new Error(`infra/lb: haproxy did not come up within ${START_TIMEOUT_MS} ms:\n${out.trim()}`)
+      throw new Error(`tools/lb: haproxy did not come up within ${START_TIMEOUT_MS} ms:\n${out.trim()}`)
     }
     await sleep(50)
   }

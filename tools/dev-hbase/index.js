@@ -5,8 +5,9 @@ const path = require('node:path')
 const { resolveOptions, REPO_ROOT } = require('./options')
 const { ensureClasspath, cachedClasspath } = require('./classpath')
 const { writeConfig } = require('./site-config')
-const { ensureToolCompiled, runTool } = require('./tool')
+const { ensureToolCompiled, ensureCompiled, runTool, toolJvmArgs } = require('./tool')
 const { cdsFiles } = require('./cds')
+const { javaBin, javaFlags, shortLivedJavaFlags } = require('./jvm')
 const { buildArchiveInBackground } = require('./cds-background')
 const { sampleConfig } = require('./sample-data')
 const { processesOf, processOf, bootstrapServers } = require('./processes')
@@ -295,4 +296,30 @@ async function waitServing (opts, proc, pid, timeoutMs) {
   }
 }
 
-module.exports = { resolveOptions, ensureClasspath, start, setupTables, up, down, kill, restart, wipe, status, inspectCluster, dumpTable }
+module.exports = {
+  resolveOptions,
+  ensureClasspath,
+  start,
+  setupTables,
+  up,
+  down,
+  kill,
+  restart,
+  wipe,
+  status,
+  inspectCluster,
+  dumpTable,
+  // What tests and the bench use beside the lifecycle: the Java tools and JVM flags, the sample
+  // config rows, a process's liveness and the start lock, the site files of an instance.
+  runTool,
+  ensureToolCompiled,
+  ensureCompiled,
+  toolJvmArgs,
+  javaBin,
+  javaFlags,
+  shortLivedJavaFlags,
+  sampleConfig,
+  writeConfig,
+  isAlive: server.isAlive,
+  withStartLock: server.withStartLock
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict'
 
-// node infra/lb/cli.js config|run — HAProxy in front of beacon's app hosts (see infra/topology/README.md).
+// node tools/lb/cli.js config|run — HAProxy in front of beacon's app hosts (see tools/topology/README.md).
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -9,7 +9,7 @@ const path = require('node:path')
 const { parseArgs } = require('node:util')
 const { startLoadBalancer, haproxyConfig } = require('./index')
 
-const USAGE = `usage: node infra/lb/cli.js <config|run> --listen HOST:PORT --server NAME=HOST:PORT[/ADMIN_PORT] [--server ...] [--dir DIR]
+const USAGE = `usage: node tools/lb/cli.js <config|run> --listen HOST:PORT --server NAME=HOST:PORT[/ADMIN_PORT] [--server ...] [--dir DIR]
   config   print the haproxy.cfg
   run      write it into DIR (default: a new temp dir), run haproxy in the foreground and print every
            change of a host's state, until SIGINT/SIGTERM

@@ -40,7 +40,7 @@ function shortLivedJavaFlags () {
 }
 
 /**
- * The flags of an HBase server JVM of the given profile (infra/hbase options, BEACON_HBASE_JVM):
+ * The flags of an HBase server JVM of the given profile (tools/dev-hbase options, BEACON_HBASE_JVM):
  * `server` runs long and hot (`npm start`, the bench); `light` is for instances a test starts,
  * kills and restarts within minutes under modest load, where C2's compilations and G1's threads
  * cost more CPU than the code they speed up gives back.

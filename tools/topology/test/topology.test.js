@@ -3,10 +3,10 @@
 const net = require('node:net')
 const crypto = require('node:crypto')
 const { execFileSync } = require('node:child_process')
-const { createTopology, resolveOptions, HOSTS } = require('../../infra/topology')
-const { createDelayProxy } = require('../../infra/topology/delay-proxy')
-const { DelayLine } = require('../../infra/topology/delay-line')
-const { roundTrip } = require('../../infra/topology/round-trip')
+const { createTopology, resolveOptions, HOSTS } = require('..')
+const { createDelayProxy } = require('../delay-proxy')
+const { DelayLine } = require('../delay-line')
+const { roundTrip } = require('../round-trip')
 
 // The test's own prefix and subnet, so that it never touches a topology a developer has up
 // (beacon_* on 198.18.0.0/24): down() only removes names with its prefix.
@@ -348,7 +348,7 @@ describe('network namespaces', () => {
     if (!availability.available) return expectLoopbackFallback(r, availability.reason)
     const server = await startEchoIn(topo, 'app')
     const proxy = track(topo.exec('mon', process.execPath, [
-      require.resolve('../../infra/topology/delay-proxy.js'),
+      require.resolve('../delay-proxy.js'),
       '--listen', `${topo.hostAddress('mon')}:0`, '--target', `${topo.hostAddress('app')}:${server.port}`, '--delay-ms', String(DELAY_MS)
     ], { stdio: ['ignore', 'pipe', 'pipe'] }))
     try {

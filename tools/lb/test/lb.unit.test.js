@@ -1,13 +1,13 @@
 'use strict'
 
-// infra/lb's pure parts: the haproxy.cfg it writes, the `show stat` parser, finding the binary.
+// tools/lb's pure parts: the haproxy.cfg it writes, the `show stat` parser, finding the binary.
 
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { haproxyConfig, DEFAULTS } = require('../../infra/lb/config')
-const { parseStatCsv } = require('../../infra/lb/stats')
-const { findHAProxy } = require('../../infra/lb')
+const { haproxyConfig, DEFAULTS } = require('../config')
+const { parseStatCsv } = require('../stats')
+const { findHAProxy } = require('..')
 
 const base = {
   listen: { host: '198.18.0.40', port: 4000 },

@@ -1,6 +1,6 @@
 'use strict'
 
-// infra/lb with the real haproxy (Debian's package) in front of two tiny HTTP servers on
+// tools/lb with the real haproxy (Debian's package) in front of two tiny HTTP servers on
 // loopback: round robin, /readyz health checks taking a host out and back, a refused host's
 // requests retried on the other, and start-up failures that say why. The beacon servers behind
 // it, crashes under load and the access log are test/faults/lb-failover.test.js.
@@ -9,8 +9,8 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const http = require('node:http')
-const { startLoadBalancer, DEFAULTS } = require('../../infra/lb')
-const { freePorts } = require('../support/ports')
+const { startLoadBalancer, DEFAULTS } = require('..')
+const { freePorts } = require('../../../test/support/ports')
 
 let dir
 const servers = {}

@@ -7,7 +7,7 @@ const HOSTS = Object.freeze(['app', 'mon', 'hbase'])
 
 /**
  * Hosts a topology has only when asked (`extraHosts`, BEACON_TOPOLOGY_EXTRA_HOSTS): a second app
- * host and a load balancer in front of both (infra/lb), for the app tier's scale-out.
+ * host and a load balancer in front of both (tools/lb), for the app tier's scale-out.
  */
 const OPTIONAL_HOSTS = Object.freeze(['app2', 'lb'])
 

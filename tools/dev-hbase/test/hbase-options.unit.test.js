@@ -3,10 +3,10 @@
 // The local HBase's options and process layout, standalone and cluster: pure functions, no JVM.
 
 const path = require('node:path')
-const { resolveOptions } = require('../../infra/hbase/options')
-const { processesOf, processOf, bootstrapServers } = require('../../infra/hbase/processes')
-const { siteProperties, zooCfg } = require('../../infra/hbase/site-config')
-const { configSplitKeys } = require('../../lib/toggles/store')
+const { resolveOptions } = require('../options')
+const { processesOf, processOf, bootstrapServers } = require('../processes')
+const { siteProperties, zooCfg } = require('../site-config')
+const { configSplitKeys } = require('../../../lib/toggles/store')
 
 const STATE = path.resolve('/tmp/beacon-hbase-options-test')
 
@@ -111,7 +111,7 @@ test('the config table is cut by the id\'s first digit, one region per RegionSer
 })
 
 describe('JVM profile (BEACON_HBASE_JVM)', () => {
-  const { javaFlags, serverJavaFlags, shortLivedJavaFlags } = require('../../infra/hbase/jvm')
+  const { javaFlags, serverJavaFlags, shortLivedJavaFlags } = require('../jvm')
 
   test('server by default: the JDK\'s own JIT and collector; light: C1 only and the serial collector', () => {
     expect(resolveOptions({ stateDir: STATE }, {}).jvm).toBe('server')

@@ -16,7 +16,7 @@ function adminCommand (socketPath, command, timeoutMs = 2000) {
   return new Promise((resolve, reject) => {
     const chunks = []
     const socket = net.connect(socketPath)
-    socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`infra/lb: no answer to "${command}" within ${timeoutMs} ms`)))
+    socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`tools/lb: no answer to "${command}" within ${timeoutMs} ms`)))
     socket.on('connect', () => socket.end(command + '\n'))
     socket.on('data', (c) => chunks.push(c))
     socket.on('error', reject)
@@ -33,7 +33,7 @@ function adminCommand (socketPath, command, timeoutMs = 2000) {
 function parseStatCsv (csv) {
   const lines = csv.split('\n').filter((l) => l.trim() !== '')
   if (!lines.length || !lines[0].startsWith('# ')) {
-    throw new Error(`infra/lb: not a "show stat" answer: ${JSON.stringify(csv.slice(0, 200))}`)
+    throw new Error(`tools/lb: not a "show stat" answer: ${JSON.stringify(csv.slice(0, 200))}`)
   }
   const fields = lines[0].slice(2).split(',')
   return lines.slice(1).map((line) => {

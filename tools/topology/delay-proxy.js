@@ -6,7 +6,7 @@
  * direction: the stand-in for `tc netem delay` on a kernel without sch_netem. Put it between the
  * load generator (in `mon`) and the server (in `app`) to emulate a cross-zone link:
  *
- *   node infra/topology/delay-proxy.js --listen 198.18.0.20:4000 --target 198.18.0.10:4000 --delay-ms 3.5
+ *   node tools/topology/delay-proxy.js --listen 198.18.0.20:4000 --target 198.18.0.10:4000 --delay-ms 3.5
  *
  * Every round trip through it costs 2 × delay. With `handshake` on (the default) the first bytes
  * of a connection also pay the TCP handshake a real link would cost (one more round trip), so
@@ -224,7 +224,7 @@ async function main (argv) {
     }
   })
   if (values.help || !values.target) {
-    console.error('usage: node infra/topology/delay-proxy.js --target HOST:PORT [--listen HOST:PORT] [--delay-ms 3.5] [--jitter-ms 0.5] ' +
+    console.error('usage: node tools/topology/delay-proxy.js --target HOST:PORT [--listen HOST:PORT] [--delay-ms 3.5] [--jitter-ms 0.5] ' +
       '[--no-handshake] [--timer-only]')
     return 2
   }

@@ -1,19 +1,19 @@
 #!/usr/bin/env node
 'use strict'
 
-// node infra/topology/cli.js up|down|status|env|exec — the three benchmark hosts as network namespaces.
+// node tools/topology/cli.js up|down|status|env|exec — the three benchmark hosts as network namespaces.
 
 const { parseArgs } = require('node:util')
 const topology = require('./index')
 
-const USAGE = `usage: node infra/topology/cli.js <command>
+const USAGE = `usage: node tools/topology/cli.js <command>
   up [--fallback] [--no-verify]   create beacon_app, beacon_mon, beacon_hbase on ${'$'}BEACON_TOPOLOGY_SUBNET and check TCP between them
                                   (BEACON_TOPOLOGY_EXTRA_HOSTS=app2,lb adds a second app host and a load-balancer host)
                                   (--fallback: if namespaces are unavailable, say so and exit 0: everything runs on loopback,
                                   127.0.0.1, and 127.0.0.11 / 127.0.0.40 for app2 / lb)
   down [--force]                  remove every beacon_ namespace and link (--force: SIGTERM processes still inside)
   status                          what exists now
-  env                             shell exports with the host addresses:  eval "$(node infra/topology/cli.js env)"
+  env                             shell exports with the host addresses:  eval "$(node tools/topology/cli.js env)"
   exec <app|mon|hbase|app2|lb> -- <command> [args...]
                                   run a command inside a host's namespace (pinned with taskset if BEACON_PIN_<HOST> is set)`
 
@@ -41,7 +41,7 @@ const COMMANDS = {
     if (r.verified.length) {
       log(`  TCP round trips: ${r.verified.map((v) => `${v.from}->${v.to} ${v.rttMs.toFixed(2)} ms`).join(', ')}`)
     }
-    log(`  netem: ${r.netem.available ? 'available' : `unavailable (${r.netem.reason}); use infra/topology/delay-proxy.js for latency`}`)
+    log(`  netem: ${r.netem.available ? 'available' : `unavailable (${r.netem.reason}); use tools/topology/delay-proxy.js for latency`}`)
     return 0
   },
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 'use strict'
 
-// node infra/hbase/cli.js up|down|kill|restart|wipe|status — a local HBase for dev and tests:
+// node tools/dev-hbase/cli.js up|down|kill|restart|wipe|status — a local HBase for dev and tests:
 // standalone, or with BEACON_HBASE_REGIONSERVERS=N a cluster (ZooKeeper, master(s), N RegionServers).
 
 const hbase = require('./index')
 
-const USAGE = `usage: node infra/hbase/cli.js <command> [target]
+const USAGE = `usage: node tools/dev-hbase/cli.js <command> [target]
   up                     start (or complete) the instance, create tables, seed; wait until served
   down                   orderly shutdown (cluster shutdown, then SIGTERM; SIGKILL after 60 s)
   kill [target]          SIGKILL every JVM, or one of a cluster

@@ -6,7 +6,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { startBeacon, request } = require('../support/beacon')
 
-const dashboard = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'infra', 'monitoring', 'grafana-dashboard.json'), 'utf8'))
+const dashboard = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'tools', 'monitoring', 'grafana-dashboard.json'), 'utf8'))
 
 test('every metric in the Grafana dashboard exists in a live /metrics', async () => {
   const app = await startBeacon()

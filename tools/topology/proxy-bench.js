@@ -4,7 +4,7 @@
 /**
  * How much the delay proxy adds, and how exact its delay is, on loopback:
  *
- *   node infra/topology/proxy-bench.js [--trips 2000] [--delay-ms 3.5] [--out FILE.json]
+ *   node tools/topology/proxy-bench.js [--trips 2000] [--delay-ms 3.5] [--out FILE.json]
  *
  * 1. Small request/response round trips (64 bytes each way) on one kept-alive connection to an
  *    echo server: direct, through the proxy at 0 ms, at the delay (precise and timer-only), and

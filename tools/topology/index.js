@@ -340,7 +340,7 @@ function createTopology (overrides = {}, io = {}) {
     const argv = [...(h.pin ? [tasksetPath, '-c', h.pin] : []), command, ...args]
     if (mode === 'loopback') return spawn(argv[0], argv.slice(1), spawnOptions)
     if (!fs.existsSync(path.join(NETNS_DIR, h.netns))) {
-      throw new Error(`topology: namespace ${h.netns} does not exist; run \`node infra/topology/cli.js up\` first`)
+      throw new Error(`topology: namespace ${h.netns} does not exist; run \`node tools/topology/cli.js up\` first`)
     }
     // `ip netns exec` execs the command, so the ChildProcess pid is the command's own pid.
     return spawn(ipPath, ['netns', 'exec', h.netns, ...argv], spawnOptions)

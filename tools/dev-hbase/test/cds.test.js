@@ -1,18 +1,18 @@
 'use strict'
 
-// The HBase JVMs' class-data archive (infra/hbase/cds.js), built by a real `java -Xshare:dump`
+// The HBase JVMs' class-data archive (tools/dev-hbase/cds.js), built by a real `java -Xshare:dump`
 // from crafted class lists and mapped by a real JVM.
 
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { execFileSync } = require('node:child_process')
-const hbase = require('../../infra/hbase')
-const { cachedClasspath } = require('../../infra/hbase/classpath')
-const { cdsFiles, cdsFlags, ensureArchive } = require('../../infra/hbase/cds')
-const { buildArchiveInBackground } = require('../../infra/hbase/cds-background')
-const { until } = require('../support/until')
-const { javaBin, javaFlags } = require('../../infra/hbase/jvm')
+const hbase = require('..')
+const { cachedClasspath } = require('../classpath')
+const { cdsFiles, cdsFlags, ensureArchive } = require('../cds')
+const { buildArchiveInBackground } = require('../cds-background')
+const { until } = require('../../../test/support/until')
+const { javaBin, javaFlags } = require('../jvm')
 
 const testOptions = (overrides) => hbase.resolveOptions({ ...JSON.parse(process.env.BEACON_TEST_HBASE_OPTIONS || '{}'), ...overrides })
 
