@@ -16,10 +16,13 @@ const { until } = require('../support/until')
 const TOKEN = 'test-token-0123456789'
 const ID = `sse${process.pid}`
 const CONFIG_TABLE = uniqueTable('cfg')
-// Other hosts poll the change feed; 200 ms keeps this file short. The bound under test is the
-// product's (a change heard within 1 s), not the poll's.
+// Host B polls the change feed; 200 ms keeps this file short. The bound under test is the
+// product's (a change heard within 1 s), not the poll's. Every change is made on host A, which
+// hears its own at once and polls nothing: a poll would hear each of them a second time and
+// re-read the id, at a moment no test chooses.
 const POLL_MS = 200
-const hbase = { configTable: CONFIG_TABLE, controlPollMs: POLL_MS }
+const hbaseA = { configTable: CONFIG_TABLE, controlPollMs: 0 }
+const hbaseB = { configTable: CONFIG_TABLE, controlPollMs: POLL_MS }
 let hostA
 let hostB
 const streams = []
@@ -30,8 +33,8 @@ beforeAll(async () => {
   await admin.close()
   const endpoints = { sample3: { ofrep: { maxStreams: 3, heartbeatMs: 300 } } }
   ;[hostA, hostB] = await Promise.all([
-    startBeacon({ env: { BEACON_ADMIN_TOKEN: TOKEN }, overrides: { hbase, endpoints } }),
-    startBeacon({ overrides: { hbase, endpoints } })
+    startBeacon({ env: { BEACON_ADMIN_TOKEN: TOKEN }, overrides: { hbase: hbaseA, endpoints } }),
+    startBeacon({ overrides: { hbase: hbaseB, endpoints } })
   ])
 })
 
