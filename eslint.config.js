@@ -13,7 +13,7 @@ const LONG_ONLY_BY_ONE_STRING = String.raw`^(?=.{0,300}$)(?!\s*(?:\*|//|/\*))[^'
 module.exports = [
   ...neostandard({
     env: ['node', 'jest'],
-    ignores: ['node_modules/**', '.state/**', 'coverage/**', 'test-output/**', 'bench/results/**', 'tools/dev-hbase/java/**']
+    ignores: ['node_modules/**', '.state/**', 'coverage/**', 'test-output/**', 'tools/bench/results/**', 'tools/dev-hbase/java/**']
   }),
   {
     rules: {

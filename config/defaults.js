@@ -60,7 +60,7 @@ const EVENT_DEFAULTS = { maxEvents: 20, maxBodyBytes: 8192, gif: true }
  * bounded work per request. No API key unless `apiKeysEnv` names the variable that holds them.
  *
  * The change stream (GET /api/<name>/changes): at most `maxStreams` open at once per worker (0:
- * no stream), what bench/sse.js measured one worker to hold at a small cost; heartbeats well
+ * no stream), what tools/bench/sse.js measured one worker to hold at a small cost; heartbeats well
  * inside the idle timeouts of common proxies and load balancers; and OFREP's own default for
  * how long a hidden page keeps its stream open (`inactivityDelaySec`).
  */
@@ -181,7 +181,7 @@ const DEFAULTS = {
     controlPollMs: 500,
     // config reads (multi-gets) each endpoint may have out at once; ids asked for meanwhile
     // queue and go together in the next one, so batches grow with the load. HBase spends about
-    // as much CPU on one RPC as on 5-7 rows of a multi-get (bench/results/hbase-client-java-*).
+    // as much CPU on one RPC as on 5-7 rows of a multi-get (tools/bench/results/hbase-client-java-*).
     configReadsInFlight: 2,
     // how long a config read waits after its first id for more to join it (0: the next turn of
     // the event loop)

@@ -16,7 +16,7 @@ const DEFAULT_LOG_REGIONS = 8
 
 /**
  * How HBase stores the log's family on disk: the attributes `hbase:up` creates the table with
- * (an existing table keeps its own). GZ alone: chosen from bench/log-bytes.js's figures
+ * (an existing table keeps its own). GZ alone: chosen from tools/bench/log-bytes.js's figures
  * (docs/access-log.md, "Size on disk"); it needs no codec beyond HBase's own, so any HBase reads
  * the tables, and a block encoding saves next to nothing once the blocks are compressed.
  */

@@ -15,7 +15,7 @@ const CLIENT_NAME = require(path.join(ROOT, CLIENT, 'package.json')).name
 const PRODUCT = ['server.js', 'api', 'lib/toggles', 'lib/shared', 'logging', 'config', 'bin']
 // The one module of the product that may load a tool: the dev HBase `npm start` runs.
 const HOOK = 'config/embedded-hbase.js'
-const TOOLS = ['tools/dev-hbase', 'tools/topology', 'tools/lb']
+const TOOLS = ['tools/dev-hbase', 'tools/topology', 'tools/lb', 'tools/bench']
 
 /** Which top-level areas each area may import (besides itself, node: and npm packages). */
 const ALLOWED = {
@@ -33,7 +33,7 @@ const ALLOWED = {
   'tools/dev-hbase': ['lib', 'logging', 'config', 'tools/topology'],
   'tools/topology': [],
   'tools/lb': [],
-  bench: ['lib', 'logging', 'config', 'api', 'tools']
+  'tools/bench': ['lib', 'logging', 'config', 'api', 'tools']
 }
 
 function areaOf (file) {
@@ -57,7 +57,7 @@ function * sourceFiles (dir) {
 
 const files = [
   path.join(ROOT, 'server.js'),
-  ...['api', 'lib', 'logging', 'config', 'bin', 'bench', path.join(CLIENT, 'lib'), ...TOOLS]
+  ...['api', 'lib', 'logging', 'config', 'bin', path.join(CLIENT, 'lib'), ...TOOLS]
     .flatMap((d) => [...sourceFiles(path.join(ROOT, d))])
 ]
 const requiresOf = (file) => [...fs.readFileSync(file, 'utf8').matchAll(/require\(\s*'([^']*)'\s*\)/g)].map((m) => m[1])
@@ -130,7 +130,7 @@ test('no source file is over 400 lines', () => {
 })
 
 test('the unit tier needs no JVM: no *.unit.test.js reaches HBase or the server', () => {
-  const JVM = ['support/hbase', 'support/beacon', 'support/server-process', 'tools/dev-hbase', 'bench/run', 'server.js']
+  const JVM = ['support/hbase', 'support/beacon', 'support/server-process', 'tools/dev-hbase', 'tools/bench/run', 'server.js']
   const unitFiles = [CLIENT, ...TOOLS].filter((d) => fs.existsSync(path.join(ROOT, d, 'test')))
     .reduce((all, d) => [...all, ...sourceFiles(path.join(ROOT, d, 'test'))], [...sourceFiles(path.join(ROOT, 'test'))])
     .filter((f) => f.endsWith('.unit.test.js'))

@@ -1,7 +1,7 @@
 'use strict'
 
 // Every relative link of the documentation resolves: README.md, every page under docs/,
-// packages/hbase-client/README.md, bench/'s and tools/' READMEs and the result pages in bench/results/.
+// packages/hbase-client/README.md, the tools' READMEs and the result pages in tools/bench/results/.
 // A link `[text](path)` or `[text](path#anchor)` (and an image, and a
 // reference definition `[id]: path`) must name a file or folder of this repository, and an anchor
 // into a markdown page (or `#anchor` alone, into the same page) must be one of that page's
@@ -27,7 +27,6 @@ const FILES = [
   path.join(ROOT, 'README.md'),
   ...markdownUnder(path.join(ROOT, 'docs')),
   path.join(ROOT, 'packages', 'hbase-client', 'README.md'),
-  ...markdownUnder(path.join(ROOT, 'bench')),
   ...markdownUnder(path.join(ROOT, 'tools')).filter((f) => !f.includes(`${path.sep}java${path.sep}`))
 ]
 

@@ -21,9 +21,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { setTimeout: sleep } = require('node:timers/promises')
-const { runChaos } = require('../../bench/lib/chaos')
-const { chaosMarkdown } = require('../../bench/lib/chaos/report')
-const { KINDS } = require('../../bench/lib/chaos/plan')
+const { runChaos, chaosMarkdown, CHAOS_KINDS: KINDS } = require('../../tools/bench')
 const { startLoops, stopRunningLoads } = require('../support/load')
 const { request } = require('../support/beacon')
 const { freePorts } = require('../support/ports')
@@ -61,7 +59,7 @@ afterAll(async () => {
 
 afterEach(stopRunningLoads)
 
-/** @type {import('../../bench/lib/chaos').StartLoad} */
+/** @type {import('../../tools/bench').StartLoad} */
 function closedLoops ({ url, ids, nextMark, record }) {
   const endpoints = ['sample2', 'sample3', 'sample5']
   return startLoops({

@@ -26,7 +26,7 @@ const { MINUTE_MS, minuteOf, PARTITIONS } = require('../../logging/rollup/layout
 const { markedMinutes, parkedMinutes } = require('../../logging/rollup/read')
 const { SINK_DEFAULTS, DEFAULTS } = require('../../config/defaults')
 const { runTool, ensureToolCompiled } = require('../../tools/dev-hbase')
-const { hfileBytes } = require('../../bench/lib/hfile-bytes')
+const { hfileBytes } = require('../../tools/bench')
 const { ACCESS_LOG_FAMILY } = require('../../logging/access-log-layout')
 const { ROLLUP_FAMILY } = require('../../logging/rollup/layout')
 

@@ -1,7 +1,7 @@
 'use strict'
 
 const path = require('node:path')
-const { startNode, waitForHttp } = require('../../bench/lib/processes')
+const { startNode, waitForHttp } = require('../../tools/bench')
 const { bootstrap } = require('./hbase')
 
 /**

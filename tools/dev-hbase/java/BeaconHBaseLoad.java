@@ -23,7 +23,7 @@ import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.util.Bytes;
 
 /**
- * The workloads of bench/hbase-client.js, sent by HBase's own Java client (AsyncConnection, one
+ * The workloads of tools/bench/hbase-client.js, sent by HBase's own Java client (AsyncConnection, one
  * connection per server, calls multiplexed on it as beacon's client does), so the bench can
  * compare what each client costs the HBase server. Reaches HBase the way beacon's client does:
  * through the RPC bootstrap registry (--bootstrap host:port,...), no ZooKeeper.
@@ -41,7 +41,7 @@ import org.apache.hadoop.hbase.util.Bytes;
  *   --rows --concurrency --multi-get --batch --inflight --buckets
  */
 public final class BeaconHBaseLoad {
-  // The qualifiers bench/hbase-client.js writes.
+  // The qualifiers tools/bench/hbase-client.js writes.
   private static final byte[] CONFIG_QUALIFIER = Bytes.toBytes("json");
   private static final byte[] LOG_QUALIFIER = Bytes.toBytes("e");
 
@@ -161,7 +161,7 @@ public final class BeaconHBaseLoad {
         String ts = String.valueOf(now);
         String key = (bucket < 16 ? "0" : "") + Integer.toHexString(bucket) + "0".repeat(Math.max(0, 13 - ts.length())) + ts + "j" + worker + "-" + i;
         String entry = "{\"ts\":" + now + ",\"endpoint\":\"sample5\",\"id\":\"" + (1 + (i % 10000))
-            + "\",\"status\":200,\"ms\":0.31,\"ip\":\"127.0.0.1\",\"ua\":\"bench/1.0\",\"ref\":\"http://example.test/page\"}";
+            + "\",\"status\":200,\"ms\":0.31,\"ip\":\"127.0.0.1\",\"ua\":\"tools/bench/1.0\",\"ref\":\"http://example.test/page\"}";
         puts.add(new Put(Bytes.toBytes(key)).addColumn(logFamily, LOG_QUALIFIER, Bytes.toBytes(entry)));
       }
       List<CompletableFuture<Void>> each = log.put(puts);
@@ -239,7 +239,7 @@ public final class BeaconHBaseLoad {
         + ",\"maxMs\":" + ms(lat[lat.length - 1]) + ",\"elapsedMs\":" + ms(elapsedNs) + extra + "}";
   }
 
-  // Nearest rank, as bench/lib/machine.js's percentile().
+  // Nearest rank, as tools/bench/lib/machine.js's percentile().
   private static long percentile(long[] sorted, int p) {
     int rank = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
     return sorted[Math.min(sorted.length - 1, Math.max(0, rank))];

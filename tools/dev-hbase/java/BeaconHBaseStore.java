@@ -13,7 +13,7 @@ import org.apache.hadoop.hbase.client.ConnectionFactory;
 
 /**
  * What a table's store files go through, one JVM run each, printing a one-line JSON summary
- * (bench/log-bytes.js measures the RegionServer's CPU around each step):
+ * (tools/bench/log-bytes.js measures the RegionServer's CPU around each step):
  *
  * flush: writes every memstore of the table to HFiles; returns when done.
  * compact: asks for a major compaction of every region and waits until each region has been

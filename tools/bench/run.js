@@ -1,0 +1,259 @@
+'use strict'
+
+/**
+ * `npm run bench` — the seed's protocol and the other load shapes against our server:
+ *
+ * - seed: per endpoint a warm-up, then N closed-loop runs of D seconds at C connections
+ *   (autocannon), the second-best reported; a bare node:http baseline in the same run;
+ * - cpu: CPU µs per request of each endpoint and of the baseline, at a fixed rate and at
+ *   saturation, median of several rounds (tools/bench/lib/cpu.js); with the seed's table, it opens
+ *   the report;
+ * - sweep: open-loop constant rates rising until the server breaks, and the knee;
+ * - vus, cross-zone, connections, mixed, lb (app hosts behind HAProxy): see tools/bench/lib/scenarios.js;
+ * - chaos: a 3-RegionServer cluster of its own under load while a seeded driver kills, restarts,
+ *   moves and splits (tools/bench/lib/chaos/); full runs and `--scenario chaos` only;
+ * - access-log completeness over everything sent (lost: N), and the server-side view (CPU per
+ *   1k requests, peak RSS) of every run.
+ *
+ * Topology: HBase, server and load generator in the netns hosts of tools/topology when available
+ * (`--topology auto`, the default of a full run), else on loopback (the default of `--quick`).
+ * `npm run bench -- --help` lists the options.
+ */
+
+const fs = require('node:fs')
+const path = require('node:path')
+const { createHBaseClient } = require('@beacon/hbase-client')
+const { accessLogSplitKeys } = require('../../logging/access-log-layout')
+const { loadSettings } = require('../../config')
+const { countLines } = require('../../logging/file-sink')
+const { describeMachine, timestampForFile } = require('./lib/machine')
+const { withRatios, markdownReport } = require('./lib/report')
+const { leadSection } = require('./lib/cpu-report')
+const { buildCharts } = require('./lib/charts')
+const { parseOptions } = require('./lib/options')
+const { createEnvironment } = require('./lib/environment')
+const { resolveOptions: resolveHBaseOptions } = require('../dev-hbase')
+const scenarios = require('./lib/scenarios')
+
+const ROOT = path.join(__dirname, '..', '..')
+const SIGNALS = /** @type {const} */ (['SIGINT', 'SIGTERM'])
+const log = (line) => process.stderr.write(line + '\n')
+
+/** Concurrent config reads for `seconds`, so HBase's JIT is warm before anything is measured. */
+async function warmHBase (client, table, seconds, idRange) {
+  const until = Date.now() + seconds * 1000
+  let reads = 0
+  await Promise.all(Array.from({ length: 32 }, async () => {
+    while (Date.now() < until) {
+      const ids = Array.from({ length: 8 }, () => String(1 + Math.floor(Math.random() * idRange)))
+      await client.multiGet(table, ids)
+      reads += ids.length
+    }
+  }))
+  return reads
+}
+
+/** Polls until the access-log count reaches `expected` (or stops moving), bounded. */
+async function settleCount (count, expected, timeoutMs = 60000) {
+  const deadline = Date.now() + timeoutMs
+  let last = -1
+  let stableSince = Date.now()
+  for (;;) {
+    const n = await count()
+    if (n >= expected) return n
+    if (n !== last) {
+      last = n
+      stableSince = Date.now()
+    }
+    if (Date.now() > deadline || Date.now() - stableSince > 15000) return n
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+}
+
+/** Every 2xx must have left exactly one access-log entry: sets `lost` and `duplicates`. */
+async function checkCompleteness (endpoints, ledger, names, settings, client) {
+  for (const name of names) {
+    const sinks = settings.endpoints[name].accessLog
+    if (!sinks.length || !endpoints[name]) continue
+    const found = {}
+    for (const sinkName of sinks) {
+      const sink = settings.logSinks[sinkName]
+      // Other endpoints may share a sink: count what all its writers were answered.
+      const writers = Object.keys(ledger).filter((n) => settings.endpoints[n] && settings.endpoints[n].accessLog.includes(sinkName))
+      const expected = writers.reduce((n, w) => n + ledger[w].ok, 0)
+      const upper = writers.reduce((n, w) => n + ledger[w].sent, 0)
+      found[sinkName] = sink.type === 'file'
+        ? await settleCount(async () => countLines(path.dirname(sink.path)), expected)
+        : await settleCount(() => client.count(sink.table), expected)
+      // Responses in flight when an autocannon run stopped were logged but not counted, so the
+      // count may exceed the 2xx seen, by at most the requests sent and not counted.
+      endpoints[name].lost = Math.max(0, expected - found[sinkName])
+      endpoints[name].duplicates = Math.max(0, found[sinkName] - upper)
+    }
+    log(`${name}: 2xx seen ${ledger[name].ok}, sent ${ledger[name].sent}; access-log entries ` +
+      `${JSON.stringify(found)}; lost: ${endpoints[name].lost}, duplicates: ${endpoints[name].duplicates}`)
+  }
+}
+
+/**
+ * The scenarios that share one environment (HBase, the server cluster, load workers; see
+ * lib/environment.js), in order, then the access-log completeness check; fills `report`.
+ * @param {Readonly<Record<string, any>>} params
+ * @param {string[]} list scenario names
+ * @param {Record<string, any>} report
+ * @param {{ stamp: string, stateDir: string }} run
+ */
+async function runSharedScenarios (params, list, report, { stamp, stateDir }) {
+  const accessLogTable = `beacon_bench_access_log_${stamp.replace(/-/g, '').replace('T', '_')}_${process.pid}`
+  const durableTable = `${accessLogTable}_durable`
+  const noRollupTable = `${accessLogTable}_norollup`
+  // Endpoints declared for the bench only: the mixed scenario's (like sample3, so it starts
+  // cold) and sample5 with the access-log sink in durable mode (write-ahead log before each
+  // answer), on a table of its own so its completeness is counted apart: the cost of durability.
+  const configFile = path.join(stateDir, 'bench-config.json')
+  fs.writeFileSync(configFile, JSON.stringify({
+    logSinks: {
+      [scenarios.DURABLE_SINK]: { type: 'hbase', table: durableTable, durable: true },
+      // sample5's sink without rollups (the cpu scenario's sample5_norollup): what rollups cost.
+      [scenarios.NO_ROLLUP_SINK]: { type: 'hbase', table: noRollupTable, rollups: false }
+    },
+    endpoints: {
+      [scenarios.MIXED_ENDPOINT]: { source: 'hbase', cache: 'lru', accessLog: [], cacheControl: 'public, max-age=30' },
+      [scenarios.DURABLE_ENDPOINT]: { source: 'hbase', cache: 'lru', accessLog: [scenarios.DURABLE_SINK], cacheControl: 'no-cache' },
+      [scenarios.NO_ROLLUP_ENDPOINT]: { source: 'hbase', cache: 'lru', accessLog: [scenarios.NO_ROLLUP_SINK], cacheControl: 'no-cache' }
+    }
+  }))
+
+  const env = await createEnvironment({
+    topology: params.topology,
+    workers: params.workers,
+    port: params.port,
+    keepHBase: params.keepHBase,
+    // The lb scenario's second app host and HAProxy get hosts of their own.
+    extraHosts: params.scenarios.includes('lb') ? ['app2', 'lb'] : [],
+    log,
+    env: {
+      BEACON_STATE_DIR: stateDir,
+      BEACON_ACCESS_LOG_TABLE: accessLogTable,
+      BEACON_ACCESS_ROLLUPS: '1',
+      BEACON_LOG_LEVEL: 'warn',
+      BEACON_CONFIG_FILE: configFile
+    }
+  })
+  // Ended early (Ctrl-C, a budget's kill): the server cluster, baseline and load workers go too.
+  const onSignal = (/** @type {string} */ signal) => {
+    log(`bench: ${signal}: stopping what it started`)
+    env.close().finally(() => process.exit(130))
+  }
+  for (const signal of SIGNALS) process.once(signal, onSignal)
+  const client = createHBaseClient({ bootstrap: env.bootstrap })
+  report.machine = describeMachine({ hbaseVersion: env.hbaseOptions.version, ...env.describe() })
+  const ledger = {}
+  try {
+    for (const table of [accessLogTable, durableTable, noRollupTable]) {
+      await client.admin.createTable(table, { families: ['l'], splits: accessLogSplitKeys() })
+    }
+    const settings = loadSettings({ env: { ...process.env, ...env.serverEnv } })
+    log(`warming HBase for ${params.hbaseWarmupSeconds} s…`)
+    log(`HBase warm-up: ${await warmHBase(client, settings.hbase.configTable, params.hbaseWarmupSeconds, params.idRange)} reads`)
+    await env.refreshHBasePid()
+    const names =
+      params.endpoints ||
+      Object.keys(settings.endpoints).filter((n) => n !== scenarios.MIXED_ENDPOINT && n !== scenarios.NO_ROLLUP_ENDPOINT)
+    for (const n of names) if (!settings.endpoints[n]) throw new Error(`bench: unknown endpoint ${n}`)
+    const server = await env.startServer(`/api/${names[0]}.js?id=1`)
+    const ctx = {
+      env,
+      params,
+      names,
+      settings,
+      server,
+      log,
+      ledger: (endpoint, r) => {
+        const l = (ledger[endpoint] ??= { ok: 0, sent: 0 })
+        l.ok += r.ok
+        l.sent += r.sent
+      }
+    }
+    for (const name of list) {
+      log(`— scenario ${name} —`)
+      const result = await scenarios[name](ctx)
+      if (name === 'seed') {
+        report.endpoints = withRatios(result.endpoints, 'sample1')
+        report.baseline = result.baseline
+      } else {
+        report.scenarios[name] = result
+      }
+    }
+    try {
+      await checkCompleteness(report.endpoints, ledger, names, settings, client)
+    } catch (err) {
+      // The measurements stand without the count: the report says it was not made, and why.
+      report.completenessError = err.message
+      log(`bench: access-log entries not counted: ${err.message}`)
+    }
+  } finally {
+    for (const signal of SIGNALS) process.removeListener(signal, onSignal)
+    // The tables go first: closing the environment stops an HBase the bench started (then each
+    // delete would wait out the admin timeout, 2 minutes).
+    for (const table of [accessLogTable, durableTable, noRollupTable]) await client.admin.deleteTable(table).catch(() => {})
+    await client.close()
+    await env.close()
+  }
+}
+
+async function main () {
+  const params = parseOptions(process.argv.slice(2))
+  if (params.help) {
+    console.log(params.help)
+    return
+  }
+  const started = new Date()
+  const stamp = timestampForFile(started)
+  const stateDir = path.join(ROOT, '.state', 'bench', `${stamp}-${process.pid}`)
+  fs.mkdirSync(stateDir, { recursive: true })
+  const report = {
+    date: started.toISOString(),
+    machine: null,
+    parameters: params,
+    endpoints: {},
+    baseline: null,
+    scenarios: {}
+  }
+  // Scenarios with an HBase cluster and server of their own run last, outside the environment.
+  const own = params.scenarios.filter((name) => scenarios.OWN_CLUSTER.includes(name))
+  const shared = params.scenarios.filter((name) => !own.includes(name))
+  if (shared.length) await runSharedScenarios(params, shared, report, { stamp, stateDir })
+  else {
+    report.machine = describeMachine({
+      hbaseVersion: resolveHBaseOptions().version,
+      topology: 'loopback (only scenarios with an HBase cluster of their own)',
+      netem: 'not applicable'
+    })
+  }
+  for (const name of own) {
+    log(`— scenario ${name} —`)
+    report.scenarios[name] = await scenarios[name]({ params, log, stateDir })
+  }
+
+  const out = params.out ? path.resolve(params.out) : path.join(__dirname, 'results', `${stamp}-${params.label}.json`)
+  const base = out.replace(/\.json$/, '')
+  fs.mkdirSync(path.dirname(out), { recursive: true })
+  report.charts = {}
+  for (const [name, svg] of Object.entries(buildCharts(report))) {
+    fs.writeFileSync(`${base}-${name}.svg`, svg)
+    report.charts[name] = path.basename(`${base}-${name}.svg`)
+  }
+  fs.writeFileSync(out, JSON.stringify(report, null, 2) + '\n')
+  const md = markdownReport(report, { lead: leadSection(report), skip: ['cpu'] })
+  fs.writeFileSync(`${base}.md`, md)
+  fs.rmSync(stateDir, { recursive: true, force: true })
+  console.log(md)
+  log(`written: ${out}, ${base}.md and ${Object.keys(report.charts).length} chart(s)`)
+  if (report.completenessError) process.exitCode = 1
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})
