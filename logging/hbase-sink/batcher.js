@@ -131,7 +131,7 @@ class Batcher {
     }
     this.inFlight.add(items)
     this.inFlightEntries += items.length
-    ledger.batches++
+    ledger.batchSent()
     const results = await putRecords(opts, items, this.writeAhead)
     this.inFlight.delete(items)
     let ok = 0

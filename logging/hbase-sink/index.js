@@ -142,14 +142,14 @@ function createHBaseSink (options) {
    */
   function write (entry) {
     if (closing) {
-      ledger.rejectedAfterClose++
+      ledger.rejectAfterClose()
       return
     }
     let value
     try {
       value = serializeEntry(entry)
     } catch {
-      ledger.invalid++ // not serializable (a BigInt, a cycle): counted, never thrown
+      ledger.rejectInvalid() // counted, never thrown
       return
     }
     ledger.accept()

@@ -9,7 +9,7 @@ const SHED_REASONS = Object.freeze(['overload', 'journal_full', 'disk_full', 'wr
 /**
  * The HBase sink's accounting: every entry the sink took is in exactly one place, and each move
  * from one place to another is one named transition here (the batcher, the replayer and the sink
- * call them; nothing else writes these numbers). At every instant:
+ * call them; the numbers are private, so nothing else can write them). At every instant:
  *
  *   accepted + claimed == written + pending + journaled + shed + corrupt
  *
@@ -24,54 +24,80 @@ const SHED_REASONS = Object.freeze(['overload', 'journal_full', 'disk_full', 'wr
  * test runs so); otherwise balanced() says it.
  */
 class Ledger {
+  #strict
+  // The places an entry is in, and the flows between them: written only by the methods below.
+  #n = {
+    accepted: 0,
+    claimed: 0,
+    written: 0,
+    pending: 0,
+    journaled: 0,
+    shed: 0,
+    corrupt: 0,
+    // Flows, for metrics: they add detail, not places.
+    spilled: 0, // live path → journal
+    replayed: 0, // journal → HBase
+    claimedFromWal: 0,
+    failed: 0, // live writes HBase refused for good (then spilled)
+    // Of the shed: entries a write had been sent for whose outcome is unknown (timed out,
+    // connection lost): HBase may have applied it, so each may be a row after all.
+    shedUnconfirmed: 0,
+    // Entries never taken, and what failed around them.
+    rejectedAfterClose: 0,
+    invalid: 0,
+    walFailures: 0, // entries the write-ahead log could not take: not durable
+    batches: 0
+  }
+
+  /** @type {Record<string, number>} shed, by reason (SHED_REASONS) */
+  #shedBy = Object.fromEntries(SHED_REASONS.map((r) => [r, 0]))
+  /** @type {string|null} */
+  #lastError = null
+
   /** @param {{ strict?: boolean }} [options] */
   constructor ({ strict = false } = {}) {
-    this.strict = strict
-    this.accepted = 0
-    this.claimed = 0
-    this.written = 0
-    this.pending = 0
-    this.journaled = 0
-    this.shed = 0
-    this.corrupt = 0
-    /** @type {Record<string, number>} shed, by reason (SHED_REASONS) */
-    this.shedBy = Object.fromEntries(SHED_REASONS.map((r) => [r, 0]))
-    // Flows, for metrics: they add detail, not places.
-    this.spilled = 0 // live path → journal
-    this.replayed = 0 // journal → HBase
-    this.claimedFromWal = 0
-    this.failed = 0 // live writes HBase refused for good (then spilled)
-    // Of the shed: entries a write had been sent for whose outcome is unknown (timed out, connection
-    // lost): HBase may have applied it, so each may be a row after all.
-    this.shedUnconfirmed = 0
-    // Entries never taken, and what failed around them.
-    this.rejectedAfterClose = 0
-    this.invalid = 0
-    this.walFailures = 0 // entries the write-ahead log could not take: not durable
-    this.batches = 0
-    /** @type {string|null} */
-    this.lastError = null
+    this.#strict = strict
   }
+
+  get accepted () { return this.#n.accepted }
+  get claimed () { return this.#n.claimed }
+  get written () { return this.#n.written }
+  get pending () { return this.#n.pending }
+  get journaled () { return this.#n.journaled }
+  get shed () { return this.#n.shed }
+  get corrupt () { return this.#n.corrupt }
+  get spilled () { return this.#n.spilled }
+  get replayed () { return this.#n.replayed }
+  get claimedFromWal () { return this.#n.claimedFromWal }
+  get failed () { return this.#n.failed }
+  get shedUnconfirmed () { return this.#n.shedUnconfirmed }
+  get rejectedAfterClose () { return this.#n.rejectedAfterClose }
+  get invalid () { return this.#n.invalid }
+  get walFailures () { return this.#n.walFailures }
+  get batches () { return this.#n.batches }
+  /** @returns {Readonly<Record<string, number>>} */
+  get shedBy () { return Object.freeze({ ...this.#shedBy }) }
+  get lastError () { return this.#lastError }
 
   /** One entry taken by write(); it is pending until it is written, journaled or shed. */
   accept () {
-    this.accepted++
-    this.pending++
+    this.#n.accepted++
+    this.#n.pending++
     this.check()
   }
 
   /** @param {number} n live entries HBase acknowledged */
   writtenLive (n) {
-    this.pending -= n
-    this.written += n
+    this.#n.pending -= n
+    this.#n.written += n
     this.check()
   }
 
   /** One live entry handed to the journal (HBase down, refused it, or the queue is full). */
   spill () {
-    this.pending--
-    this.journaled++
-    this.spilled++
+    this.#n.pending--
+    this.#n.journaled++
+    this.#n.spilled++
     this.check()
   }
 
@@ -81,18 +107,18 @@ class Ledger {
    * @param {boolean} [unconfirmed] a write of it may have reached HBase
    */
   shedOne (reason, unconfirmed = false) {
-    this.pending--
-    this.shed++
-    this.shedBy[reason]++
-    if (unconfirmed) this.shedUnconfirmed++
+    this.#n.pending--
+    this.#n.shed++
+    this.#shedBy[reason]++
+    if (unconfirmed) this.#n.shedUnconfirmed++
     this.check()
   }
 
   /** @param {number} n journaled entries HBase acknowledged */
   replayedOk (n) {
-    this.journaled -= n
-    this.written += n
-    this.replayed += n
+    this.#n.journaled -= n
+    this.#n.written += n
+    this.#n.replayed += n
     this.check()
   }
 
@@ -102,49 +128,69 @@ class Ledger {
    * @param {boolean} [fromWal] the files were a write-ahead log
    */
   claim (n, fromWal = false) {
-    this.claimed += n
-    this.journaled += n
-    if (fromWal) this.claimedFromWal += n
+    this.#n.claimed += n
+    this.#n.journaled += n
+    if (fromWal) this.#n.claimedFromWal += n
     this.check()
   }
 
   /** @param {number} n journaled lines that cannot be replayed (damaged, unreadable, vanished) */
   damaged (n) {
-    this.journaled -= n
-    this.corrupt += n
+    this.#n.journaled -= n
+    this.#n.corrupt += n
     this.check()
   }
 
   /** One live write HBase refused for good (the entry is then spilled). */
   refused () {
-    this.failed++
+    this.#n.failed++
+  }
+
+  /** One multi-put sent (live or replay). */
+  batchSent () {
+    this.#n.batches++
+  }
+
+  /** One write() after close(): not taken. */
+  rejectAfterClose () {
+    this.#n.rejectedAfterClose++
+  }
+
+  /** One write() of an entry that cannot be serialized (a BigInt, a cycle): not taken. */
+  rejectInvalid () {
+    this.#n.invalid++
+  }
+
+  /** One entry the write-ahead log could not take: answered, but not durable. */
+  walFailed () {
+    this.#n.walFailures++
   }
 
   /** @param {string|null|undefined} code why the last write or read failed */
   error (code) {
-    this.lastError = code || 'ERROR'
+    this.#lastError = code || 'ERROR'
   }
 
   /** @returns {number} places minus sources: 0 when every entry is accounted for */
   imbalance () {
-    return this.written + this.pending + this.journaled + this.shed + this.corrupt - this.accepted - this.claimed
+    const n = this.#n
+    return n.written + n.pending + n.journaled + n.shed + n.corrupt - n.accepted - n.claimed
   }
 
   /** @returns {boolean} */
   balanced () {
-    return this.imbalance() === 0 && this.pending >= 0 && this.journaled >= 0
+    return this.imbalance() === 0 && this.#n.pending >= 0 && this.#n.journaled >= 0
   }
 
   check () {
-    if (this.strict && !this.balanced()) {
+    if (this.#strict && !this.balanced()) {
       throw new Error(`ledger out of balance by ${this.imbalance()}: ${JSON.stringify(this.snapshot())}`)
     }
   }
 
   /** @returns {object} the numbers, plain (stats()) */
   snapshot () {
-    const { strict, shedBy, ...numbers } = this
-    return { ...numbers, shedBy: { ...shedBy } }
+    return { ...this.#n, lastError: this.#lastError, shedBy: { ...this.#shedBy } }
   }
 }
 

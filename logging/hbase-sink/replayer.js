@@ -191,7 +191,7 @@ class Replayer {
   async write (records) {
     const { batcher, ledger, opts } = this
     const results = await putRecords(opts, records, batcher.writeAhead)
-    ledger.batches++
+    ledger.batchSent()
     const failures = records.filter((_, i) => results[i])
     const acked = records.length - failures.length
     ledger.replayedOk(acked)

@@ -43,13 +43,13 @@ class WalGuard {
     // After a failure the log is left alone for a second: a full disk must not cost every
     // request a file created, refused and deleted on the request thread.
     if (this.pausedUntil > 0 && Date.now() < this.pausedUntil) {
-      this.ledger.walFailures++
+      this.ledger.walFailed()
       return null
     }
     try {
       return this.wal.appendLine(line)
     } catch (err) {
-      this.ledger.walFailures++
+      this.ledger.walFailed()
       this.ledger.error(err.code || err.message)
       const now = Date.now()
       this.pausedUntil = now + PAUSE_AFTER_FAILURE_MS
