@@ -26,7 +26,7 @@ async function createTable (prefix, spec) {
   return name
 }
 
-test('a multiPut whose puts name another table writes each to its own, in one Multi RPC per server; a missing one fails alone', async () => {
+test('a multiPut whose puts name another table writes each to its own, one Multi RPC per server; a missing one fails alone', async () => {
   const table = await createTable('multimain', { families: ['f'], splits: ['4'] })
   const other = await createTable('multiother', { families: ['g'] })
   const view = client.withKind('two-tables')

@@ -119,7 +119,7 @@ test('start-up failures say why: missing binary, and haproxy\'s own alert when i
     .rejects.toThrow(/haproxy exited \(1\) at start:[\s\S]*cannot bind socket/)
 })
 
-test('clientRatePerSecond: one address past its rate gets 429 with Retry-After from HAProxy; another is not; X-Forwarded-For passed', async () => {
+test('clientRatePerSecond: past its rate an address gets 429 + Retry-After from HAProxy; another not; X-Forwarded-For passed', async () => {
   const [front] = await freePorts(1)
   let seen = null
   const limited = await startLoadBalancer({
