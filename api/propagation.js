@@ -16,7 +16,7 @@ const { publishChange, watchChangeFeed } = require('../lib/toggles/change-feed')
  * @param {number} options.controlPollMs
  * @param {import('pino').Logger} options.logger
  * @param {(id: string, at: number|null) => void} [options.onConfigChange] after an id's caches
- *   dropped it here, whichever way the change came (the change streams, api/ofrep/stream-hub.js)
+ *   dropped it here, whichever way the change came (the change streams, api/public/ofrep/stream-hub.js)
  * @param {(name: string) => void} [options.onEndpointSwitch] after this process's copy of an
  *   endpoint's switch changed
  *

@@ -3,7 +3,7 @@
 const path = require('node:path')
 const { createHBaseClient } = require('@beacon/hbase-client')
 const { createRollers } = require('../logging')
-const { sinkSettingsInUse } = require('./endpoints')
+const { sinkSettingsInUse } = require('./public/endpoints')
 const { createMetrics } = require('./metrics')
 
 /** @typedef {ReturnType<typeof import('../logging/rollup/roller').createRoller>} Roller */

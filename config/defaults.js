@@ -70,7 +70,7 @@ const OFREP_DEFAULTS = {
   maxDepth: 8,
   maxFlags: 1000,
   maxStreams: 10000,
-  // One client's share of them (an address, api/rate-limit.js): past it, 429. A tenth, so that one
+  // One client's share of them (an address, api/public/rate-limit.js): past it, 429. A tenth, so that one
   // address holding idle streams leaves nine tenths to everyone else, while a NAT's office still fits.
   maxStreamsPerClient: 1000,
   heartbeatMs: 15000,
@@ -141,7 +141,7 @@ const DEFAULTS = {
   // stateDir/rollup-spill); maxAttempts: attempts (over 5 minutes at least) before a minute that
   // cannot be counted is parked, so that later minutes go on
   rollupJob: { maxOldSpaceMiB: 128, maxGroups: 50000, maxAttempts: 5 },
-  // Per-client limits on the public port (api/rate-limit.js): a token bucket per client address
+  // Per-client limits on the public port (api/public/rate-limit.js): a token bucket per client address
   // (IPv6: its /64) and endpoint, in each worker; an endpoint's own `rateLimit` wins. perSecond 0:
   // off. burst 0: twice perSecond. trustedProxies: peers whose X-Forwarded-For names the client.
   // maxClients: the buckets a worker keeps at most. The default limits one address to a
@@ -157,7 +157,7 @@ const DEFAULTS = {
     maxHeaderSize: 8192,
     maxUrlLength: 2048,
     maxConnections: 0, // 0 = unlimited
-    // One client's open connections to a worker's public port (api/connection-share.js): room
+    // One client's open connections to a worker's public port (api/public/connection-share.js): room
     // for its whole share of change streams and as many again for requests. 0: no share.
     maxConnectionsPerClient: 2000,
     // A keep-alive connection is closed after this many requests, so a client's connections

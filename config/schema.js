@@ -100,7 +100,7 @@ const cors = closed({
   maxAgeSeconds: int(0, 86400)
 })
 
-// Exposure and other events the pages of this endpoint send (api/events.js).
+// Exposure and other events the pages of this endpoint send (api/public/events.js).
 const events = closed({
   names: nameList(100),
   sinks: nameList(16),
@@ -109,7 +109,7 @@ const events = closed({
   gif: { type: 'boolean' }
 })
 
-// OpenFeature evaluation (api/ofrep/); load.js turns `true` into `{}` and drops `false`, then
+// OpenFeature evaluation (api/public/ofrep/); load.js turns `true` into `{}` and drops `false`, then
 // fills the defaults, so what is checked here is always the object. The keys themselves are
 // never in the settings: `apiKeysEnv` names the environment variable that holds them.
 const ofrep = {

@@ -65,7 +65,7 @@ const ERRORS = Object.freeze({
   // The Allow header names the methods of the path (GET, HEAD on an endpoint; POST on its events).
   METHOD_NOT_ALLOWED: createError('METHOD_NOT_ALLOWED', 'this method is not allowed here: see the Allow header', 405),
   NOT_FOUND: createError('NOT_FOUND', 'no such endpoint', 404),
-  // One client past its share (api/rate-limit.js): Retry-After says when a token is back.
+  // One client past its share (api/public/rate-limit.js): Retry-After says when a token is back.
   RATE_LIMITED: createError('RATE_LIMITED', 'too many requests from this address: retry after the Retry-After seconds', 429),
   // 404, not 503: switching an endpoint off is a deliberate config decision, not an outage. A 503
   // tells clients and load balancers to retry (we add Retry-After to 503s) and pages on-call; a
@@ -81,7 +81,7 @@ const ERRORS = Object.freeze({
     400
   ),
   UNSUPPORTED_MEDIA_TYPE: createError('UNSUPPORTED_MEDIA_TYPE', 'events must be sent as text/plain or application/json', 415),
-  // Change streams (GET /api/<name>/changes, api/ofrep/stream-handler.js). An EventSource cannot
+  // Change streams (GET /api/<name>/changes, api/public/ofrep/stream-handler.js). An EventSource cannot
   // send headers: a keyed endpoint's stream takes the token of its OFREP answer in the URL.
   STREAM_TOKEN_MISSING: createError(
     'STREAM_TOKEN_MISSING', 'this change stream needs the token its OFREP answer gives (the eventStreams URL) or an API key', 401

@@ -52,7 +52,7 @@ function accessEntry ({ ts, endpoint, id, status, ms, ip, ua, ref }) {
 }
 
 /**
- * @typedef {object} EventEntry one event a page sent (api/events.js), logged like a request
+ * @typedef {object} EventEntry one event a page sent (api/public/events.js), logged like a request
  * @property {number} ts epoch ms when the event was accepted
  * @property {string} endpoint endpoint name
  * @property {string} id the id the event is about (validated)

@@ -11,7 +11,7 @@ const { countHorizon } = require('./horizon')
 
 /**
  * The access log's read side: parse a query, scan rows in time order, count them. The admin API
- * (api/admin-log.js) serves it; the CLI (`beacon log`) drives the admin API.
+ * (api/admin/log.js) serves it; the CLI (`beacon log`) drives the admin API.
  *
  * @param {object} options
  * @param {import('./scan').LogSource['client']} options.client

@@ -4,7 +4,7 @@
 // the sinks' stats (stood in for here; the real sinks on a real full disk are in
 // test/faults/host-disk.test.js).
 
-const { createReadiness } = require('../../api/readiness')
+const { createReadiness } = require('../../api/admin/readiness')
 const { createMetrics } = require('../../api/metrics')
 
 function sinkStub (type, stats, extra = {}) {

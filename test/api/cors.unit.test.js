@@ -3,7 +3,7 @@
 // The CORS policy of an endpoint: exact origins, "*" only as written, never credentials; the
 // headers of an answer and of a preflight.
 
-const { createCorsPolicy, isPreflight } = require('../../api/cors')
+const { createCorsPolicy, isPreflight } = require('../../api/public/cors')
 
 const ALLOW = { methods: 'GET, HEAD', headers: 'If-None-Match' }
 const SHOP = 'https://shop.example'

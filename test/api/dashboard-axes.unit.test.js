@@ -1,9 +1,9 @@
 'use strict'
 
-// The dashboard's tick labels (api/dashboard/axes.js): round, distinct, never wider than the
+// The dashboard's tick labels (api/admin/dashboard/axes.js): round, distinct, never wider than the
 // axis. The Chromium tests read what the page drew (data-ticks-x/-y) at idle and under load.
 
-const { valueLabels, timeLabels, axisWidth, COUNT_INCRS, SECOND_INCRS, MINUTE_INCRS } = require('../../api/dashboard/axes')
+const { valueLabels, timeLabels, axisWidth, COUNT_INCRS, SECOND_INCRS, MINUTE_INCRS } = require('../../api/admin/dashboard/axes')
 
 const distinct = (labels) => new Set(labels).size === labels.length
 

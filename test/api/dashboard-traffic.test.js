@@ -1,7 +1,7 @@
 'use strict'
 /* global document -- used inside callbacks that run in the page */
 
-// The dashboard's fleet-wide traffic view (api/traffic.js, api/dashboard/traffic.js) in a real
+// The dashboard's fleet-wide traffic view (api/admin/traffic.js, api/admin/dashboard/traffic.js) in a real
 // headless Chromium: two beacon processes (`server.js`) write one access log in the real HBase;
 // the page on one of them shows the requests of both, read from the rollups.
 

@@ -8,7 +8,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { chromium } = require('playwright-core')
-const math = require('../../api/dashboard/metrics-math')
+const math = require('../../api/admin/dashboard/metrics-math')
 const { startBeacon, request } = require('../support/beacon')
 const { chartAxes, expectReadableAxes } = require('../support/chart-axes')
 

@@ -4,7 +4,7 @@
 // a shared, input-free error; a valid batch comes back as { id, event, variant }.
 
 const fc = require('fast-check')
-const { parseEventBody, parseEventQuery, isEventMediaType, MAX_VARIANT_LENGTH } = require('../../api/event-input')
+const { parseEventBody, parseEventQuery, isEventMediaType, MAX_VARIANT_LENGTH } = require('../../api/public/event-input')
 
 const RULES = { names: new Set(['exposure', 'click']), maxEvents: 3, maxIdLength: 64 }
 const body = (value) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value), 'utf8')

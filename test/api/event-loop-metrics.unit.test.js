@@ -3,7 +3,7 @@
 const { setTimeout: sleep } = require('node:timers/promises')
 const client = require('prom-client')
 const { createMetrics } = require('../../api/metrics')
-const { watchEventLoop } = require('../../api/event-loop-metrics')
+const { watchEventLoop } = require('../../api/metrics/event-loop')
 
 /** The busy and waiting parts of the hold-ups in a /metrics text, in seconds. */
 function held (text, tag) {

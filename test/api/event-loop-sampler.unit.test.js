@@ -1,6 +1,6 @@
 'use strict'
 
-const { sampleEventLoop, splitHoldUp } = require('../../api/event-loop-sampler')
+const { sampleEventLoop, splitHoldUp } = require('../../api/metrics/event-loop-sampler')
 
 describe('the event-loop sampler', () => {
   beforeEach(() => jest.useFakeTimers())

@@ -9,7 +9,7 @@ const fs = require('node:fs')
 const http = require('node:http')
 const path = require('node:path')
 const { startBeacon } = require('../support/beacon')
-const { GIF } = require('../../api/events')
+const { GIF } = require('../../api/public/events')
 
 const SHOP = 'https://shop.example'
 const EVENTS = { names: ['exposure', 'click'], sinks: ['hbase', 'file'] }

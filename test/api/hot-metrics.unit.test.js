@@ -1,7 +1,7 @@
 'use strict'
 
 const client = require('prom-client')
-const { hotCounter, hotHistogram } = require('../../api/hot-metrics')
+const { hotCounter, hotHistogram } = require('../../api/metrics/hot')
 
 const BUCKETS = [0.001, 0.01, 0.1, 1]
 

@@ -6,8 +6,8 @@
 
 const vm = require('node:vm')
 const fc = require('fast-check')
-const { parseBeaconQuery, RESERVED_WORDS } = require('../../api/query')
-const { renderBody, renderError } = require('../../api/jsonp')
+const { parseBeaconQuery, RESERVED_WORDS } = require('../../api/public/query')
+const { renderBody, renderError } = require('../../api/public/jsonp')
 const { serializeConfig } = require('../../lib/toggles/script-json')
 const { ERRORS } = require('../../lib/errors')
 

@@ -1,9 +1,9 @@
 'use strict'
 
 const vm = require('node:vm')
-const { renderBody, renderError, contentType, callbackAllowlist } = require('../../api/jsonp')
+const { renderBody, renderError, contentType, callbackAllowlist } = require('../../api/public/jsonp')
 const { serializeConfig } = require('../../lib/toggles/script-json')
-const { parseBeaconQuery } = require('../../api/query')
+const { parseBeaconQuery } = require('../../api/public/query')
 const { ERRORS } = require('../../lib/errors')
 
 const LIMITS = { maxIdLength: 64, maxCallbackLength: 128 }

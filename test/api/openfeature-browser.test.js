@@ -122,7 +122,7 @@ beforeAll(async () => {
   await admin.close()
   app = await startBeacon({ env: { BEACON_ADMIN_TOKEN: TOKEN }, overrides: { ...overrides, hbase: { configTable: CONFIG_TABLE } } })
   // A worker cannot vouch for changes made before it started, so a change stream opened in its
-  // first moments is told to refetch at once (api/ofrep/change-record.js): one more view, or not,
+  // first moments is told to refetch at once (api/public/ofrep/change-record.js): one more view, or not,
   // by timing. The page's views are counted exactly, so it opens once a new stream is not told so.
   const quiet = (opening) => opening.startsWith('200 ') && !opening.includes('refetchEvaluation')
   await until('a new change stream with no refetch', async () => quiet(await streamOpening()), 15000, 200)

@@ -1,7 +1,7 @@
 'use strict'
 
 const client = require('prom-client')
-const { watchProcessCpu } = require('../../api/process-cpu-metrics')
+const { watchProcessCpu } = require('../../api/metrics/process-cpu')
 
 test("a process's CPU time under its tag, user and system, never going back", async () => {
   let usage = { user: 1_500_000, system: 500_000 }

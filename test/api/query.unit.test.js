@@ -1,6 +1,6 @@
 'use strict'
 
-const { parseBeaconQuery, isCallbackPath, RESERVED_WORDS } = require('../../api/query')
+const { parseBeaconQuery, isCallbackPath, RESERVED_WORDS } = require('../../api/public/query')
 const { ERRORS } = require('../../lib/errors')
 
 const LIMITS = Object.freeze({ maxIdLength: 64, maxCallbackLength: 128 })

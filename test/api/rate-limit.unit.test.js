@@ -1,12 +1,12 @@
 'use strict'
 
-// Per-client limits (api/rate-limit.js), on a fake clock: the token bucket's refill and
+// Per-client limits (api/public/rate-limit.js), on a fake clock: the token bucket's refill and
 // Retry-After, its bounded table, who the client of a request is (IPv4, IPv6 /64, a trusted
 // proxy's X-Forwarded-For), and the settings and env that make them. The limits over real
 // sockets from two loopback addresses are in test/api/rate-limit.test.js.
 
-const { createRateLimiter, createRateLimits, clientOf, clientKey } = require('../../api/rate-limit')
-const { createProxyTrust } = require('../../api/trusted-proxies')
+const { createRateLimiter, createRateLimits, clientOf, clientKey } = require('../../api/public/rate-limit')
+const { createProxyTrust } = require('../../api/public/trusted-proxies')
 const { loadSettings } = require('../../config')
 
 test('a bucket of burst tokens, refilled at perSecond; refused with the whole seconds until the next token', () => {

@@ -7,17 +7,17 @@
 const { loadSettings } = require('../../config')
 const { loadError } = require('../support/settings')
 const { OFREP_DEFAULTS } = require('../../config/defaults')
-const { OFREP_LIMITS } = require('../../api/ofrep/limits')
+const { OFREP_LIMITS } = require('../../api/public/ofrep/limits')
 
 const KEY = 'k-0123456789abcdef'
 const withSample2 = (ofrep, env = {}) => ({ env, overrides: { endpoints: { sample2: { ofrep } } } })
 
-test('on for sample3 and sample5 only, with the defaults; the limits of api/ofrep/ are those defaults', () => {
+test('on for sample3 and sample5 only, with the defaults; the limits of api/public/ofrep/ are those defaults', () => {
   const settings = loadSettings({ env: {} })
   const on = Object.entries(settings.endpoints).filter(([, e]) => e.ofrep).map(([name]) => name)
   expect(on).toEqual(['sample3', 'sample5'])
   expect(settings.endpoints.sample5.ofrep).toEqual(OFREP_DEFAULTS)
-  // The change stream's settings are the wiring's alone (api/ofrep/routes.js); the rest are bounds.
+  // The change stream's settings are the wiring's alone (api/public/ofrep/routes.js); the rest are bounds.
   const { maxStreams, maxStreamsPerClient, heartbeatMs, maxStreamAgeSec, inactivityDelaySec, ...bounds } = OFREP_DEFAULTS
   expect(OFREP_LIMITS).toEqual(bounds)
   expect({ maxStreams, maxStreamsPerClient, heartbeatMs, maxStreamAgeSec, inactivityDelaySec })

@@ -10,7 +10,7 @@ const { loadSettings } = require('../../config')
 const { countHorizon } = require('../../logging/query/horizon')
 const { parseEraseQuery } = require('../../logging/query/params')
 const { retentionLines, horizonWarning } = require('../../bin/log-lifecycle')
-const { retentionChange } = require('../../api/admin-log-lifecycle')
+const { retentionChange } = require('../../api/admin/log-lifecycle')
 
 const NOW = Date.UTC(2026, 10, 26, 12)
 const DAY = 86400

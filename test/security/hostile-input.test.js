@@ -10,7 +10,7 @@ const { startBeacon, request } = require('../support/beacon')
 const { prng, rawRequest, runThreePasses, settledHeapUsed, CONCURRENCY } = require('../support/hostile')
 const { buildOfrepCorpus, checkOfrep, buildStreamCorpus, checkStream, OFREP_HOSTILE_APP } = require('../support/hostile-ofrep')
 const { buildEraseCorpus, checkErase, ERASE_TOKEN } = require('../support/hostile-erase')
-const { renderError } = require('../../api/jsonp')
+const { renderError } = require('../../api/public/jsonp')
 const { ERRORS } = require('../../lib/errors')
 
 const CORPUS_SIZE = 10000

@@ -1,7 +1,7 @@
 'use strict'
 
 /**
- * What a dashboard chart drew on its axes (api/dashboard/axes.js records it on the container),
+ * What a dashboard chart drew on its axes (api/admin/dashboard/axes.js records it on the container),
  * with each y label's width measured in the page, in the axes' own font.
  * @param {import('playwright-core').Page} page
  * @param {string} containerId

@@ -1,11 +1,11 @@
 'use strict'
 
 // The event loop's delay, and how much of its longest hold-up was this process at work rather
-// than waiting for a CPU (a soak beside a test run on 2 cores): api/event-loop-sampler.js weighs
+// than waiting for a CPU (a soak beside a test run on 2 cores): api/metrics/event-loop-sampler.js weighs
 // each tick's lateness against the CPU the process burned meanwhile.
 
 const { monitorEventLoopDelay } = require('node:perf_hooks')
-const { sampleEventLoop, splitHoldUp } = require('../../api/event-loop-sampler')
+const { sampleEventLoop, splitHoldUp } = require('../../api/metrics/event-loop-sampler')
 
 /**
  * @param {{ resolution?: number }} [options] ms between ticks

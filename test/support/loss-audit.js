@@ -12,7 +12,7 @@ const path = require('node:path')
 const { FILE_PATTERN, QUARANTINE_PATTERN, countFileLines } = require('../../logging/journal-files')
 const { until } = require('./until')
 
-/** The sink gauges that must all be 0 on an idle host (api/metrics.js). */
+/** The sink gauges that must all be 0 on an idle host (api/metrics/index.js). */
 const IDLE_GAUGES = [
   'beacon_access_log_pending',
   'beacon_access_log_queue_depth',

@@ -2,8 +2,8 @@
 
 /**
  * What the per-request metric updates cost in CPU: a response counter, a latency histogram and
- * a cache-outcome counter, through prom-client's bound children, through api/hot-metrics.js's
- * series, and through the hooks the data plane calls (api/metrics.js: the series looked up by
+ * a cache-outcome counter, through prom-client's bound children, through api/metrics/hot.js's
+ * series, and through the hooks the data plane calls (api/metrics/index.js: the series looked up by
  * endpoint and status or outcome), alternating over rounds in one process. Prints ns per
  * request (median and range).
  *
@@ -12,7 +12,7 @@
 
 const { parseArgs } = require('node:util')
 const client = require('prom-client')
-const { hotCounter, hotHistogram } = require('../../api/hot-metrics')
+const { hotCounter, hotHistogram } = require('../../api/metrics/hot')
 const { createMetrics } = require('../../api/metrics')
 
 const { values: args } = parseArgs({
@@ -48,7 +48,7 @@ const variants = {
   }
 }
 
-/** The data plane's calls for one sample3 cache hit, through api/metrics.js's hooks. */
+/** The data plane's calls for one sample3 cache hit, through api/metrics/index.js's hooks. */
 function viaHooks () {
   const { hooks } = createMetrics({ collectDefault: false })
   return (i) => {
@@ -65,7 +65,7 @@ const direct = ({ requests, duration, hits }) => (i) => {
 }
 const runners = {
   ...Object.fromEntries(Object.entries(variants).map(([name, make]) => [name, () => direct(make())])),
-  'api/metrics.js hooks': viaHooks
+  'api/metrics/index.js hooks': viaHooks
 }
 
 const ns = Object.fromEntries(Object.keys(runners).map((name) => [name, []]))

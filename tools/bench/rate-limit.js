@@ -2,7 +2,7 @@
 
 /**
  * What a per-client limit costs a request on the hot path (issue 35: ≤ 0.5 µs): beacon's own
- * token bucket (api/rate-limit.js, with the client's key from its socket address) against
+ * token bucket (api/public/rate-limit.js, with the client's key from its socket address) against
  * rate-limiter-flexible's RateLimiterMemory, the well-kept library of the field, on the same
  * clients. CPU time of this process per call, from process.cpuUsage, best of `--rounds`; every
  * call admitted (a limit far above the load), as on an ordinary day.
@@ -15,8 +15,8 @@
 const { parseArgs } = require('node:util')
 const { execFileSync } = require('node:child_process')
 const { RateLimiterMemory } = require('rate-limiter-flexible')
-const { createRateLimiter, clientOf } = require('../../api/rate-limit')
-const { createProxyTrust } = require('../../api/trusted-proxies')
+const { createRateLimiter, clientOf } = require('../../api/public/rate-limit')
+const { createProxyTrust } = require('../../api/public/trusted-proxies')
 const { DEFAULTS } = require('../../config/defaults')
 const { describeMachine } = require('./lib/machine')
 const { writeResult } = require('./lib/result-files')
@@ -86,7 +86,7 @@ async function main () {
     '',
     '| per request | CPU µs |',
     '|---|---|',
-    `| beacon's token bucket (api/rate-limit.js), the client's key included | ${ownUs} |`,
+    `| beacon's token bucket (api/public/rate-limit.js), the client's key included | ${ownUs} |`,
     `| the client's key alone (socket address → IPv4 or IPv6 /64) | ${keyOnlyUs} |`,
     `| rate-limiter-flexible RateLimiterMemory.consume, awaited | ${libraryUs} |`,
     ''

@@ -4,7 +4,7 @@
 // constant time; 'missing' → 401, 'wrong' → 403.
 
 const crypto = require('node:crypto')
-const { checkApiKey } = require('../../../api/ofrep/api-key')
+const { checkApiKey } = require('../../../api/public/ofrep/api-key')
 
 const KEYS = Object.freeze(['k-one', 'k-two-longer'])
 

@@ -3,7 +3,7 @@
 // What a worker remembers of changes, and the verdict it gives a stream that opens: told at
 // once when its client may have missed a change, not told when it cannot have.
 
-const { createChangeRecord } = require('../../../api/ofrep/change-record')
+const { createChangeRecord } = require('../../../api/public/ofrep/change-record')
 
 const MARGIN = 3000
 let t

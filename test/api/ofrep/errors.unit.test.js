@@ -1,12 +1,12 @@
 'use strict'
 
-// docs/openfeature.md lists the OFREP error table (api/ofrep/errors.js) case by case: status,
+// docs/openfeature.md lists the OFREP error table (api/public/ofrep/errors.js) case by case: status,
 // errorCode, fixed details and extra headers; nothing more, nothing less (fastify's habit, as
 // test/docs/readme.unit.test.js does for beacon's own table).
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { OFREP_ERRORS } = require('../../../api/ofrep/errors')
+const { OFREP_ERRORS } = require('../../../api/public/ofrep/errors')
 
 const DOC = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'docs', 'openfeature.md'), 'utf8')
 
@@ -35,8 +35,8 @@ test("docs/openfeature.md's error table is the code's, row for row", () => {
   }
 })
 
-test('the limits the page states are the defaults of api/ofrep/limits.js', () => {
-  const { OFREP_LIMITS } = require('../../../api/ofrep/limits')
+test('the limits the page states are the defaults of api/public/ofrep/limits.js', () => {
+  const { OFREP_LIMITS } = require('../../../api/public/ofrep/limits')
   expect(OFREP_LIMITS).toEqual({ maxBodyBytes: 8192, maxKeyLength: 256, maxDepth: 8, maxFlags: 1000 })
   for (const stated of ['8 KiB', 'longer than 256 characters', 'at most **8 segments**', 'at most **1,000 flags**']) {
     expect(DOC).toContain(stated)

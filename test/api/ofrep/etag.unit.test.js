@@ -3,10 +3,10 @@
 // The bulk answer's ETag (a hash of its exact bytes) and If-None-Match (RFC 9110: a list, `*`,
 // weak comparison).
 
-const { etagOf, ifNoneMatch } = require('../../../api/ofrep/etag')
-const { renderBulk } = require('../../../api/ofrep/responses')
-const { flagsOf } = require('../../../api/ofrep/flags')
-const { evaluateAll, REASONS } = require('../../../api/ofrep/evaluate')
+const { etagOf, ifNoneMatch } = require('../../../api/public/ofrep/etag')
+const { renderBulk } = require('../../../api/public/ofrep/responses')
+const { flagsOf } = require('../../../api/public/ofrep/flags')
+const { evaluateAll, REASONS } = require('../../../api/public/ofrep/evaluate')
 
 const render = (config, version) => renderBulk(evaluateAll(flagsOf(config), REASONS.TARGETING_MATCH), { endpoint: 'sample5', version })
 

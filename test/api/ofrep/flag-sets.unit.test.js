@@ -4,8 +4,8 @@
 // and rendered once per version.
 
 const { configEntry, contentVersion } = require('../../../lib/toggles/entry')
-const { createFlagSets } = require('../../../api/ofrep/flag-sets')
-const { reasonOf, REASONS } = require('../../../api/ofrep/evaluate')
+const { createFlagSets } = require('../../../api/public/ofrep/flag-sets')
+const { reasonOf, REASONS } = require('../../../api/public/ofrep/evaluate')
 
 const DEFAULT_CONFIG = { features: {}, variant: 'A' }
 const own = (value, version = 'v1') => configEntry(value, version, true)

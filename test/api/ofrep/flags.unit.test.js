@@ -4,7 +4,7 @@
 // config order with parents first; collisions, caps and odd JSON handled without throwing.
 
 const fc = require('fast-check')
-const { flagsOf, findFlag } = require('../../../api/ofrep/flags')
+const { flagsOf, findFlag } = require('../../../api/public/ofrep/flags')
 
 const keys = (flags) => flags.map((f) => f.key)
 const asObject = (flags) => Object.fromEntries(flags.map((f) => [f.key, f.value]))

@@ -7,9 +7,9 @@
 
 const http = require('node:http')
 const { loadSettings } = require('../../../config')
-const { createDataPlane } = require('../../../api/data-plane')
-const { buildOfrepRoutes, matchOfrepRoute } = require('../../../api/ofrep/routes')
-const { createOfrepHandler } = require('../../../api/ofrep/handler')
+const { createDataPlane } = require('../../../api/public/data-plane')
+const { buildOfrepRoutes, matchOfrepRoute } = require('../../../api/public/ofrep/routes')
+const { createOfrepHandler } = require('../../../api/public/ofrep/handler')
 const { configEntry } = require('../../../lib/toggles/entry')
 const { ofrepPost } = require('../../support/ofrep-client')
 

@@ -3,7 +3,7 @@
 // The refetch a change event triggers: `flagConfigLastModified` read from the query, and the
 // first refetch of a recent change on a worker reading past the cache, the others sharing it.
 
-const { createRefetchGate, lastModifiedOf } = require('../../../api/ofrep/refetch')
+const { createRefetchGate, lastModifiedOf } = require('../../../api/public/ofrep/refetch')
 
 test('lastModifiedOf: integer seconds of the parameter, exactly; anything else is null', () => {
   expect(lastModifiedOf('flagConfigLastModified=1764150000')).toBe(1764150000)

@@ -4,8 +4,8 @@
 // the single-flag path's key. Every refusal is an entry of the one table, carrying no input.
 
 const fc = require('fast-check')
-const { parseEvaluationRequest, parseFlagKey, isJsonMediaType } = require('../../../api/ofrep/request')
-const { OFREP_ERRORS } = require('../../../api/ofrep/errors')
+const { parseEvaluationRequest, parseFlagKey, isJsonMediaType } = require('../../../api/public/ofrep/request')
+const { OFREP_ERRORS } = require('../../../api/public/ofrep/errors')
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 const LIMITS = { maxBodyBytes: 8192, maxIdLength: 64 }

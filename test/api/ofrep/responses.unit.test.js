@@ -4,10 +4,10 @@
 // and to what the JS providers read (js-sdk-contrib ofrep-core: a failure needs key + errorCode
 // on the single path, errorCode on bulk; a bulk success needs a flags array of keyed items).
 
-const { renderBulk, bulkResponse, flagResponse, errorResponse, flagSetMetadata } = require('../../../api/ofrep/responses')
-const { OFREP_ERRORS } = require('../../../api/ofrep/errors')
-const { flagsOf } = require('../../../api/ofrep/flags')
-const { evaluateAll, evaluateOne, disabledItems, disabledItem, REASONS } = require('../../../api/ofrep/evaluate')
+const { renderBulk, bulkResponse, flagResponse, errorResponse, flagSetMetadata } = require('../../../api/public/ofrep/responses')
+const { OFREP_ERRORS } = require('../../../api/public/ofrep/errors')
+const { flagsOf } = require('../../../api/public/ofrep/flags')
+const { evaluateAll, evaluateOne, disabledItems, disabledItem, REASONS } = require('../../../api/public/ofrep/evaluate')
 const { ofrepValidators } = require('../../support/ofrep-schema')
 
 const strict = ofrepValidators()

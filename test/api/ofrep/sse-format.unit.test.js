@@ -3,7 +3,7 @@
 // The bytes of a change stream: what an EventSource makes of them (parsed here the way the HTML
 // spec says), OFREP's event shape, and the stamps a Last-Event-ID carries back.
 
-const { HEARTBEAT, stampOf, parseStamp, openingBytes, refetchEvent } = require('../../../api/ofrep/sse-format')
+const { HEARTBEAT, stampOf, parseStamp, openingBytes, refetchEvent } = require('../../../api/public/ofrep/sse-format')
 const { parseSse } = require('../../support/sse-client')
 const { ofrepValidators } = require('../../support/ofrep-schema')
 

@@ -6,7 +6,7 @@
 // real sockets against HBase.)
 
 const { EventEmitter } = require('node:events')
-const { createStreamHub, MAX_BUFFERED_BYTES } = require('../../../api/ofrep/stream-hub')
+const { createStreamHub, MAX_BUFFERED_BYTES } = require('../../../api/public/ofrep/stream-hub')
 const { parseSse } = require('../../support/sse-client')
 
 const HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8' }

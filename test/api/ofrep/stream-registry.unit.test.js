@@ -3,7 +3,7 @@
 // The watchers of one worker: by endpoint and id, with each endpoint's cap, and the heartbeat
 // slots they are spread over.
 
-const { createStreamRegistry } = require('../../../api/ofrep/stream-registry')
+const { createStreamRegistry } = require('../../../api/public/ofrep/stream-registry')
 
 const w = (name) => ({ name })
 

@@ -2,8 +2,8 @@
 
 // The stream token of a keyed endpoint, and the eventStreams member that hands it out.
 
-const { streamToken, checkStreamToken } = require('../../../api/ofrep/stream-token')
-const { eventStreamsJson } = require('../../../api/ofrep/stream-link')
+const { streamToken, checkStreamToken } = require('../../../api/public/ofrep/stream-token')
+const { eventStreamsJson } = require('../../../api/public/ofrep/stream-link')
 const { ofrepValidators } = require('../../support/ofrep-schema')
 
 const KEYS = Object.freeze(['old-key-0123456789abcdef', 'new-key-0123456789abcdef'])

@@ -30,7 +30,7 @@ const RUN_OVERHEAD_MS = 2000
 /**
  * How to ready a cached endpoint for its OFREP runs, which follow its JSONP runs. An OFREP
  * evaluation makes an entry's flags on its first request and keeps them with the entry
- * (api/ofrep/flag-sets.js), so a sweep in the OFREP view makes them for every entry cached. When
+ * (api/public/ofrep/flag-sets.js), so a sweep in the OFREP view makes them for every entry cached. When
  * the entries the JSONP sweep loaded stay fresh through that sweep and the range runs, that one
  * sweep is enough. Otherwise they would expire during the runs (a refresh read each, then a new
  * entry whose flags are made again): wait until every one is stale, then a JSONP sweep reloads

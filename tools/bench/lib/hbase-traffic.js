@@ -2,7 +2,7 @@
 
 /**
  * What the server cluster sent to HBase during a run, by kind, from the counters of its admin
- * /metrics (api/hbase-traffic-metrics.js; the primary sums the workers): scraped before and
+ * /metrics (api/metrics/hbase-traffic.js; the primary sums the workers): scraped before and
  * after each run of the cpu scenario, then per request and per second beside the CPU, so a
  * change to the access log's batching shows in frames and bytes as well as in µs.
  */

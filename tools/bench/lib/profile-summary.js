@@ -15,7 +15,7 @@ const CATEGORIES = {
   'socket write': 'writev and the stream code that hands a response to the kernel',
   'HBase client': 'packages/hbase-client/ (encoding requests, decoding answers, protobufjs)',
   'access log': 'logging/ (the entry, its sinks, batches, journal)',
-  metrics: 'api/metrics.js, api/hot-metrics.js, prom-client',
+  metrics: 'api/metrics/index.js, api/metrics/hot.js, prom-client',
   cache: 'lib/toggles/ (config cache and store), lru-cache',
   'beacon request': 'the rest of api/ (routing, query parse, render, headers)',
   'node http': 'node\'s HTTP parser, server, socket reads and events',
@@ -31,7 +31,7 @@ const STACK_TESTS = [
   ],
   ['HBase client', (f) => f.url.includes('/packages/hbase-client/') || f.url.includes('/protobufjs/')],
   ['access log', (f) => f.url.includes('/logging/')],
-  ['metrics', (f) => f.url.endsWith('/api/metrics.js') || f.url.endsWith('/api/hot-metrics.js') || f.url.includes('/prom-client/')],
+  ['metrics', (f) => f.url.endsWith('/api/metrics/index.js') || f.url.endsWith('/api/metrics/hot.js') || f.url.includes('/prom-client/')],
   ['cache', (f) => f.url.includes('/lib/toggles/') || f.url.includes('/lru-cache/')],
   ['beacon request', (f) => f.url.includes('/api/') || f.url.endsWith('baseline-server.js')],
   ['node http', (f) => /^node:(_http|http|net|events|internal\/(http|streams|stream_base|net))/.test(f.url)]

@@ -2,7 +2,7 @@
 
 /**
  * Where a step's slow requests came from, as the server saw it: each process's event-loop delay
- * (`beacon_event_loop_delay_seconds{process}`, api/event-loop-metrics.js), the GC pauses
+ * (`beacon_event_loop_delay_seconds{process}`, api/metrics/event-loop.js), the GC pauses
  * (`beacon_nodejs_gc_duration_seconds{kind}`, summed over the processes) and the waits for HBase,
  * read from the admin /metrics before and after the step and diffed, beside the generator's own
  * count of slow answers (open-loop.js `slow`) and its own event-loop delay (load-worker.js).

@@ -2,7 +2,7 @@
 
 const { summarizeProfile, CATEGORIES } = require('../lib/profile-summary')
 
-// A hand-built profile: root → handle (api/data-plane.js) → { writev, lookup (lib/toggles/cache.js) → get (lru-cache) },
+// A hand-built profile: root → handle (api/public/data-plane.js) → { writev, lookup (lib/toggles/cache.js) → get (lru-cache) },
 // root → (garbage collector), root → (idle); one sample every 100 µs from t = 1,000,000 µs.
 const frame = (id, functionName, url, children = []) => ({ id, callFrame: { functionName, url, lineNumber: 0 }, children })
 const profile = {

@@ -1,0 +1,190 @@
+'use strict'
+
+const crypto = require('node:crypto')
+const express = require('express')
+const { ERRORS } = require('../../lib/errors')
+const { isSafeName } = require('../../lib/names')
+const { sendError } = require('../error-body')
+
+const KEY_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/
+const MAX_BODY_BYTES = 16 * 1024
+const MAX_DEPTH = 4
+const MAX_STRING = 1024
+const MAX_LIST = 1000
+
+/**
+ * Checks a toggles object: keys are short identifiers, values are booleans, finite numbers,
+ * short strings, null or nested objects (depth-limited). Arrays are allowed for strings/numbers.
+ * @param {unknown} value
+ * @returns {string|null} the first problem, naming the key path, or null when valid
+ */
+function validateToggles (value, path = 'body', depth = 0) {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return `${path} must be a JSON object`
+  if (depth >= MAX_DEPTH) return `${path} nests deeper than ${MAX_DEPTH} levels`
+  for (const [key, v] of Object.entries(value)) {
+    const at = `${path}.${key}`
+    if (!KEY_PATTERN.test(key) || key === '__proto__') return `${path} has an invalid key (keys are 1-64 of A-Z a-z 0-9 _ . -)`
+    if (v === null || typeof v === 'boolean') continue
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return `${at} must be a finite number`
+      continue
+    }
+    if (typeof v === 'string') {
+      if (v.length > MAX_STRING) return `${at} is longer than ${MAX_STRING} characters`
+      continue
+    }
+    if (Array.isArray(v)) {
+      if (v.length > 100 ||
+      !v.every((x) => (typeof x === 'string' && x.length <= MAX_STRING) || (typeof x === 'number' && Number.isFinite(x)))) {
+        return `${at} must be an array of at most 100 strings or numbers`
+      }
+      continue
+    }
+    const nested = validateToggles(v, at, depth + 1)
+    if (nested) return nested
+  }
+  return null
+}
+
+/**
+ * Bearer-token check in constant time: both sides are hashed first so their lengths never leak.
+ * @param {string} token the configured token
+ * @returns {(header: string|undefined) => boolean}
+ */
+function bearerChecker (token) {
+  const expected = crypto.createHash('sha256').update(token).digest()
+  return (header) => {
+    const match = typeof header === 'string' && /^Bearer (.+)$/.exec(header)
+    const given = crypto.createHash('sha256').update(match ? match[1] : '').digest()
+    return crypto.timingSafeEqual(given, expected) && Boolean(match)
+  }
+}
+
+/**
+ * The toggle admin API (mounted on the admin port):
+ *   GET    /admin/config            list ids (?start=&limit=)
+ *   GET    /admin/config/:id        the stored toggles and version
+ *   PUT    /admin/config/:id        replace the toggles (JSON object body)
+ *   DELETE /admin/config/:id        remove the id (it then gets the endpoint default)
+ *   GET    /admin/endpoints         every endpoint and whether this process serves it
+ *   PUT    /admin/endpoints/:name   { "enabled": boolean } switch an endpoint on or off (stored
+ *                                   in HBase: every host follows within its poll interval)
+ * All require `Authorization: Bearer <BEACON_ADMIN_TOKEN>`; without a configured token the API
+ * is off (404 ADMIN_DISABLED). Every change writes one audit log line; a toggle change calls
+ * `onConfigChange(id)` so that caches everywhere drop the id.
+ *
+ * @param {object} options
+ * @param {string|null} options.token
+ * @param {ReturnType<typeof import('../../lib/toggles/store').createToggleStore>} options.store
+ * @param {number} options.maxIdLength ids the data plane serves (settings.limits.maxIdLength)
+ * @param {import('pino').Logger} options.logger audit lines, store failures
+ * @param {(id: string) => void} options.onConfigChange
+ * @param {{ has: (name: string) => boolean, list: () => Array<{ name: string, enabled: boolean }>,
+ *   set: (name: string, enabled: boolean) => Promise<void> }} options.endpoints
+ * @returns {import('express').Router}
+ */
+function createToggleAdminRouter ({ token, store, maxIdLength, logger, onConfigChange, endpoints }) {
+  const router = express.Router()
+  if (!token) {
+    router.use('/admin', (req, res) => sendError(res, ERRORS_ADMIN_DISABLED))
+    return router
+  }
+  const authorized = bearerChecker(token)
+
+  router.use('/admin', (req, res, next) => {
+    if (!authorized(req.headers.authorization)) {
+      res.set('WWW-Authenticate', 'Bearer realm="beacon-admin"')
+      sendError(res, new ERRORS.UNAUTHORIZED())
+      return
+    }
+    next()
+  })
+  router.use('/admin', express.json({ limit: MAX_BODY_BYTES, strict: false, type: () => true }))
+
+  const audit = (req, action, details) => logger.info({ audit: true, action, ip: req.socket.remoteAddress, ...details }, `admin ${action}`)
+  const checkId = (req, res) => {
+    if (isSafeName(req.params.id, maxIdLength)) return true
+    sendError(res, new ERRORS.BAD_ID())
+    return false
+  }
+
+  router.get('/admin/config', async (req, res, next) => {
+    try {
+      const limit = Math.min(MAX_LIST, Math.max(1, Number(req.query.limit) || 100))
+      const ids = await store.listIds({ start: typeof req.query.start === 'string' ? req.query.start : undefined, limit })
+      res.set('Cache-Control', 'no-store').json({ ids, next: ids.length === limit ? ids[ids.length - 1] + '\u0000' : null })
+    } catch (err) {
+      next(err)
+    }
+  })
+
+  router.get('/admin/config/:id', async (req, res, next) => {
+    if (!checkId(req, res)) return
+    try {
+      const stored = await store.read(req.params.id)
+      if (!stored || 'invalid' in stored) return sendError(res, new ERRORS.CONFIG_NOT_FOUND())
+      res.set('Cache-Control', 'no-store').json({ id: req.params.id, version: stored.timestamp, config: stored.toggles })
+    } catch (err) {
+      next(err)
+    }
+  })
+
+  router.put('/admin/config/:id', async (req, res, next) => {
+    if (!checkId(req, res)) return
+    const problem = validateToggles(req.body)
+    if (problem) return sendError(res, new ERRORS.BAD_CONFIG(problem), { withDetail: true })
+    try {
+      await store.write(req.params.id, req.body)
+      onConfigChange(req.params.id)
+      audit(req, 'config.set', { id: req.params.id })
+      res.set('Cache-Control', 'no-store').json({ id: req.params.id, config: req.body })
+    } catch (err) {
+      next(err)
+    }
+  })
+
+  router.delete('/admin/config/:id', async (req, res, next) => {
+    if (!checkId(req, res)) return
+    try {
+      await store.remove(req.params.id)
+      onConfigChange(req.params.id)
+      audit(req, 'config.delete', { id: req.params.id })
+      res.status(204).end()
+    } catch (err) {
+      next(err)
+    }
+  })
+
+  router.get('/admin/endpoints', (req, res) => {
+    res.set('Cache-Control', 'no-store').json({ endpoints: endpoints.list() })
+  })
+
+  router.put('/admin/endpoints/:name', async (req, res, next) => {
+    if (!endpoints.has(req.params.name)) return sendError(res, new ERRORS.NOT_FOUND())
+    if (!req.body || typeof req.body.enabled !== 'boolean' || Object.keys(req.body).length !== 1) {
+      return sendError(res, new ERRORS.BAD_REQUEST('body must be {"enabled": true|false}'), { withDetail: true })
+    }
+    try {
+      await endpoints.set(req.params.name, req.body.enabled)
+      audit(req, req.body.enabled ? 'endpoint.enable' : 'endpoint.disable', { endpoint: req.params.name })
+      res.set('Cache-Control', 'no-store').json({ endpoint: req.params.name, enabled: req.body.enabled })
+    } catch (err) {
+      next(err)
+    }
+  })
+
+  // Body-parser errors keep their 4xx; a failed store call is a retryable 503, logged here once.
+  router.use('/admin', (err, req, res, next) => {
+    if (err.type === 'entity.too.large') {
+      return sendError(res, new ERRORS.BODY_TOO_LARGE(`it exceeds ${MAX_BODY_BYTES} bytes`), { withDetail: true })
+    }
+    if (err.status >= 400 && err.status < 500) return sendError(res, new ERRORS.BAD_BODY())
+    logger.warn({ code: err.code, message: err.message }, 'admin API store call failed')
+    sendError(res, new ERRORS.STORE_UNAVAILABLE())
+  })
+  return router
+}
+
+const ERRORS_ADMIN_DISABLED = Object.freeze(new ERRORS.ADMIN_DISABLED())
+
+module.exports = { createToggleAdminRouter, validateToggles, bearerChecker }

@@ -1,0 +1,161 @@
+'use strict'
+
+const { createFixedSource } = require('../../lib/toggles/fixed-source')
+const { createHBaseSource } = require('../../lib/toggles/hbase-source')
+const { createConfigCache } = require('../../lib/toggles/cache')
+const { callbackAllowlist } = require('./jsonp')
+const { createCorsPolicy } = require('./cors')
+const { ERRORS } = require('../../lib/errors')
+const { groupSinks } = require('../../logging/privacy')
+
+/**
+ * Builds the declared endpoints from settings, the one place where an endpoint's declaration
+ * (config/defaults.js, the settings file) becomes its parts: its config source (fixed | hbase,
+ * through the toggle store), optionally an LRU cache in front, and its access-log sinks.
+ *
+ * @param {object} options
+ * @param {object} options.settings validated settings (config/load.js)
+ * @param {ReturnType<typeof import('../../lib/toggles/store').createToggleStore>} options.store
+ * @param {Map<string, { write: Function, durable?: boolean }>} options.sinks named access-log sinks (logging/)
+ * @param {Map<string, import('../../logging/privacy').PrivacyPolicy|null>} [options.policies] sink
+ *   name → what it stores of the client (logging/privacy.js); a sink not in it keeps everything
+ * @param {() => number} [options.now] clock for the caches
+ * @param {(endpoint: string, outcome: string) => void} [options.onCacheOutcome]
+ * @param {(id: string, reason: string) => void} [options.onInvalidConfig]
+ * @param {{ mayExist: (id: string) => boolean, add: (id: string) => void }|null} [options.knownIds] which ids have a row
+ *   (lib/toggles/known-ids.js), for the HBase sources behind a cache: sample2 and its like read
+ *   every request, as their settings say
+ * @returns {Map<string, { name: string, path: string, enabled: boolean, cacheControl: string,
+ *   lookup: Function, reload: Function, sinks: object[], sinkGroups: import('../../logging/privacy').SinkGroup[]|null,
+ *   cache: object|null, source: object, cors: import('./cors').CorsPolicy|null }>} keyed by path;
+ *   sinkGroups: the sinks by privacy policy, null when every one keeps everything
+ */
+function buildEndpoints ({ settings, store, sinks, policies = new Map(), now, onCacheOutcome, onInvalidConfig, knownIds = null }) {
+  const endpoints = new Map()
+  for (const [name, spec] of Object.entries(settings.endpoints)) {
+    let source
+    if (spec.source === 'fixed') {
+      source = createFixedSource({ value: spec.value })
+    } else {
+      source = createHBaseSource({
+        store,
+        defaultConfig: spec.defaultConfig,
+        onInvalid: onInvalidConfig,
+        maxInFlight: settings.hbase.configReadsInFlight,
+        lingerMs: settings.hbase.configReadLingerMs,
+        knownIds: spec.cache.type === 'lru' && knownIds ? knownIds : undefined
+      })
+    }
+    let cache = null
+    if (spec.cache.type === 'lru') {
+      cache = createConfigCache({
+        source,
+        max: spec.cache.max,
+        ttlMs: spec.cache.ttlMs,
+        staleWhileRevalidateMs: spec.cache.staleWhileRevalidateMs,
+        maxStaleMs: spec.cache.maxStaleMs,
+        negativeTtlMs: spec.cache.negativeTtlMs,
+        maxNegative: spec.cache.maxNegative,
+        now,
+        onOutcome: onCacheOutcome && ((outcome) => onCacheOutcome(name, outcome))
+      })
+    }
+    const endpointSinks = sinksNamed(name, spec.accessLog, sinks)
+    const path = `/api/${name}.js`
+    endpoints.set(path, {
+      name,
+      path,
+      enabled: spec.enabled,
+      cacheControl: spec.cacheControl,
+      lookup: cache ? cache.lookup : source.lookup,
+      // A read past the cache (an OFREP refetch after a change: api/public/ofrep/refetch.js).
+      reload: cache ? cache.reload : source.lookup,
+      sinks: endpointSinks,
+      sinkGroups: privacyGroups(spec.accessLog, endpointSinks, policies),
+      logBeforeAnswer: endpointSinks.some((sink) => sink.durable === true),
+      countOnly: countOnlyOf(spec.logPolicy),
+      allowsCallback: callbackAllowlist(spec.callbacks),
+      // fetch(): a GET may carry If-None-Match (not a CORS-safelisted header), so it is allowed.
+      cors: createCorsPolicy(spec.cors, { methods: 'GET, HEAD', headers: 'If-None-Match' }),
+      cache,
+      source
+    })
+  }
+  return endpoints
+}
+
+/**
+ * The event paths of the endpoints that declare `events` (api/public/events.js): `/api/<name>/events`
+ * (POST) and, unless `gif: false`, `/api/<name>/events.gif` (GET). Each event goes to the
+ * sinks `events.sinks` names.
+ * @param {object} settings validated settings
+ * @param {Map<string, { name: string, enabled: boolean }>} endpoints from buildEndpoints
+ * @param {Map<string, { write: Function, durable?: boolean }>} sinks named access-log sinks
+ * @param {{ maxIdLength: number }} limits
+ * @param {Map<string, import('../../logging/privacy').PrivacyPolicy|null>} [policies] as for buildEndpoints
+ * @returns {Map<string, import('./events').EventRoute>} keyed by path
+ */
+function buildEventRoutes (settings, endpoints, sinks, limits, policies = new Map()) {
+  const routes = new Map()
+  for (const endpoint of endpoints.values()) {
+    const spec = settings.endpoints[endpoint.name].events
+    if (!spec) continue
+    const eventSinks = sinksNamed(endpoint.name, spec.sinks, sinks)
+    const base = {
+      endpoint,
+      rules: { names: new Set(spec.names), maxEvents: spec.maxEvents, maxBodyBytes: spec.maxBodyBytes, maxIdLength: limits.maxIdLength },
+      sinks: eventSinks,
+      sinkGroups: privacyGroups(spec.sinks, eventSinks, policies),
+      logBeforeAnswer: eventSinks.some((sink) => sink.durable === true)
+    }
+    const corsSpec = settings.endpoints[endpoint.name].cors
+    // A JSON body makes fetch() send a preflight; sendBeacon's text/plain does not. An <img>
+    // never sends one, so the GIF form's policy only checks origins.
+    routes.set(`/api/${endpoint.name}/events`, {
+      ...base,
+      gif: false,
+      cors: createCorsPolicy(corsSpec, { methods: 'POST', headers: 'Content-Type' })
+    })
+    if (spec.gif) {
+      routes.set(`/api/${endpoint.name}/events.gif`, {
+        ...base,
+        gif: true,
+        cors: createCorsPolicy(corsSpec, { methods: 'GET', headers: '' })
+      })
+    }
+  }
+  return routes
+}
+
+function sinksNamed (endpointName, names, sinks) {
+  return names.map((sinkName) => {
+    const sink = sinks.get(sinkName)
+    if (!sink) throw new ERRORS.INVALID_OPTION(`endpoint ${endpointName} logs to sink "${sinkName}", which was not created`)
+    return sink
+  })
+}
+
+function privacyGroups (names, endpointSinks, policies) {
+  return groupSinks(endpointSinks, names.map((name) => policies.get(name) ?? null))
+}
+
+/**
+ * The sink settings some endpoint logs to: a process builds only those (a declared sink no
+ * endpoint uses opens no file and no journal).
+ * @param {object} settings validated settings
+ * @returns {Record<string, object>} sink name → its settings
+ */
+function sinkSettingsInUse (settings) {
+  const names = new Set(Object.values(settings.endpoints).flatMap((e) => [...e.accessLog, ...(e.events ? e.events.sinks : [])]))
+  return Object.fromEntries(Object.entries(settings.logSinks).filter(([name]) => names.has(name)))
+}
+
+/**
+ * @param {{ clientErrors?: string, unknownIds?: string }|undefined} policy an endpoint's `logPolicy`
+ * @returns {import('./view').CountOnly} what it counts without an access-log entry
+ */
+function countOnlyOf (policy = {}) {
+  return Object.freeze({ clientErrors: policy.clientErrors === 'count', unknownIds: policy.unknownIds === 'count' })
+}
+
+module.exports = { buildEndpoints, buildEventRoutes, sinkSettingsInUse }

@@ -1,0 +1,149 @@
+'use strict'
+
+const { isPreflight } = require('../cors')
+const { readBody } = require('../read-body')
+const { createViews, createLookupWarning } = require('../view')
+const { errorBody } = require('../../error-body')
+const { ERRORS } = require('../../../lib/errors')
+const { matchApiKey } = require('./api-key')
+const { OFREP_ERRORS } = require('./errors')
+const { parseEvaluationRequest, parseFlagKey, isJsonMediaType } = require('./request')
+const { bulkResponse, flagResponse, errorResponse } = require('./responses')
+const { eventStreamsJson } = require('./stream-link')
+const { lastModifiedOf } = require('./refetch')
+
+/**
+ * Answers the OFREP paths of an endpoint (api/public/ofrep/routes.js) over node:http: the protocol
+ * modules of this folder, wired in the order docs/openfeature.md gives, each check before
+ * anything it would cost:
+ *
+ * 1. method: POST; OPTIONS answers a CORS preflight when the endpoint declares origins;
+ * 2. API key, when the endpoint has keys: before the body is read or HBase is asked;
+ * 3. the flag key of the single-flag path;
+ * 4. media type, before the body is read;
+ * 5. the body, read with the cap (413 past it, unread);
+ * 6. the evaluation request (strict JSON, the targetingKey is the beacon id);
+ * 7. the endpoint's runtime switch: a disabled endpoint answers DISABLED items;
+ * 8. the endpoint's lookup (cache + source, as the JSONP path uses it), then the flags; the
+ *    refetch a change event triggers reads the id past the cache (api/public/ofrep/refetch.js).
+ *
+ * A bulk answer names the id's change stream in `eventStreams` when the endpoint has one; the
+ * stream itself (`GET <base>/changes`) is `handleStream`'s (api/public/ofrep/stream-handler.js).
+ *
+ * Every answer but a preflight is a view of the endpoint (api/public/view.js): one access-log entry
+ * with the HTTP status and the id (null until the body named one), one count in the request
+ * metrics, CORS headers for a listed origin. An error answered before the body was read closes
+ * the connection after it, so a body nobody reads is never drained.
+ *
+ * @param {object} options
+ * @param {{ onResponse?: (endpoint: string, status: number, seconds: number) => void,
+ *   onCors?: (endpoint: string, outcome: string) => void }} [options.hooks] metrics
+ * @param {{ warn: Function }} [options.logger]
+ * @param {(route: import('./routes').OfrepRoute, req: import('http').IncomingMessage,
+ *   res: import('http').ServerResponse) => void} [options.handleStream] the change streams;
+ *   without it, their paths answer 404
+ * @returns {(match: import('./routes').OfrepMatch, req: import('http').IncomingMessage,
+ *   res: import('http').ServerResponse) => void}
+ */
+function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {}) {
+  const { onCors } = hooks
+  const { finish } = createViews(hooks)
+  const warnLookupFailure = createLookupWarning(logger)
+
+  /** An OFREP answer ({status, headers, body} from responses.js) as a view of the endpoint. */
+  function send (route, req, res, started, id, answer, unread = false, unknown = false) {
+    if (unread) answer.headers.Connection = 'close'
+    finish(route, req, res, started, answer.status, id, answer.headers, answer.body, unknown)
+  }
+
+  function preflight (route, req, res) {
+    const headers = route.cors.preflight(req.headers.origin)
+    if (onCors) onCors(route.name, headers ? 'preflight' : 'preflight_denied')
+    // Not a view (no config is read): counted in the CORS metrics only, as for the JSONP path.
+    const answer = headers ? { status: 204, headers, body: null } : errorResponse(OFREP_ERRORS.ORIGIN_NOT_ALLOWED)
+    if (!headers) answer.headers.Vary = 'Origin'
+    res.writeHead(answer.status, answer.headers)
+    res.end(answer.body === null ? undefined : answer.body)
+  }
+
+  function evaluate (route, req, res, started, key, parsed, apiKey) {
+    const { flagSets, endpoint } = route
+    const { id } = parsed
+    const streams = key === null ? eventStreamsJson(route, id, apiKey) : null
+    if (!endpoint.enabled) {
+      const ifNoneMatch = req.headers['if-none-match']
+      const answer = key === null ? bulkResponse(flagSets.disabledBulk(streams), ifNoneMatch) : flagResponse(flagSets.disabledFlag(key))
+      return send(route, req, res, started, id, answer)
+    }
+    const answerWith = (entry) => {
+      const unknown = !entry.found
+      if (key === null) {
+        return send(route, req, res, started, id, bulkResponse(flagSets.bulk(entry, streams), req.headers['if-none-match']), false, unknown)
+      }
+      const item = flagSets.flag(entry, key)
+      const answer = item === null ? errorResponse(OFREP_ERRORS.FLAG_NOT_FOUND, key) : flagResponse(item)
+      send(route, req, res, started, id, answer, false, unknown)
+    }
+    let result
+    try {
+      result = key === null && route.configs ? route.refetch.lookup(endpoint, id, lastModifiedIn(req.url)) : endpoint.lookup(id)
+    } catch (err) {
+      result = Promise.reject(err)
+    }
+    if (typeof result.then !== 'function') return answerWith(result)
+    result.then(answerWith, (err) => {
+      // The store is unreachable and nothing usable is cached: the OFREP 503 with Retry-After.
+      warnLookupFailure(route.name, err)
+      send(route, req, res, started, id, errorResponse(OFREP_ERRORS.CONFIG_UNAVAILABLE, key ?? undefined))
+    })
+  }
+
+  return function handleOfrep ({ route, rawKey, stream }, req, res) {
+    if (stream) return handleStream(route, req, res)
+    const started = performance.now()
+    // Parsed at once for the error bodies of the single-flag path, which name the key; acted
+    // on only after the method and the API key are checked.
+    const parsedKey = rawKey === null ? null : parseFlagKey(rawKey, route.limits)
+    const bodyKey = parsedKey === null ? undefined : parsedKey.key
+    const unread = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined
+    const refuse = (error, stillUnread = unread) => send(route, req, res, started, null, errorResponse(error, bodyKey), stillUnread)
+
+    if (route.cors !== null && isPreflight(req)) return preflight(route, req, res)
+    if (req.method !== 'POST') {
+      const answer = errorResponse(OFREP_ERRORS.METHOD_NOT_ALLOWED, bodyKey)
+      answer.headers.Allow = route.cors !== null ? 'POST, OPTIONS' : 'POST'
+      return send(route, req, res, started, null, answer, unread)
+    }
+    let apiKey = null
+    if (route.apiKeys !== null) {
+      const { outcome, key } = matchApiKey(req.headers, route.apiKeys)
+      if (outcome !== 'ok') return refuse(outcome === 'missing' ? OFREP_ERRORS.API_KEY_MISSING : OFREP_ERRORS.API_KEY_WRONG)
+      apiKey = key
+    }
+    if (parsedKey !== null && parsedKey.ok === false) return refuse(parsedKey.error)
+    const contentType = req.headers['content-type']
+    if (!isJsonMediaType(contentType)) return refuse(OFREP_ERRORS.BAD_MEDIA_TYPE)
+    readBody(req, route.limits.maxBodyBytes, (body) => {
+      if (body === null) return refuse(OFREP_ERRORS.BODY_TOO_LARGE, true)
+      const parsed = parseEvaluationRequest(contentType, body, route.limits)
+      if (parsed.ok === false) return refuse(parsed.error, false)
+      evaluate(route, req, res, started, parsedKey === null ? null : parsedKey.key, parsed, apiKey)
+    })
+  }
+}
+
+/** @param {string} url @returns {number|null} the `flagConfigLastModified` of a refetch */
+function lastModifiedIn (url) {
+  const q = url.indexOf('?')
+  return q < 0 ? null : lastModifiedOf(url.slice(q + 1))
+}
+
+const NOT_FOUND = errorBody(new ERRORS.NOT_FOUND())
+
+/** The change stream of a handler built without one: the 404 of an unknown path. */
+function noStream (route, req, res) {
+  res.writeHead(404, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(NOT_FOUND) })
+  res.end(NOT_FOUND)
+}
+
+module.exports = { createOfrepHandler }

@@ -1,0 +1,112 @@
+'use strict'
+
+const { accessEntry } = require('../../logging/access-entry')
+const { writeEntry } = require('../../logging/privacy')
+
+/**
+ * How an endpoint's answer to a page view is written, logged and counted: the JSONP paths
+ * (api/public/data-plane.js) and the OpenFeature paths (api/public/ofrep/handler.js) read the same config of
+ * the same id, so they are the same kind of request to the access log and the metrics: one
+ * entry through the endpoint's sinks (with their privacy groups) and one count per answer,
+ * with the HTTP status answered.
+ *
+ * @typedef {object} View what a view needs of its endpoint
+ * @property {string} name the endpoint's name (log field, metrics label)
+ * @property {import('./cors').CorsPolicy|null} cors the path's CORS policy
+ * @property {{ write: Function }[]} sinks the endpoint's access-log sinks
+ * @property {import('../../logging/privacy').SinkGroup[]|null} sinkGroups
+ * @property {boolean} logBeforeAnswer a sink is durable: log before answering
+ * @property {CountOnly} [countOnly] answers counted in the metrics without an entry (logPolicy)
+ *
+ * @typedef {{ clientErrors: boolean, unknownIds: boolean }} CountOnly clientErrors: 4xx answers;
+ *   unknownIds: views of an id with no config
+ */
+
+/**
+ * @param {object} hooks
+ * @param {(endpoint: string, status: number, seconds: number) => void} [hooks.onResponse] metrics
+ * @param {(endpoint: string, outcome: string) => void} [hooks.onCors] metrics
+ * @param {(endpoint: string, reason: 'client_error'|'unknown_id') => void} [hooks.onCountedOnly] metrics:
+ *   an answer its endpoint's logPolicy counts without an entry
+ * @returns {{ finish: (view: View, req: import('http').IncomingMessage, res: import('http').ServerResponse,
+ *   started: number, status: number, id: string|null, headers: Record<string, string|number>, body: string|null|undefined,
+ *   unknown?: boolean) => void,
+ *   log: (view: View, req: import('http').IncomingMessage, status: number, id: string|null, ms: number) => void }}
+ */
+function createViews ({ onResponse, onCors, onCountedOnly }) {
+  /**
+   * Adds the CORS headers, writes the answer, counts it and hands one access entry to the sinks,
+   * unless the endpoint's logPolicy only counts it. `started` is performance.now() when the
+   * request came in; `unknown`: the id has no config.
+   */
+  function finish (view, req, res, started, status, id, headers, body, unknown = false) {
+    if (view.cors) {
+      const outcome = view.cors.decorate(headers, req.headers.origin)
+      if (outcome !== null && onCors) onCors(view.name, outcome)
+    }
+    const logged = view.sinks.length > 0 && (view.countOnly === undefined || !countsOnly(view, status, unknown))
+    // Durable mode: the entry is in the write-ahead log before the client has its answer, so
+    // an answered request survives a crash of this process (its ms stops before the write).
+    const early = logged && view.logBeforeAnswer
+    if (early) log(view, req, status, id, performance.now() - started)
+    res.writeHead(status, headers)
+    res.end(req.method === 'HEAD' || body === null ? undefined : body)
+    const ms = performance.now() - started
+    if (onResponse) onResponse(view.name, status, ms / 1000)
+    if (logged && !early) log(view, req, status, id, ms)
+  }
+
+  /** @returns {boolean} the policy counts this answer without an entry (and it is counted) */
+  function countsOnly (view, status, unknown) {
+    const reason = status >= 400 && status < 500 && view.countOnly.clientErrors
+      ? 'client_error'
+      : unknown && view.countOnly.unknownIds ? 'unknown_id' : null
+    if (reason === null) return false
+    if (onCountedOnly) onCountedOnly(view.name, reason)
+    return true
+  }
+
+  function log (view, req, status, id, ms) {
+    const entry = accessEntry({
+      ts: Date.now(),
+      endpoint: view.name,
+      id,
+      status,
+      ms,
+      ip: req.socket.remoteAddress,
+      ua: req.headers['user-agent'],
+      ref: req.headers.referer
+    })
+    // Sinks that store less of the client (privacy) get their copy; by default none do.
+    writeEntry(view.sinks, view.sinkGroups, entry, req.headers)
+  }
+
+  return { finish, log }
+}
+
+/**
+ * A warning for config lookups that fail (HBase unreachable, nothing cached): during an outage
+ * every request fails the same way, so it logs once per interval, with a count.
+ * @param {{ warn: Function }|undefined} logger
+ * @param {number} [intervalMs]
+ * @returns {(endpointName: string, err: Error & { code?: string }) => void}
+ */
+function createLookupWarning (logger, intervalMs = 5000) {
+  let lastWarnAt = 0
+  let suppressed = 0
+  return function warnLookupFailure (endpointName, err) {
+    const now = Date.now()
+    if (!logger || now - lastWarnAt < intervalMs) {
+      suppressed++
+      return
+    }
+    logger.warn(
+      { endpoint: endpointName, code: err.code, message: err.message, suppressedSinceLast: suppressed },
+      'config lookup failed; answering 503'
+    )
+    lastWarnAt = now
+    suppressed = 0
+  }
+}
+
+module.exports = { createViews, createLookupWarning }
