@@ -205,7 +205,7 @@ async function runPrimary (settings, logger, admin) {
  */
 async function journalLeftovers (settings) {
   const { leftOnDisk } = require('./logging/hbase-sink/left-on-disk')
-  const { quarantinedFiles } = require('./logging/journal-files')
+  const { quarantinedFiles } = require('./logging/hbase-sink/journal/files')
   const dirs = Object.values(settings.logSinks).filter((s) => s.type === 'hbase').map((s) => s.journalDir)
   const found = await Promise.all(dirs.map((dir) => leftOnDisk(dir, 'j-')))
   return {

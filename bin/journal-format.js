@@ -2,7 +2,7 @@
 
 /**
  * What `beacon journal status` and `beacon journal replay` print, and their exit codes: pure
- * functions of an inventory (logging/journal-inventory.js) and of a replay's report.
+ * functions of an inventory (logging/hbase-sink/journal/inventory.js) and of a replay's report.
  */
 
 // bin/beacon.js EXIT.OK and EXIT.ENTRIES_LEFT
@@ -10,8 +10,8 @@ const EXIT_OK = 0
 const EXIT_ENTRIES_LEFT = 4
 
 /**
- * @typedef {import('../logging/journal-inventory').Inventory} Inventory
- * @typedef {import('../logging/journal-inventory').FileReport} FileReport
+ * @typedef {import('../logging/hbase-sink/journal/inventory').Inventory} Inventory
+ * @typedef {import('../logging/hbase-sink/journal/inventory').FileReport} FileReport
  * @typedef {{ dir: string, name: string, kind: string, pid: number, entries: number, damagedLines: number,
  *   cause: 'running'|'not written'|'not claimed'|'no sink', reason: string }} LeftFile
  * @typedef {{ sink: string, table: string, dir: string, claimed: number, written: number, corrupt: number,

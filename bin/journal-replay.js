@@ -12,7 +12,7 @@
 const { loadSettings } = require('../config')
 const { createSinks } = require('../logging')
 const { createHBaseClient } = require('@beacon/hbase-client')
-const { inventory } = require('../logging/journal-inventory')
+const { inventory } = require('../logging/hbase-sink/journal/inventory')
 const { sortLeft } = require('./journal-format')
 const { embeddedHBaseStatus } = require('../config/embedded-hbase')
 

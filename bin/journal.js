@@ -23,7 +23,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { inventory } = require('../logging/journal-inventory')
+const { inventory } = require('../logging/hbase-sink/journal/inventory')
 const { statusCode, statusText, replayCode, replayText } = require('./journal-format')
 
 /**

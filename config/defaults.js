@@ -270,7 +270,7 @@ const ENV_VARS = [
   // how long HBase keeps the rows and the rollups of the sink named `hbase` (a table's TTL)
   ['BEACON_ACCESS_LOG_RETENTION', 'logSinks.hbase.retention', 'string'],
   ['BEACON_ACCESS_ROLLUP_RETENTION', 'logSinks.hbase.rollupRetention', 'string'],
-  // durable mode of the sink named `hbase`: write-ahead log before answering (logging/wal.js)
+  // durable mode of the sink named `hbase`: write-ahead log before answering (logging/hbase-sink/journal/wal.js)
   ['BEACON_ACCESS_LOG_DURABLE', 'logSinks.hbase.durable', 'bool']
 ]
 

@@ -2,7 +2,7 @@
 
 const { ACCESS_LOG_FAMILY, ACCESS_LOG_QUALIFIER } = require('../access-log-layout')
 const { mayHaveApplied } = require('@beacon/hbase-client')
-const { rowOf, valueOf, ownBytes } = require('../record-bytes')
+const { rowOf, valueOf, ownBytes } = require('./journal/record-bytes')
 
 /**
  * @typedef {object} Item one accepted entry on its way to HBase

@@ -2,8 +2,8 @@
 
 const { accessLogRowKey } = require('../access-log-layout')
 const { serializeEntry } = require('../access-entry')
-const { createJournal, formatRecord } = require('../journal')
-const { createRecordEncoder, lineText } = require('../record-bytes')
+const { createJournal, formatRecord } = require('./journal')
+const { createRecordEncoder, lineText } = require('./journal/record-bytes')
 const { DEFAULTS, resolveSinkOptions } = require('./options')
 const { Ledger } = require('./ledger')
 const { leftOnDisk } = require('./left-on-disk')

@@ -2,7 +2,7 @@
 
 const fsp = require('node:fs/promises')
 const path = require('node:path')
-const { FILE_PATTERN, countFileLines } = require('../journal-files')
+const { FILE_PATTERN, countFileLines } = require('./journal/files')
 
 /**
  * What a writer leaves on its host's disk once it has closed: its journal files (claimed ones

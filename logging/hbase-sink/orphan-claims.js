@@ -1,6 +1,6 @@
 'use strict'
 
-const { FILE_PATTERN } = require('../journal-files')
+const { FILE_PATTERN } = require('./journal/files')
 
 /**
  * Takes over the journal and write-ahead-log files of writers that are gone (journal.js
@@ -12,7 +12,7 @@ const { FILE_PATTERN } = require('../journal-files')
 class OrphanClaims {
   /**
    * @param {object} deps
-   * @param {ReturnType<typeof import('../journal').createJournal>} deps.journal
+   * @param {ReturnType<typeof import('./journal').createJournal>} deps.journal
    * @param {import('./ledger').Ledger} deps.ledger
    * @param {number} deps.intervalMs
    * @param {() => void} deps.claimed files were claimed: replay them

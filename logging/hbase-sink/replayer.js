@@ -1,7 +1,7 @@
 'use strict'
 
-const { TRANSIENT_CODES, formatRecord, parseRecord, isWholeValue } = require('../journal-files')
-const { RecordReader } = require('../journal-reader')
+const { TRANSIENT_CODES, formatRecord, parseRecord, isWholeValue } = require('./journal/files')
+const { RecordReader } = require('./journal/reader')
 const { putRecords } = require('./batcher')
 const { OrphanClaims } = require('./orphan-claims')
 
@@ -21,7 +21,7 @@ class Replayer {
   /**
    * @param {object} deps
    * @param {Readonly<import('./options').SinkOptions>} deps.opts
-   * @param {ReturnType<typeof import('../journal').createJournal>} deps.journal
+   * @param {ReturnType<typeof import('./journal').createJournal>} deps.journal
    * @param {import('./ledger').Ledger} deps.ledger
    * @param {import('./batcher').Batcher} deps.batcher its up/down state and live load
    */

@@ -1,13 +1,13 @@
 'use strict'
 
-const { createWal } = require('../wal')
+const { createWal } = require('./journal/wal')
 
 const WARN_EVERY_MS = 5000
 const RELEASE_RETRY_MS = 1000
 const PAUSE_AFTER_FAILURE_MS = 1000
 
 /**
- * Durable mode's write-ahead log (logging/wal.js), guarded: an append that fails (a full disk)
+ * Durable mode's write-ahead log (logging/hbase-sink/journal/wal.js), guarded: an append that fails (a full disk)
  * is counted and logged at most every 5 s, and the entry goes on the normal way, only not
  * crash-proof; for a second after a failure appends are not even tried (counted the same). A
  * segment is released once its entries are in HBase (done()) or in the journal
@@ -18,7 +18,7 @@ class WalGuard {
    * @param {object} options
    * @param {string} options.dir
    * @param {string} options.writerId
-   * @param {ReturnType<typeof import('../journal').createJournal>} options.journal
+   * @param {ReturnType<typeof import('./journal').createJournal>} options.journal
    * @param {import('./ledger').Ledger} options.ledger counts the entries it could not take
    * @param {{ error: Function }} [options.logger]
    */

@@ -14,7 +14,7 @@ const { bootstrap, testClient, uniqueTable } = require('../support/hbase')
 const { writeOrphan, records, record, recordKey } = require('../support/crafted-files')
 const { deadPid } = require('../support/pids')
 const { accessLogSplitKeys, ACCESS_LOG_FAMILY, ACCESS_LOG_QUALIFIER } = require('../../logging/access-log-layout')
-const { journalFiles, quarantinedFiles } = require('../../logging/journal')
+const { journalFiles, quarantinedFiles } = require('../../logging/hbase-sink/journal')
 
 const CLI = path.join(__dirname, '..', '..', 'bin', 'beacon.js')
 const DEAD_PID = deadPid() // the pid crafted-files names its orphans after

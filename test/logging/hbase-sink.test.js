@@ -10,7 +10,7 @@ const { createHBaseClient } = require('@beacon/hbase-client')
 const { accessLogSplitKeys, ACCESS_LOG_FAMILY, ACCESS_LOG_QUALIFIER } = require('../../logging/access-log-layout')
 const { createHBaseSink } = require('../../logging/hbase-sink')
 const { accessEntry } = require('../../logging/access-entry')
-const { journalFiles } = require('../../logging/journal')
+const { journalFiles } = require('../../logging/hbase-sink/journal')
 
 let client // on the real test HBase
 let deadClient // on a local port nobody listens on

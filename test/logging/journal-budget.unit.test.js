@@ -1,6 +1,6 @@
 'use strict'
 
-// The spill journal's byte budget (logging/journal.js maxBytes, the sink's journalMaxSize), on
+// The spill journal's byte budget (logging/hbase-sink/journal/index.js maxBytes, the sink's journalMaxSize), on
 // real files: past it the journal refuses lines as journal_full, holds no more than the budget
 // and what one write adds, takes lines again once a replay frees room, and the HBase sink counts
 // the refused entries as shed for that reason with its books balanced. (HBase is the fake of
@@ -10,7 +10,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { createJournal, formatRecord } = require('../../logging/journal')
+const { createJournal, formatRecord } = require('../../logging/hbase-sink/journal')
 const { createHBaseSink } = require('../../logging/hbase-sink')
 const { accessEntry } = require('../../logging/access-entry')
 const { createFakeHBase } = require('../support/fake-hbase')

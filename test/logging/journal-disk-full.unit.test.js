@@ -9,7 +9,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { createJournal, formatRecord, parseRecord, journalFiles } = require('../../logging/journal')
+const { createJournal, formatRecord, parseRecord, journalFiles } = require('../../logging/hbase-sink/journal')
 const { createHBaseSink } = require('../../logging/hbase-sink')
 const { accessEntry } = require('../../logging/access-entry')
 const { createFaultyFs } = require('../support/faulty-fs')

@@ -3,7 +3,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { createJournal, formatRecord, parseRecord, readRecords, journalFiles } = require('../../logging/journal')
+const { createJournal, formatRecord, parseRecord, readRecords, journalFiles } = require('../../logging/hbase-sink/journal')
 const { deadPid } = require('../support/pids')
 
 const dirs = []

@@ -13,7 +13,7 @@ const path = require('node:path')
 const fc = require('fast-check')
 const { Ledger } = require('../../logging/hbase-sink/ledger')
 const { createHBaseSink } = require('../../logging/hbase-sink')
-const { journalFiles, readRecords } = require('../../logging/journal')
+const { journalFiles, readRecords } = require('../../logging/hbase-sink/journal')
 const { createFakeHBase } = require('../support/fake-hbase')
 const { writeOrphan, records } = require('../support/crafted-files')
 

@@ -1,10 +1,10 @@
 'use strict'
 
-// An entry's record encoded once (logging/record-bytes.js): the line is the journal's record
+// An entry's record encoded once (logging/hbase-sink/journal/record-bytes.js): the line is the journal's record
 // format byte for byte, and the row key and value the put sends are views of it.
 
-const { createRecordEncoder, rowOf, valueOf, lineText, ownBytes } = require('../../logging/record-bytes')
-const { formatRecord, parseRecord } = require('../../logging/journal')
+const { createRecordEncoder, rowOf, valueOf, lineText, ownBytes } = require('../../logging/hbase-sink/journal/record-bytes')
+const { formatRecord, parseRecord } = require('../../logging/hbase-sink/journal')
 const { accessEntry, serializeEntry } = require('../../logging/access-entry')
 
 const entry = (ua) => serializeEntry(accessEntry({ ts: 1764201600000, endpoint: 'sample5', id: '42', status: 200, ms: 0.25, ua }))

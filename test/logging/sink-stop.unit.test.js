@@ -12,7 +12,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { journalFiles, quarantinedFiles } = require('../../logging/journal')
+const { journalFiles, quarantinedFiles } = require('../../logging/hbase-sink/journal')
 const { createHBaseSink } = require('../../logging/hbase-sink')
 const { createFaultyFs } = require('../support/faulty-fs')
 const { createFakeHBase } = require('../support/fake-hbase')

@@ -5,8 +5,8 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { createWal } = require('../../logging/wal')
-const { createJournal, journalFiles, readRecords } = require('../../logging/journal')
+const { createWal } = require('../../logging/hbase-sink/journal/wal')
+const { createJournal, journalFiles, readRecords } = require('../../logging/hbase-sink/journal')
 const { until } = require('../support/until')
 
 const dirs = []

@@ -5,7 +5,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { formatRecord } = require('../../logging/journal')
+const { formatRecord } = require('../../logging/hbase-sink/journal')
 const { deadPid } = require('./pids')
 
 const PID = deadPid()

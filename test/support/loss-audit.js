@@ -9,7 +9,7 @@ const fs = require('node:fs')
 const fsp = require('node:fs/promises')
 const http = require('node:http')
 const path = require('node:path')
-const { FILE_PATTERN, QUARANTINE_PATTERN, countFileLines } = require('../../logging/journal-files')
+const { FILE_PATTERN, QUARANTINE_PATTERN, countFileLines } = require('../../logging/hbase-sink/journal/files')
 const { until } = require('./until')
 
 /** The sink gauges that must all be 0 on an idle host (api/metrics/index.js). */

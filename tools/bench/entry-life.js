@@ -9,7 +9,7 @@
  * - strings: the record kept as `{ key, value }` strings (the sink until 2026-11-27; a replayed
  *   record still is), each converted to UTF-8 by the client at the put; `+ WAL` adds durable
  *   mode's line (formatRecord + Buffer.from, as wal.append did);
- * - encoded once: the record encoded at accept (logging/record-bytes.js), the put sending views
+ * - encoded once: the record encoded at accept (logging/hbase-sink/journal/record-bytes.js), the put sending views
  *   of its bytes; durable mode's write-ahead log writes the same line, so `+ WAL` adds nothing.
  * `entries alone` is the floor: entries made, serialized and keyed, and dropped. CPU is
  * process.cpuUsage (user + system, every thread: GC helpers too) per entry; each of
@@ -24,8 +24,8 @@ const { METHODS, encodeCall } = require('@beacon/hbase-client/lib/protocol')
 const { multiRequest } = require('@beacon/hbase-client/lib/batch')
 const { serializeEntry } = require('../../logging/access-entry')
 const { accessLogRowKey, DEFAULT_LOG_BUCKETS } = require('../../logging/access-log-layout')
-const { formatRecord } = require('../../logging/journal')
-const { createRecordEncoder } = require('../../logging/record-bytes')
+const { formatRecord } = require('../../logging/hbase-sink/journal')
+const { createRecordEncoder } = require('../../logging/hbase-sink/journal/record-bytes')
 const { toPut } = require('../../logging/hbase-sink/batcher')
 const { logEntries } = require('./lib/log-entries')
 

@@ -1,7 +1,7 @@
 'use strict'
 
-const { writeFailureReason } = require('./journal-files')
-const { createWriteFailure } = require('./write-failure')
+const { writeFailureReason } = require('./files')
+const { createWriteFailure } = require('../../write-failure')
 
 /**
  * The write side of the spill journal (journal.js): lines appended in memory, written in

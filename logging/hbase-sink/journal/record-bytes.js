@@ -2,7 +2,7 @@
 
 // The global Buffer is a getter in Node: a local binding keeps it off the hot path.
 const { Buffer } = require('node:buffer')
-const { formatRecord, RECORD_HEAD, RECORD_MID } = require('./journal-files')
+const { formatRecord, RECORD_HEAD, RECORD_MID } = require('./files')
 
 /**
  * An access-log entry's record, encoded once, when the entry is accepted: the line the

@@ -2,9 +2,9 @@
 
 const fsp = require('node:fs/promises')
 const path = require('node:path')
-const { FILE_PATTERN, QUARANTINE_PATTERN, isWholeValue, pidRunning, countFileLines } = require('./journal-files')
-const { RecordReader } = require('./journal-reader')
-const { DEFAULTS: SINK } = require('./hbase-sink/options')
+const { FILE_PATTERN, QUARANTINE_PATTERN, isWholeValue, pidRunning, countFileLines } = require('./files')
+const { RecordReader } = require('./reader')
+const { DEFAULTS: SINK } = require('../options')
 
 /**
  * What the journal directories of a state dir hold, read-only (`beacon journal status`, and

@@ -3,8 +3,8 @@
 const fs = require('node:fs')
 const fsp = require('node:fs/promises')
 const path = require('node:path')
-const { ERRORS } = require('../lib/errors')
-const { NAME_CHAR_CODES, isSafeName } = require('../lib/names')
+const { ERRORS } = require('../../../lib/errors')
+const { NAME_CHAR_CODES, isSafeName } = require('../../../lib/names')
 
 /**
  * The on-disk format shared by the spill journal and the write-ahead log, and what is done with

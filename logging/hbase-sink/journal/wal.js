@@ -2,8 +2,8 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { formatRecord, holdWriter } = require('./journal-files')
-const { ERRORS } = require('../lib/errors')
+const { formatRecord, holdWriter } = require('./files')
+const { ERRORS } = require('../../../lib/errors')
 
 // Short-lived segments: a segment is deleted once all its entries are written, so the replay
 // after a crash rewrites about one segment age of entries, not all that were already in HBase.

@@ -1,6 +1,6 @@
 'use strict'
 
-const { parseLines } = require('./journal-files')
+const { parseLines } = require('./files')
 
 /**
  * Reads the records of one journal (or write-ahead-log) file a batch at a time, through one

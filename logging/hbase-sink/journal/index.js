@@ -2,9 +2,9 @@
 
 const fsp = require('node:fs/promises')
 const path = require('node:path')
-const { ERRORS } = require('../lib/errors')
-const files = require('./journal-files')
-const { createJournalWriter } = require('./journal-writer')
+const { ERRORS } = require('../../../lib/errors')
+const files = require('./files')
+const { createJournalWriter } = require('./writer')
 
 const { TRANSIENT_CODES, holdWriter, isOrphan, countFileLines, quarantineFile } = files
 
