@@ -4,8 +4,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { serializeEntry } = require('./access-entry')
 const { createRollWriter } = require('./file-writer')
-const { writeFailureReason } = require('./hbase-sink/journal/files')
-const { createWriteFailure } = require('./write-failure')
+const { DiskBuffer } = require('./disk-buffer')
 const { createFileHistory } = require('./file-history')
 const { SINK_DEFAULTS } = require('../config/defaults')
 const { ERRORS } = require('../lib/errors')
@@ -112,15 +111,21 @@ function createFileSink (options) {
 
   let batch = []
   let batchTimer = null
-  let retryTimer = null
   let accepted = 0
   let written = 0
   let errors = 0
   let rejectedAfterClose = 0
   let lastError = null
   let closing = null
-  // Set while the last write failed; cleared by the next that works.
-  const failure = createWriteFailure({ what: 'file access log', log, fields: () => ({ pending: pendingLines(), shed }) })
+  const disk = new DiskBuffer({
+    what: 'file access log',
+    maxLines: opts.maxPendingLines,
+    retryMs: opts.retryMs,
+    waiting: pendingLines,
+    retry,
+    log,
+    fields: () => ({ pending: pendingLines(), shed })
+  })
   let waitingForOpen = false
   const shedBy = { disk_full: 0, write_error: 0, write_backlog: 0 }
   let shed = 0
@@ -138,24 +143,18 @@ function createFileSink (options) {
   // every retryMs, no more often, so a full disk never turns into a busy loop.
   writer.onError((/** @type {any} */ err) => {
     recordError(err)
-    failure.failed(err)
-    armRetry()
+    disk.failed(err)
   })
 
   writer.onWritten(() => {
-    failure.worked()
+    disk.worked()
     if (batch.length && !batchTimer) batchTimer = setTimeout(handOver, 0)
   })
 
-  function armRetry () {
-    if (retryTimer || closing) return
-    retryTimer = setTimeout(() => {
-      retryTimer = null
-      if (!failure.current() && writer.ready()) return
-      writer.retry()
-      armRetry()
-    }, opts.retryMs)
-    retryTimer.unref()
+  function retry () {
+    if (!disk.failure && writer.ready()) return
+    writer.retry()
+    disk.armRetry()
   }
 
   function pendingLines () {
@@ -169,8 +168,8 @@ function createFileSink (options) {
     }
     if (batch.length === 0) return
     // Failing: the lines wait here; the retry hands them over once a write works.
-    if (failure.current()) {
-      armRetry()
+    if (disk.failure) {
+      disk.armRetry()
       return
     }
     if (!writer.ready()) {
@@ -196,7 +195,7 @@ function createFileSink (options) {
   // out, if the disk takes them: prepended, so it runs before pino's own exit hook.
   function onExit () {
     if (batch.length === 0) return
-    if (writer.writeSync(batch.join(''), failure.current() !== null)) batch = []
+    if (writer.writeSync(batch.join(''), disk.failure !== null)) batch = []
   }
   process.prependListener('exit', onExit)
 
@@ -218,10 +217,9 @@ function createFileSink (options) {
       return
     }
     accepted++
-    if (pendingLines() >= opts.maxPendingLines) {
+    if (!disk.hasRoom()) {
       shed++
-      const fail = failure.current()
-      shedBy[fail ? writeFailureReason(fail.code) : 'write_backlog']++
+      shedBy[disk.refusalReason()]++
       return
     }
     batch.push(line)
@@ -241,7 +239,7 @@ function createFileSink (options) {
   async function flush () {
     const upTo = accepted - shed
     await writer.settled()
-    if (failure.current()) await writer.flush() // tries what failed again; rejects if the disk still refuses
+    if (disk.failure) await writer.flush() // tries what failed again; rejects if the disk still refuses
     handOver()
     await writer.flush()
     if (upTo > written) written = upTo
@@ -259,7 +257,7 @@ function createFileSink (options) {
     if (closing) return closing
     const deadline = Date.now() + timeoutMs
     closing = (async () => {
-      if (retryTimer) clearTimeout(retryTimer)
+      disk.stop()
       try {
         await withDeadline(flush(), deadline)
       } catch (err) {
@@ -288,7 +286,7 @@ function createFileSink (options) {
       pending: accepted - shed - written,
       shed,
       shedBy: { ...shedBy },
-      writeFailing: failure.current()?.code ?? null,
+      writeFailing: disk.failure?.code ?? null,
       errors,
       rejectedAfterClose,
       lastError,

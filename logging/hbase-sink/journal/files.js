@@ -21,7 +21,6 @@ const QUARANTINE_PATTERN = /^j-\d+-[A-Za-z0-9_-]+-\d+\.ndjson\.damaged-\d+$/
 const RECORD_HEAD = '{"k":"'
 const RECORD_MID = '","v":'
 // Errors that say "this disk has no room", as opposed to a disk that fails.
-const DISK_FULL_CODES = new Set(['ENOSPC', 'EDQUOT'])
 // Errors that pass by themselves: a file that meets one is tried again later, not quarantined.
 const TRANSIENT_CODES = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'EBUSY', 'ENOMEM', 'EINTR'])
 
@@ -234,14 +233,6 @@ function quarantinedFiles (dir) {
   return listMatching(dir, QUARANTINE_PATTERN)
 }
 
-/**
- * @param {string|null|undefined} code an errno code
- * @returns {'disk_full'|'write_error'} why a write to local disk failed, as a shed reason
- */
-function writeFailureReason (code) {
-  return code && DISK_FULL_CODES.has(code) ? 'disk_full' : 'write_error'
-}
-
 module.exports = {
   FILE_PATTERN,
   QUARANTINE_PATTERN,
@@ -259,6 +250,5 @@ module.exports = {
   countFileLines,
   quarantineFile,
   journalFiles,
-  quarantinedFiles,
-  writeFailureReason
+  quarantinedFiles
 }

@@ -1,7 +1,6 @@
 'use strict'
 
-const { writeFailureReason } = require('./files')
-const { createWriteFailure } = require('../../write-failure')
+const { DiskBuffer } = require('../../disk-buffer')
 
 /**
  * The write side of the spill journal (journal.js): lines appended in memory, written in
@@ -33,12 +32,15 @@ function createJournalWriter ({ io, ensureDir, nextName, onSealed, maxFileBytes,
   let active = null // { path, fh, bytes, lines }
   let writing = null // promise of the running write loop
   let scheduled = false
-  let stopped = false
-  let retryTimer = null
-  let errors = 0
-  let lastError = null
-  // Set while the last write failed; cleared by the next that works.
-  const failure = createWriteFailure({ what: 'access-log journal', log, fields: () => ({ buffered: waiting() }) })
+  const disk = new DiskBuffer({
+    what: 'access-log journal',
+    maxLines: maxBufferedLines,
+    retryMs,
+    waiting,
+    retry: runLoop,
+    log,
+    fields: () => ({ buffered: waiting() })
+  })
 
   // Lines not yet in a file: the bound counts them all.
   function waiting () {
@@ -87,14 +89,14 @@ function createJournalWriter ({ io, ensureDir, nextName, onSealed, maxFileBytes,
         active.bytes += chunk.length
         active.lines += lines.length
         inWrite = 0
-        failure.worked()
+        disk.worked()
         if (active.bytes >= maxFileBytes) await sealActive()
       } catch (err) {
         const kept = await keepWholeLines(chunk, done)
         // The rest waits in memory, in order, and is tried again: a full disk may not stay full.
         buffer = lines.slice(kept).concat(buffer)
         inWrite = 0
-        failed(err)
+        disk.failed(err)
         return
       }
     }
@@ -126,20 +128,6 @@ function createJournalWriter ({ io, ensureDir, nextName, onSealed, maxFileBytes,
     return kept
   }
 
-  function failed (err) {
-    errors++
-    lastError = err
-    failure.failed(err)
-    // unref: a journal that cannot write must not keep the process alive by itself.
-    if (!retryTimer && !stopped) {
-      retryTimer = setTimeout(() => {
-        retryTimer = null
-        runLoop()
-      }, retryMs)
-      retryTimer.unref()
-    }
-  }
-
   function runLoop () {
     scheduled = false
     if (writing) return writing
@@ -148,7 +136,7 @@ function createJournalWriter ({ io, ensureDir, nextName, onSealed, maxFileBytes,
   }
 
   function schedule () {
-    if (!scheduled && !writing && !retryTimer) {
+    if (!scheduled && !writing && !disk.retrying) {
       scheduled = true
       setImmediate(runLoop)
     }
@@ -161,7 +149,7 @@ function createJournalWriter ({ io, ensureDir, nextName, onSealed, maxFileBytes,
      * @returns {boolean} false: refused, `maxBufferedLines` already wait (see refusalReason())
      */
     append (line) {
-      if (waiting() >= maxBufferedLines) return false
+      if (!disk.hasRoom()) return false
       buffer.push(line)
       schedule()
       return true
@@ -172,13 +160,12 @@ function createJournalWriter ({ io, ensureDir, nextName, onSealed, maxFileBytes,
      *   disk is full, it fails otherwise, or it is merely slower than the lines come
      */
     refusalReason () {
-      const fail = failure.current()
-      return fail ? writeFailureReason(fail.code) : 'write_backlog'
+      return disk.refusalReason()
     },
 
     /** @returns {{ code: string, since: number }|null} set while lines wait because the last write failed */
     failing () {
-      return waiting() > 0 ? failure.current() : null
+      return waiting() > 0 ? disk.failure : null
     },
 
     /**
@@ -210,10 +197,10 @@ function createJournalWriter ({ io, ensureDir, nextName, onSealed, maxFileBytes,
      * (the lines stay queued and are retried in the background).
      */
     async flush () {
-      const before = errors
+      const before = disk.errors
       while (buffer.length || writing) {
         await runLoop()
-        if (errors !== before) throw lastError
+        if (disk.errors !== before) throw disk.lastError
       }
       if (active) await active.fh.datasync()
     },
@@ -227,9 +214,7 @@ function createJournalWriter ({ io, ensureDir, nextName, onSealed, maxFileBytes,
 
     /** No more retries after this (close). */
     stop () {
-      stopped = true
-      if (retryTimer) clearTimeout(retryTimer)
-      retryTimer = null
+      disk.stop()
     },
 
     /** Lines waiting in memory: not yet in a file (lent ones included). */
@@ -249,8 +234,9 @@ function createJournalWriter ({ io, ensureDir, nextName, onSealed, maxFileBytes,
 
     stats () {
       const fail = this.failing()
+      const lastError = disk.lastError
       return {
-        errors,
+        errors: disk.errors,
         lastError: lastError && (lastError.code || lastError.message),
         failing: fail ? fail.code : null,
         failingMs: fail ? Date.now() - fail.since : 0
