@@ -33,6 +33,7 @@ const { createHttpServer, listen } = require('./http-server')
 const { startShutdownBudget } = require('./shutdown-budget')
 // The rollup job runs in a process of its own (server.js), built by its own root factory.
 const { createRollupJob, keepsRollups } = require('./rollup-job')
+const { settleWithin, TIMED_OUT } = require('../lib/deadline')
 
 /**
  * The root factory: the one place that wires a beacon process, from settings and injected
@@ -376,11 +377,7 @@ function usesKnownIds (settings) {
 
 /** Lets in-flight HBase calls finish within `ms`, then aborts what is left. */
 async function closeClient (client, ms) {
-  let timer
-  const late = new Promise((resolve) => { timer = setTimeout(resolve, ms, 'late') })
-  const outcome = await Promise.race([client.close(), late])
-  clearTimeout(timer)
-  if (outcome === 'late') await client.destroy()
+  if (await settleWithin(client.close(), ms) === TIMED_OUT) await client.destroy()
 }
 
 module.exports = { createBeacon, createRollupJob, keepsRollups }

@@ -9,6 +9,7 @@ const { createFileHistory } = require('./file-history')
 const { SINK_DEFAULTS } = require('../config/defaults')
 const { ERRORS } = require('../lib/errors')
 const { isSafeName } = require('../lib/names')
+const { settleBy, TIMED_OUT } = require('../lib/deadline')
 
 const DEFAULTS = Object.freeze({
   rotateSize: '100m',
@@ -259,7 +260,7 @@ function createFileSink (options) {
     closing = (async () => {
       disk.stop()
       try {
-        await withDeadline(flush(), deadline)
+        if (await settleBy(flush(), deadline) === TIMED_OUT) throw Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })
       } catch (err) {
         recordError(err)
       }
@@ -300,20 +301,6 @@ function createFileSink (options) {
   }
 
   return { type: 'file', base, write, flush, close, stats, files }
-}
-
-/**
- * @template T
- * @param {Promise<T>} promise
- * @param {number} deadline epoch ms
- * @returns {Promise<T>} rejects with ETIMEDOUT at the deadline
- */
-function withDeadline (promise, deadline) {
-  let timer
-  const late = new Promise((resolve, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })), Math.max(0, deadline - Date.now()))
-  })
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
 }
 
 function baseName (filePath, workerTag) {

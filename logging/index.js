@@ -7,6 +7,7 @@ const { createRollupMarker } = require('./rollup/marker')
 const { createRoller } = require('./rollup/roller')
 const { ERRORS } = require('../lib/errors')
 const { SINK_DEFAULTS } = require('../config/defaults')
+const { settleWithin } = require('../lib/deadline')
 
 /**
  * What an HBase sink's calls count under in the HBase client's traffic (packages/hbase-client/lib/traffic.js):
@@ -110,7 +111,7 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
   sinks.closeAll = async function closeAll ({ timeoutMs = undefined } = {}) {
     const results = await Promise.all([...sinks.values()].map((s) => {
       const closed = s.close({ timeoutMs }).catch(() => {})
-      return s.type === 'hbase' ? closed : withTimeout(closed, timeoutMs)
+      return s.type === 'hbase' ? closed : settleWithin(closed, timeoutMs)
     }))
     const files = results.flatMap((r) => (r && r.leftOnDisk ? r.leftOnDisk.files : []))
     return { leftOnDisk: files.reduce((n, f) => n + f.entries, 0), files }
@@ -147,12 +148,6 @@ function createRollers (sinkSettings, { client, logger, clock, counting = {} }) 
     }))
   }
   return rollers
-}
-
-function withTimeout (promise, ms) {
-  if (!(ms >= 0)) return promise
-  let timer
-  return Promise.race([promise, new Promise((resolve) => { timer = setTimeout(resolve, ms) })]).finally(() => clearTimeout(timer))
 }
 
 module.exports = { createSinks, createRollers }

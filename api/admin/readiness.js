@@ -1,5 +1,7 @@
 'use strict'
 
+const { settleWithin, TIMED_OUT } = require('../../lib/deadline')
+
 /**
  * The `/readyz` check: may a load balancer send this process traffic? Ready when HBase answers
  * or the caches can serve without it (so a shared-HBase outage does not pull every warm host
@@ -75,10 +77,9 @@ function parkedCheck (parked) {
  * @param {number} ms
  * @returns {Promise<any>} its value, or `{ error }` when it failed or took longer than ms
  */
-function withinMs (promise, ms) {
-  let timer
-  const late = new Promise((resolve) => { timer = setTimeout(resolve, ms, { error: 'no answer in time' }) })
-  return Promise.race([promise.catch((err) => ({ error: err.code || err.message })), late]).finally(() => clearTimeout(timer))
+async function withinMs (promise, ms) {
+  const answer = await settleWithin(promise.catch((err) => ({ error: err.code || err.message })), ms)
+  return answer === TIMED_OUT ? { error: 'no answer in time' } : answer
 }
 
 /**

@@ -11,6 +11,7 @@ const { SettleBarrier } = require('./settle-barrier')
 const { WalGuard } = require('./wal-guard')
 const { Batcher } = require('./batcher')
 const { Replayer } = require('./replayer')
+const { settleBy, TIMED_OUT } = require('../../lib/deadline')
 
 // close(): the share of its budget spent writing to HBase (the live queue, then every journal
 // file); the rest closes the journal and counts what stays on disk.
@@ -212,13 +213,13 @@ function createHBaseSink (options) {
     closing = (async () => {
       replayer.halt()
       try {
-        await within(flush(), sendBy)
+        await settleBy(flush(), sendBy)
       } catch (err) {
         ledger.error(err.code || err.message)
       }
       for (const item of batcher.takeAll()) spill(item)
-      await within(replayer.drain(sendBy), sendBy)
-      await within(replayer.stop(), deadline)
+      await settleBy(replayer.drain(sendBy), sendBy)
+      await settleBy(replayer.stop(), deadline)
       await closeJournal(deadline)
       if (opts.rollupMarker) opts.rollupMarker.close()
       left = await leftOnDisk(journal.dir, journal.ownPrefix(), opts.journalFs)
@@ -236,7 +237,7 @@ function createHBaseSink (options) {
   async function closeJournal (deadline) {
     try {
       // A disk that refuses writes must not hang shutdown: the journal gets what is left.
-      if (await within(journal.close(), deadline) === TIMED_OUT) throw new Error('journal close timed out')
+      if (await settleBy(journal.close(), deadline) === TIMED_OUT) throw new Error('journal close timed out')
       // Every entry is in HBase or in the closed journal: the write-ahead log is redundant.
       if (walGuard) await walGuard.close({ discard: true })
     } catch (err) {
@@ -296,20 +297,6 @@ function createHBaseSink (options) {
     replay,
     ready: replayer.started
   }
-}
-
-const TIMED_OUT = Symbol('timed out')
-
-/**
- * @template T
- * @param {Promise<T>} promise
- * @param {number} deadline epoch ms
- * @returns {Promise<T|typeof TIMED_OUT>}
- */
-function within (promise, deadline) {
-  let timer
-  const late = new Promise((resolve) => { timer = setTimeout(resolve, Math.max(0, deadline - Date.now()), TIMED_OUT) })
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
 }
 
 module.exports = { createHBaseSink, DEFAULTS }
