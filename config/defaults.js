@@ -88,7 +88,7 @@ const OFREP_DEFAULTS = {
 const SINK_DEFAULTS = {
   // maxPendingLines / journalMaxBuffered: the memory bounds when the local disk refuses writes
   // (docs/access-log.md, "A full or failing local disk"); past them entries are shed and counted.
-  file: { rotateSize: '100m', rotateFrequency: 'daily', keepFiles: 14, maxPendingLines: 50000 },
+  file: { rotateSize: '100m', rotateFrequency: /** @type {'daily'|'hourly'|number} */ ('daily'), keepFiles: 14, maxPendingLines: 50000 },
   // rollups: exact per-minute counts of the log, kept in rollupTable (logging/rollup/); one
   // rollup table serves every log table. retention / rollupRetention: the HBase TTL of the log's
   // and the rollups' column family, set when a table is created (docs/access-log.md#retention
@@ -110,6 +110,45 @@ const SINK_DEFAULTS = {
     retention: '90d',
     rollupRetention: '400d'
   }
+}
+
+const MiB = 1024 * 1024
+
+/**
+ * The access-log sinks' internal knobs: no setting names them (nothing in a deployment calls for
+ * turning them), but they are defaults all the same, kept here once so that a module, its tests
+ * and production run on the same figures.
+ */
+const SINK_INTERNALS = {
+  file: {
+    batchMs: 10, // how long lines wait to be handed over together
+    maxBatchLines: 1000, // hand over at once when this many wait
+    closeTimeoutMs: 5000, // close() budget when the caller gives none
+    retryMs: 1000 // a write the disk refused is tried again after this
+  },
+  hbase: {
+    maxInFlight: 3, // live batches in flight at once
+    writeTimeoutMs: 0, // per multiPut; 0 = the client's operationTimeout
+    closeTimeoutMs: 5000, // close() budget when the caller gives none
+    retryBaseMs: 100,
+    retryMaxBackoffMs: 5000,
+    replayBaseMs: 500, // first wait before replaying the journal after a spill
+    replayMaxBackoffMs: 30000,
+    probeSize: 10, // entries in the first replay write after HBase was down
+    claimIntervalMs: 60000, // how often to look for orphan journals besides at start
+    maxReplayFileBytes: 64 * MiB, // a bigger journal file is no file beacon wrote: quarantined unread
+    replayReadBytes: MiB // the replay reads files a block of this size at a time; a longer line is corrupt
+  },
+  journal: {
+    // A replay reads one sealed file at a time into memory (its bytes; records a batch at a
+    // time), so the file size bounds what a replay adds to a worker's memory.
+    maxFileBytes: 16 * MiB,
+    retryMs: 1000, // a journal write that failed (a full disk) is tried again after this
+    maxWriteBytes: MiB // about how much one write(2) carries
+  },
+  // Short-lived segments: a segment is deleted once all its entries are written, so the replay
+  // after a crash rewrites about one segment age of entries, not all that were already in HBase.
+  wal: { segmentLines: 20000, segmentMaxAgeMs: 1000 }
 }
 
 /**
@@ -298,6 +337,7 @@ module.exports = deepFreeze({
   EVENT_DEFAULTS,
   OFREP_DEFAULTS,
   SINK_DEFAULTS,
+  SINK_INTERNALS,
   SINK_PRIVACY_DEFAULTS,
   ENV_VARS,
   CONFIG_FILE_ENV,

@@ -6,20 +6,14 @@ const { serializeEntry } = require('./access-entry')
 const { createRollWriter } = require('./file-writer')
 const { DiskBuffer } = require('./disk-buffer')
 const { createFileHistory } = require('./file-history')
-const { SINK_DEFAULTS } = require('../config/defaults')
+const { SINK_DEFAULTS, SINK_INTERNALS } = require('../config/defaults')
 const { ERRORS } = require('../lib/errors')
 const { isSafeName } = require('../lib/names')
 const { settleBy, TIMED_OUT } = require('../lib/deadline')
 
 const DEFAULTS = Object.freeze({
-  rotateSize: '100m',
-  rotateFrequency: 'daily',
-  keepFiles: 14,
-  batchMs: 10,
-  maxBatchLines: 1000,
-  closeTimeoutMs: 5000,
-  maxPendingLines: SINK_DEFAULTS.file.maxPendingLines, // lines not yet written that may wait in memory; more are shed
-  retryMs: 1000, // a write the disk refused is tried again after this
+  ...SINK_DEFAULTS.file,
+  ...SINK_INTERNALS.file,
   createWriter: createRollWriter
 })
 // Date part of rotated names, so a restart never appends to an older period's file.

@@ -1,30 +1,20 @@
 'use strict'
 
-const { SINK_DEFAULTS } = require('../../config/defaults')
+const { SINK_DEFAULTS, SINK_INTERNALS } = require('../../config/defaults')
 const { ERRORS } = require('../../lib/errors')
 const { isSafeName } = require('../../lib/names')
 const { sizeBytes } = require('../../config/size')
 
 /**
  * The HBase sink's options. What a user sets (buckets, batchSize, flushIntervalMs, maxQueue,
- * journalMaxBuffered, journalMaxSize, overload, durable, retryMaxMs) defaults in config/defaults.js, once; the
- * rest are internal knobs of the pipeline.
+ * journalMaxBuffered, journalMaxSize, overload, durable, retryMaxMs) and the pipeline's internal knobs
+ * default in config/defaults.js, once.
  */
 const DEFAULTS = Object.freeze({
   ...SINK_DEFAULTS.hbase,
-  maxInFlight: 3, // live batches in flight at once
-  writeTimeoutMs: 0, // per multiPut; 0 = the client's operationTimeout
-  closeTimeoutMs: 5000, // close() budget when the caller gives none
-  retryBaseMs: 100,
-  retryMaxBackoffMs: 5000,
-  replayBaseMs: 500, // first wait before replaying the journal after a spill
-  replayMaxBackoffMs: 30000,
-  probeSize: 10, // entries in the first replay write after HBase was down
-  claimIntervalMs: 60000, // how often to look for orphan journals besides at start
-  journalFileBytes: 16 * 1024 * 1024,
-  journalRetryMs: 1000, // a journal write that failed (a full disk) is tried again after this
-  maxReplayFileBytes: 64 * 1024 * 1024, // a bigger journal file is no file beacon wrote: quarantined unread
-  replayReadBytes: 1024 * 1024, // the replay reads files a block of this size at a time; a longer line is corrupt
+  ...SINK_INTERNALS.hbase,
+  journalFileBytes: SINK_INTERNALS.journal.maxFileBytes,
+  journalRetryMs: SINK_INTERNALS.journal.retryMs,
   journalFs: null, // the journal's node:fs/promises; tests inject a failing disk
   strictLedger: false, // throw when the accounting breaks (ledger.js): the property test
   // Claim the journal files of running pids too (`beacon journal replay --all`: a disk from

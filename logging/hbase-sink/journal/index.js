@@ -3,6 +3,7 @@
 const fsp = require('node:fs/promises')
 const path = require('node:path')
 const { ERRORS } = require('../../../lib/errors')
+const { SINK_DEFAULTS, SINK_INTERNALS } = require('../../../config/defaults')
 const files = require('./files')
 const { createJournalWriter } = require('./writer')
 
@@ -26,12 +27,8 @@ const { TRANSIENT_CODES, holdWriter, isOrphan, countFileLines, quarantineFile } 
  */
 
 const DEFAULTS = Object.freeze({
-  // A replay reads one sealed file at a time into memory (its bytes; records a batch at a time),
-  // so the file size bounds what a replay adds to a worker's memory.
-  maxFileBytes: 4 * 1024 * 1024,
-  retryMs: 1000,
-  maxBufferedLines: 50000,
-  maxWriteBytes: 1024 * 1024,
+  ...SINK_INTERNALS.journal,
+  maxBufferedLines: SINK_DEFAULTS.hbase.journalMaxBuffered,
   claimLiveFiles: false,
   pid: process.pid,
   fs: fsp

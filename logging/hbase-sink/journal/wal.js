@@ -4,10 +4,9 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { formatRecord, holdWriter } = require('./files')
 const { ERRORS } = require('../../../lib/errors')
+const { SINK_INTERNALS } = require('../../../config/defaults')
 
-// Short-lived segments: a segment is deleted once all its entries are written, so the replay
-// after a crash rewrites about one segment age of entries, not all that were already in HBase.
-const DEFAULTS = Object.freeze({ segmentLines: 20000, segmentMaxAgeMs: 1000, pid: process.pid, fs })
+const DEFAULTS = Object.freeze({ ...SINK_INTERNALS.wal, pid: process.pid, fs })
 
 /**
  * The write-ahead log of an HBase sink in durable mode: every accepted entry is written to a
