@@ -26,7 +26,7 @@ const { rowOf, valueOf, ownBytes } = require('./journal/record-bytes')
  * `retryMaxMs`, then spilled; failures that will not pass (no such table) are spilled at once
  * and counted in `failed`. A batch that fails as a whole with a retryable error means HBase is
  * down: with `overload: 'spill'` the batcher goes 'down' and everything held goes to the
- * journal until a replay write succeeds (markUp); in shed mode entries stay queued and retry.
+ * journal until a replay write succeeds (health.js markUp); in shed mode entries stay queued and retry.
  */
 class Batcher {
   /**
@@ -35,15 +35,19 @@ class Batcher {
    * @param {import('./ledger').Ledger} deps.ledger
    * @param {(item: Item) => void} deps.spill journals one item (and settles it)
    * @param {(item: Item) => void} deps.delivered the item is in HBase
-   * @param {(err: any) => void} deps.onDown HBase stopped answering (spill mode)
-   * @param {() => void} deps.onUp HBase answers again
+   * @param {import('./health').Health} deps.health whether HBase answers (it reports here too)
    * @param {() => void} deps.healthy a live write went through
    */
-  constructor ({ opts, ledger, spill, delivered, onDown, onUp, healthy }) {
+  constructor ({ opts, ledger, spill, delivered, health, healthy }) {
     this.opts = opts
     this.ledger = ledger
-    this.hooks = { spill, delivered, onDown, onUp, healthy }
-    this.state = 'up' // 'down' (spill mode only): live entries go to the journal
+    this.hooks = { spill, delivered, healthy }
+    this.health = health
+    health.listen({
+      // Everything held in memory goes to the journal too: it would only wait for the same HBase.
+      down: () => { for (const item of this.takeQueued()) this.hooks.spill(item) },
+      up: () => this.pump()
+    })
     /** @type {Item[]} waiting to be sent, oldest first */
     this.queue = []
     /** @type {Item[]} waiting for their retry time */
@@ -54,7 +58,7 @@ class Batcher {
     this.forcing = 0 // > 0 while a flush or close wants partial batches sent now (forceWhile)
     this.timers = { flush: null, retry: null, pumpScheduled: false }
     /** Whether a batch is already queued to go (within a flush interval): marks can wait to ride in it. */
-    this.writeAhead = () => this.state === 'up' && this.queue.length > 0
+    this.writeAhead = () => !this.health.down && this.queue.length > 0
   }
 
   /** Entries held in memory and not yet sent. */
@@ -90,7 +94,7 @@ class Batcher {
 
   /** Sends every batch that is due, up to maxInFlight; re-arms the interval timer. */
   pump () {
-    if (this.state !== 'up') return
+    if (this.health.down) return
     const { opts, queue } = this
     const now = opts.clock.now()
     while (queue.length && this.inFlight.size < opts.maxInFlight) {
@@ -155,7 +159,7 @@ class Batcher {
     if (failures.length) {
       ledger.error(failures[0][1].code)
       if (ok === 0 && down && opts.overload === 'spill') {
-        this.markDown(failures[0][1])
+        this.health.markDown(failures[0][1])
         for (const [item] of failures) this.hooks.spill(item)
       } else {
         for (const [item, err] of failures) this.onFailure(item, err)
@@ -174,7 +178,7 @@ class Batcher {
     }
     const now = opts.clock.now()
     // Down (another batch found out): retrying would only wait for the same HBase.
-    if (this.state === 'down' || now - item.firstTry >= opts.retryMaxMs) {
+    if (this.health.down || now - item.firstTry >= opts.retryMaxMs) {
       this.hooks.spill(item)
       return
     }
@@ -210,22 +214,6 @@ class Batcher {
       if (this.timers.retry) clearTimeout(this.timers.retry)
       this.onRetryTimer()
     }
-    this.pump()
-  }
-
-  /** @param {any} err */
-  markDown (err) {
-    if (this.state === 'down') return
-    this.state = 'down'
-    // Everything held in memory goes to the journal too: it would only wait for the same HBase.
-    for (const item of this.takeQueued()) this.hooks.spill(item)
-    this.hooks.onDown(err)
-  }
-
-  markUp () {
-    if (this.state === 'up') return
-    this.state = 'up'
-    this.hooks.onUp()
     this.pump()
   }
 

@@ -10,6 +10,7 @@ const { leftOnDisk } = require('./left-on-disk')
 const { SettleBarrier } = require('./settle-barrier')
 const { WalGuard } = require('./wal-guard')
 const { Batcher } = require('./batcher')
+const { Health } = require('./health')
 const { Replayer } = require('./replayer')
 const { settleBy, TIMED_OUT } = require('../../lib/deadline')
 
@@ -71,6 +72,7 @@ function createHBaseSink (options) {
     : null
   const encodeRecord = createRecordEncoder()
   const barrier = new SettleBarrier()
+  const health = new Health()
   const batcher = new Batcher({
     opts,
     ledger,
@@ -80,21 +82,24 @@ function createHBaseSink (options) {
       if (walGuard) walGuard.done(item.wal)
       barrier.settle(item.gen)
     },
-    onDown (err) {
+    health,
+    healthy: () => replayer.healthy()
+  })
+  const replayer = new Replayer({ opts, journal, ledger, batcher, health })
+  health.listen({
+    down (err) {
       if (logger) {
         logger.warn({ table: opts.table, code: err && err.code }, 'HBase access log: HBase is not answering; spilling to the journal')
       }
       replayer.schedule(replayer.backoff)
     },
-    onUp () {
+    up () {
       replayer.resetBackoff()
       if (logger) {
         logger.info({ table: opts.table, journaled: ledger.journaled }, 'HBase access log: HBase answers again; replaying the journal')
       }
-    },
-    healthy: () => replayer.healthy()
+    }
   })
-  const replayer = new Replayer({ opts, journal, ledger, batcher })
   let seq = 0
   let closing = null
   /** @type {{ entries: number, files: Array<{ file: string, entries: number }> }} */
@@ -113,7 +118,7 @@ function createHBaseSink (options) {
     }
     ledger.spill()
     if (walGuard) walGuard.afterJournal(segment)
-    replayer.schedule(batcher.state === 'down' ? replayer.backoff : opts.flushIntervalMs)
+    replayer.schedule(health.down ? replayer.backoff : opts.flushIntervalMs)
   }
 
   /**
@@ -160,7 +165,7 @@ function createHBaseSink (options) {
     // Encoded once: the write-ahead log stores these bytes and the put sends views of them.
     const line = walGuard ? encodeRecord(key, value) : null
     const segment = walGuard ? walGuard.append(line) : null
-    if (batcher.state === 'down' && opts.overload === 'spill') {
+    if (health.down && opts.overload === 'spill') {
       toJournal(formatRecord(key, value), segment)
       return
     }
@@ -277,7 +282,7 @@ function createHBaseSink (options) {
       queueDepth: batcher.queueDepth, // pending = queueDepth + inFlight
       inFlight: batcher.inFlightEntries,
       oldestPendingMs: oldest === Infinity ? 0 : Math.max(0, clock.now() - oldest),
-      state: batcher.state,
+      state: health.state,
       durable: Boolean(walGuard),
       ...(walGuard ? walGuard.stats() : {}),
       ...(opts.rollupMarker ? { rollup: opts.rollupMarker.stats() } : {})

@@ -1,9 +1,12 @@
 'use strict'
 
 const { TRANSIENT_CODES, formatRecord, parseRecord, isWholeValue } = require('./journal/files')
-const { RecordReader } = require('./journal/reader')
 const { putRecords } = require('./batcher')
 const { OrphanClaims } = require('./orphan-claims')
+const { FileReads } = require('./file-reads')
+
+/** @typedef {import('./journal/journal-file').JournalFile} JournalFile */
+/** @typedef {import('./file-reads').ReplayProgress} ReplayProgress */
 
 /**
  * Writes journal files back into HBase in the background and deletes each file once all its
@@ -23,23 +26,22 @@ class Replayer {
    * @param {Readonly<import('./options').SinkOptions>} deps.opts
    * @param {ReturnType<typeof import('./journal').createJournal>} deps.journal
    * @param {import('./ledger').Ledger} deps.ledger
-   * @param {import('./batcher').Batcher} deps.batcher its up/down state and live load
+   * @param {import('./batcher').Batcher} deps.batcher the live load
+   * @param {import('./health').Health} deps.health whether HBase answers (the replay reports here)
    */
-  constructor ({ opts, journal, ledger, batcher }) {
+  constructor ({ opts, journal, ledger, batcher, health }) {
     this.opts = opts
     this.journal = journal
     this.ledger = ledger
     this.batcher = batcher
+    this.health = health
     /** @type {number} */
     this.backoff = opts.replayBaseMs
     this.timer = null
     this.timerDelay = 0
     /** @type {Promise<boolean>|null} the pass running now */
     this.running = null
-    /** @type {Buffer|null} where files are read, a block at a time; one for every file */
-    this.readBuffer = null
-    /** @type {any} the file whose reader is open (one at a time) */
-    this.reading = null
+    this.reads = new FileReads({ opts, journal, ledger })
     this.halted = false // no pass is scheduled any more (closing); one run by drain() still goes
     this.stopped = false // a pass in flight ends at its next step
     this.claims = new OrphanClaims({
@@ -137,7 +139,7 @@ class Replayer {
       if (this.stopped) return false
       if (await this.run()) return true
       const wait = Math.min(this.opts.replayBaseMs, this.opts.flushIntervalMs)
-      if (this.batcher.state === 'down' || Date.now() + wait >= deadline) return false
+      if (this.health.down || Date.now() + wait >= deadline) return false
       await new Promise((resolve) => setTimeout(resolve, wait))
     }
   }
@@ -151,7 +153,7 @@ class Replayer {
     this.halt()
     this.stopped = true
     if (this.running) await this.running
-    if (this.reading) await this.closeReader(this.reading)
+    await this.reads.closeOpen()
   }
 
   /** Replays journal files until none is left (true) or a write fails (false). */
@@ -160,7 +162,7 @@ class Replayer {
     const { journal, batcher, opts } = this
     for (;;) {
       if (this.stopped) return false
-      if (batcher.state === 'up' && batcher.pending > opts.maxQueue / 2) return false
+      if (!this.health.down && batcher.pending > opts.maxQueue / 2) return false
       let file = journal.nextSealed()
       if (!file) {
         if (journal.unsealedLines() === 0) return true
@@ -179,7 +181,7 @@ class Replayer {
 
   /** Entries per write: a small probe while HBase is thought down. */
   chunkSize () {
-    return this.batcher.state === 'down' ? this.opts.probeSize : this.opts.batchSize
+    return this.health.down ? this.opts.probeSize : this.opts.batchSize
   }
 
   /**
@@ -189,17 +191,17 @@ class Replayer {
    *   is marked down if none got through and the error says it is)
    */
   async write (records) {
-    const { batcher, ledger, opts } = this
+    const { batcher, health, ledger, opts } = this
     const results = await putRecords(opts, records, batcher.writeAhead)
     ledger.batchSent()
     const failures = records.filter((_, i) => results[i])
     const acked = records.length - failures.length
     ledger.replayedOk(acked)
-    if (acked > 0) batcher.markUp()
+    if (acked > 0) health.markUp()
     if (failures.length) {
       const firstError = results.find(Boolean)
       ledger.error(firstError.code)
-      if (acked === 0 && firstError.retryable && opts.overload === 'spill') batcher.markDown(firstError)
+      if (acked === 0 && firstError.retryable && opts.overload === 'spill') health.markDown(firstError)
     }
     return failures
   }
@@ -234,162 +236,45 @@ class Replayer {
    * records) is quarantined once its whole records are written; a file that cannot be read is
    * quarantined at once, its unread lines counted. Either way the replay goes on with the next
    * file.
-   * @param {any} file a sealed journal file (journal.nextSealed())
+   * @param {JournalFile} file a sealed journal file (journal.nextSealed())
    * @returns {Promise<boolean>} false when a write failed
    */
   async replayFile (file) {
     const { journal } = this
-    if (!file.reader && !(await this.open(file))) return true
+    if (!file.replay?.reader && !(await this.reads.open(file))) return true
+    const progress = /** @type {ReplayProgress} */ (file.replay)
     for (;;) {
       if (this.stopped) return false
       let chunk
       try {
-        chunk = await this.nextChunk(file)
+        chunk = await this.reads.next(progress, this.chunkSize())
       } catch (err) {
         if (TRANSIENT_CODES.has(err.code)) throw err // the reader stays where it was: tried again
-        await this.unreadable(file, err)
+        await this.reads.unreadable(file, err)
         return true
       }
       if (this.stopped) {
-        file.retry = chunk.concat(file.retry) // read, not written: first in line if it goes on
+        progress.retry = chunk.concat(progress.retry) // read, not written: first in line if it goes on
         return false
       }
       if (chunk.length === 0) break
       const whole = chunk.filter((r) => isWholeValue(r.value))
-      this.damaged(file, chunk.length - whole.length)
+      this.reads.damaged(progress, chunk.length - whole.length)
       if (whole.length === 0) continue
       const failures = await this.write(whole)
       if (failures.length) {
-        file.retry = failures.concat(file.retry) // first in line when the replay is tried again, after a backoff
+        progress.retry = failures.concat(progress.retry) // first in line when the replay is tried again, after a backoff
         return false
       }
     }
-    this.settleLines(file)
-    await this.closeReader(file)
-    if (file.damaged) {
+    this.reads.settleLines(file)
+    await this.reads.close(file)
+    if (progress.damaged) {
       await journal.quarantine(file, 'lines that are not whole records skipped')
     } else {
       await journal.remove(file)
     }
     return true
-  }
-
-  /**
-   * The next batch of a file: the records whose write failed first, then the next lines
-   * (lines that are not whole records are counted and skipped).
-   * @param {any} file
-   * @returns {Promise<Array<{ key: string, value: string }>>} empty once the file is read through
-   */
-  async nextChunk (file) {
-    const size = this.chunkSize()
-    if (file.retry.length) return file.retry.splice(0, size)
-    for (;;) {
-      const { records, corrupt } = await file.reader.next(size)
-      file.seen += records.length + corrupt
-      file.corrupt += corrupt
-      this.damaged(file, corrupt)
-      if (records.length || corrupt === 0) return records
-    }
-  }
-
-  /**
-   * Once a file is read through, its lines against the lines counted in for it: more (a file
-   * that grew after it was counted at the claim) are adopted, fewer (cut short) were lost and
-   * are counted as damage.
-   * @param {any} file
-   */
-  settleLines (file) {
-    const { ledger, opts } = this
-    const extra = file.seen - file.lines
-    if (extra > 0) {
-      ledger.claim(extra)
-      file.lines = file.seen
-    }
-    this.damaged(file, -extra)
-    if (file.corrupt > 0 && opts.logger) {
-      opts.logger.warn(
-        { file: file.from || file.path, lines: file.corrupt },
-        'HBase access log: journal lines that are not whole records skipped'
-      )
-    }
-  }
-
-  /**
-   * Counts lines of a file that cannot be replayed.
-   * @param {any} file
-   * @param {number} lines
-   */
-  damaged (file, lines) {
-    if (lines <= 0) return
-    file.damaged = true
-    this.ledger.damaged(lines)
-  }
-
-  /**
-   * Opens a file for reading (a batch at a time, by nextChunk). A file that cannot be read (not
-   * a regular file, an I/O error, too big) is quarantined with all its lines counted as corrupt.
-   * An error that passes by itself (EMFILE) is thrown: tried again.
-   * @param {any} file
-   * @returns {Promise<boolean>} false when the file is out of the replay (vanished or quarantined)
-   */
-  async open (file) {
-    const { ledger, opts, journal } = this
-    let handle
-    try {
-      handle = await journal.open(file, opts.maxReplayFileBytes)
-    } catch (err) {
-      if (TRANSIENT_CODES.has(err.code)) throw err
-      this.damaged(file, file.lines)
-      if (err.code === 'ENOENT') {
-        // Deleted behind our back: its entries are gone; say so rather than retry forever.
-        if (opts.logger) opts.logger.error({ file: file.path, lines: file.lines }, 'HBase access log: journal file vanished before replay')
-        await journal.remove(file)
-      } else {
-        if (opts.logger) {
-          opts.logger.error(
-            { err, file: file.from || file.path, lines: file.lines },
-            'HBase access log: journal file unreadable; quarantined'
-          )
-        }
-        await journal.quarantine(file, `unreadable: ${err.code || err.message}`)
-      }
-      ledger.error(err.code || err.message)
-      return false
-    }
-    // One file is read at a time (the buffer is shared); one left part-way goes on where it was.
-    if (this.reading && this.reading !== file) await this.closeReader(this.reading)
-    if (!this.readBuffer) this.readBuffer = Buffer.allocUnsafe(opts.replayReadBytes)
-    if (file.resumeAt === undefined) Object.assign(file, { resumeAt: 0, seen: 0, corrupt: 0, retry: [] })
-    file.reader = new RecordReader(handle, this.readBuffer, file.resumeAt)
-    this.reading = file
-    return true
-  }
-
-  /**
-   * A read failed part-way through a file: what was read is written, the lines not read are
-   * counted as corrupt, and the file is quarantined.
-   * @param {any} file
-   * @param {Error & { code?: string }} err
-   */
-  async unreadable (file, err) {
-    const { ledger, opts } = this
-    this.settleLines(file)
-    file.damaged = true
-    await this.closeReader(file)
-    if (opts.logger) {
-      opts.logger.error({ err, file: file.from || file.path, lines: file.lines }, 'HBase access log: journal file unreadable; quarantined')
-    }
-    ledger.error(err.code || err.message)
-    await this.journal.quarantine(file, `unreadable: ${err.code || err.message}`)
-  }
-
-  /** @param {any} file */
-  async closeReader (file) {
-    const reader = file.reader
-    file.reader = undefined
-    if (reader) file.resumeAt = reader.consumed()
-    if (this.reading === file) this.reading = null
-    if (reader) await reader.close().catch(() => {})
   }
 }
 

@@ -6,6 +6,7 @@ const { ERRORS } = require('../../../lib/errors')
 const { SINK_DEFAULTS, SINK_INTERNALS } = require('../../../config/defaults')
 const files = require('./files')
 const { createJournalWriter } = require('./writer')
+const { JournalFile } = require('./journal-file')
 
 const { TRANSIENT_CODES, holdWriter, isOrphan, countFileLines, quarantineFile } = files
 
@@ -60,7 +61,7 @@ function createJournal (options) {
   let dirReady = null
   let closed = false
   let quarantined = 0
-  /** @type {Array<{ path: string, lines: number, bytes: number, from?: string }>} ready for replay, oldest first */
+  /** @type {JournalFile[]} ready for replay, oldest first */
   const sealed = []
   // Bytes of the sealed files (claimed ones too): with the active file's, what the budget counts.
   let sealedBytes = 0
@@ -85,7 +86,7 @@ function createJournal (options) {
     io,
     ensureDir,
     nextName,
-    onSealed: (file) => list(file),
+    onSealed: ({ path: filePath, lines, bytes }) => list(new JournalFile(filePath, { lines, bytes })),
     maxFileBytes: opts.maxFileBytes,
     maxBufferedLines: opts.maxBufferedLines,
     maxWriteBytes: opts.maxWriteBytes,
@@ -133,8 +134,8 @@ function createJournal (options) {
 
   /**
    * @param {string} name
-   * @param {(file: { path: string, lines: number, from: string }) => void} onClaimed called as
-   *   the file becomes ready for replay, before anything can replay it
+   * @param {(file: JournalFile) => void} onClaimed called as the file becomes ready for replay,
+   *   before anything can replay it
    */
   async function claimOne (name, onClaimed) {
     const original = path.join(opts.dir, name)
@@ -146,18 +147,18 @@ function createJournal (options) {
       if (err.code !== 'ENOENT') log('error', { err, file: name }, 'access-log journal: could not claim an orphan file; skipped')
       return null // ENOENT: another writer claimed it first
     }
-    const file = { path: target, lines: 0, bytes: 0, from: name }
+    let file
     try {
       const st = await io.stat(target)
       if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EISDIR' })
-      file.bytes = st.size
-      file.lines = st.size === 0 ? 0 : await countFileLines(target, io)
+      const lines = st.size === 0 ? 0 : await countFileLines(target, io)
+      file = new JournalFile(target, { lines, bytes: st.size, from: name })
     } catch (err) {
       if (TRANSIENT_CODES.has(err.code)) {
         await io.rename(target, original).catch(() => {}) // claimed again later
         return null
       }
-      await quarantine(file, `unreadable: ${err.code || err.message}`)
+      await quarantine({ path: target, from: name }, `unreadable: ${err.code || err.message}`)
       return null
     }
     if (file.lines === 0) {
@@ -201,7 +202,7 @@ function createJournal (options) {
     /** Flushes and seals the active file so it can be replayed; later appends open a new one. */
     seal: () => writer.seal(),
 
-    /** @returns {{ path: string, lines: number, from?: string }|undefined} the oldest file ready for replay */
+    /** @returns {JournalFile|undefined} the oldest file ready for replay */
     nextSealed () {
       return sealed[0]
     },
@@ -234,9 +235,9 @@ function createJournal (options) {
      * Takes over the files of writers that no longer run (skipping live pids and writers open
      * in this process). A damaged file is quarantined, one that cannot be claimed is logged and
      * skipped: one bad file never keeps the others from being claimed.
-     * @param {(file: { path: string, lines: number, from: string }) => void} [onClaimed] called
-     *   for each file as it is claimed, before a replay can see it (so it is counted first)
-     * @returns {Promise<Array<{ path: string, lines: number, from: string }>>} claimed files
+     * @param {(file: JournalFile) => void} [onClaimed] called for each file as it is claimed,
+     *   before a replay can see it (so it is counted first)
+     * @returns {Promise<JournalFile[]>} claimed files
      */
     async claimOrphans (onClaimed = () => {}) {
       let names
