@@ -1,6 +1,6 @@
 'use strict'
 
-const { createHBaseClient } = require('@beacon/hbase-client')
+const { createHBaseClientFrom } = require('../config/hbase-client')
 const { createToggleStore } = require('../lib/toggles/store')
 const { createKnownIds } = require('../lib/toggles/known-ids')
 const { createSinks } = require('../logging')
@@ -53,7 +53,7 @@ const { settleWithin, TIMED_OUT } = require('../lib/deadline')
  * @param {import('@beacon/hbase-client').HBaseClient} [deps.client] the beacon owns it from here on
  *   (closes it); default: a client on settings.hbase.bootstrap
  * @param {ReturnType<typeof createMetrics>} [deps.metrics] default: a fresh registry
- * @param {Map<string, any> & { closeAll: (opts: { timeoutMs: number }) => Promise<any> }} [deps.sinks]
+ * @param {import('../logging/sink-set').SinkSet} [deps.sinks]
  *   default: the sinks the endpoints log to, built from settings.logSinks
  * @param {string} [deps.writerId] unique among all writers of the access-log table and journal
  *   dir (default: derived from the pid)
@@ -67,12 +67,7 @@ function createBeacon (settings, deps) {
   const { logger, now, cluster } = deps
   const metrics = deps.metrics || createMetrics()
   const hooks = metrics.hooks
-  const client = deps.client || createHBaseClient({
-    bootstrap: settings.hbase.bootstrap,
-    rpcTimeout: settings.hbase.rpcTimeoutMs,
-    operationTimeout: settings.hbase.operationTimeoutMs,
-    onRpc: hooks.onRpc
-  })
+  const client = deps.client || createHBaseClientFrom(settings, { onRpc: hooks.onRpc })
   const store = createToggleStore({
     client,
     table: settings.hbase.configTable,

@@ -1,7 +1,7 @@
 'use strict'
 
 const path = require('node:path')
-const { createHBaseClient } = require('@beacon/hbase-client')
+const { createHBaseClientFrom } = require('../config/hbase-client')
 const { createRollers } = require('../logging')
 const { sinkSettingsInUse } = require('./public/endpoints')
 const { createMetrics } = require('./metrics')
@@ -38,13 +38,7 @@ function keepsRollups (settings) {
 function createRollupJob (settings, deps) {
   const { logger, clock } = deps
   const metrics = deps.metrics || createMetrics()
-  const client = deps.client || createHBaseClient({
-    bootstrap: settings.hbase.bootstrap,
-    rpcTimeout: settings.hbase.rpcTimeoutMs,
-    operationTimeout: settings.hbase.operationTimeoutMs,
-    cellBlocks: true,
-    onRpc: metrics.hooks.onRpc
-  })
+  const client = deps.client || createHBaseClientFrom(settings, { cellBlocks: true, onRpc: metrics.hooks.onRpc })
   const { maxGroups, maxAttempts } = settings.rollupJob
   const counting = { maxGroups, maxAttempts, spillDir: path.join(settings.stateDir, 'rollup-spill') }
   const rollers = createRollers(sinkSettingsInUse(settings), { client, logger, clock, counting })

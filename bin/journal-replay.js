@@ -11,7 +11,7 @@
 
 const { loadSettings } = require('../config')
 const { createSinks } = require('../logging')
-const { createHBaseClient } = require('@beacon/hbase-client')
+const { createHBaseClientFrom } = require('../config/hbase-client')
 const { inventory } = require('../logging/hbase-sink/journal/inventory')
 const { sortLeft } = require('./journal-format')
 const { embeddedHBaseStatus } = require('../config/embedded-hbase')
@@ -120,7 +120,7 @@ async function hbaseAddress (settings, fail) {
 async function connect (settings, bootstrap, fail) {
   let client
   try {
-    client = createHBaseClient({ bootstrap, rpcTimeout: settings.hbase.rpcTimeoutMs, operationTimeout: settings.hbase.operationTimeoutMs })
+    client = createHBaseClientFrom(settings, { bootstrap })
     await client.ping({ timeout: settings.hbase.operationTimeoutMs })
     return client
   } catch (err) {

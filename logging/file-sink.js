@@ -294,7 +294,7 @@ function createFileSink (options) {
     return sinkFiles(base, extension)
   }
 
-  return { type: 'file', base, write, flush, close, stats, files }
+  return { type: /** @type {'file'} */ ('file'), base, write, flush, close, stats, files }
 }
 
 function baseName (filePath, workerTag) {

@@ -7,7 +7,7 @@ const { createRollupMarker } = require('./rollup/marker')
 const { createRoller } = require('./rollup/roller')
 const { ERRORS } = require('../lib/errors')
 const { SINK_DEFAULTS } = require('../config/defaults')
-const { settleWithin } = require('../lib/deadline')
+const { SinkSet } = require('./sink-set')
 
 /**
  * What an HBase sink's calls count under in the HBase client's traffic (packages/hbase-client/lib/traffic.js):
@@ -22,12 +22,7 @@ const RIDE_INTERVALS = 2
 
 /**
  * Builds the access-log sinks of one process from their settings (the root factory passes the
- * ones some endpoint logs to).
- *
- * Every sink has the same contract: `write(entry)` is synchronous, never throws and does no
- * I/O on the caller's stack; `flush()` resolves once everything written so far is durable in
- * the sink; `close({ timeoutMs })` is idempotent, flushes within the time given and releases;
- * `stats()` returns counters.
+ * ones some endpoint logs to). Every sink keeps one contract (sink-set.js, Sink).
  *
  * @param {Record<string, object>} sinkSettings name → `{ type: 'file', path, rotateSize,
  *   rotateFrequency, keepFiles, maxPendingLines }` or `{ type: 'hbase', table, buckets,
@@ -40,11 +35,10 @@ const RIDE_INTERVALS = 2
  * @param {string} [context.workerTag] cluster worker tag, part of file sink names ("w1")
  * @param {import('pino').Logger} [context.logger]
  * @param {{ now(): number }} [context.clock]
- * @returns {Map<string, any> & { closeAll(opts?: { timeoutMs?: number }): Promise<{ leftOnDisk: number, files: any[] }> }}
+ * @returns {SinkSet}
  */
 function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, logger, clock }) {
-  /** @typedef {{ closeAll(opts?: { timeoutMs?: number }): Promise<{ leftOnDisk: number, files: any[] }> }} CloseAll */
-  const sinks = /** @type {Map<string, any> & CloseAll} */ (new Map())
+  const sinks = new SinkSet()
   const hbaseCount = Object.values(sinkSettings).filter((s) => s && s.type === 'hbase').length
   const resolve = (p) => (path.isAbsolute(p) ? p : path.resolve(stateDir || process.cwd(), p))
   try {
@@ -100,22 +94,6 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
     throw err
   }
 
-  /**
-   * Closes every sink at once, each within `timeoutMs` (each flushes first); never rejects.
-   * An HBase sink keeps to the time itself (it sends its journal files to HBase, and names what
-   * it could not send in time, so it is awaited to the end); a file sink that has not closed by
-   * then is left behind.
-   * @returns {Promise<{ leftOnDisk: number, files: Array<{ file: string, entries: number }> }>}
-   *   access-log entries the HBase sinks left in files on this host's disk
-   */
-  sinks.closeAll = async function closeAll ({ timeoutMs = undefined } = {}) {
-    const results = await Promise.all([...sinks.values()].map((s) => {
-      const closed = s.close({ timeoutMs }).catch(() => {})
-      return s.type === 'hbase' ? closed : settleWithin(closed, timeoutMs)
-    }))
-    const files = results.flatMap((r) => (r && r.leftOnDisk ? r.leftOnDisk.files : []))
-    return { leftOnDisk: files.reduce((n, f) => n + f.entries, 0), files }
-  }
   return sinks
 }
 

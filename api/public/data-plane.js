@@ -8,6 +8,14 @@ const { createViews, createLookupWarning } = require('./view')
 const { matchOfrepRoute } = require('./ofrep/routes')
 const { OFREP_ERRORS } = require('./ofrep/errors')
 
+/**
+ * @typedef {import('./endpoints').Endpoint} Endpoint
+ *
+ * @typedef {import('./view').ViewContext & { view: Endpoint, callback: string|null, scriptContext: boolean }} RequestContext
+ *   one JSONP request: `callback` once it passed the endpoint's checks; `scriptContext` when a
+ *   callback param was sent at all (the error body is then JavaScript)
+ */
+
 const JS_TYPE = contentType(true)
 const JSON_TYPE = contentType(false)
 // Error bodies depend on the code only: one shared instance each, no stack capture per request.
@@ -36,7 +44,7 @@ const OFREP_RATE_LIMITED = JSON.stringify({
  * sink's write-ahead log touches the disk.
  *
  * @param {object} options
- * @param {Map<string, object>} options.endpoints path → endpoint (api/public/endpoints.js)
+ * @param {Map<string, Endpoint>} options.endpoints path → endpoint (api/public/endpoints.js)
  * @param {{ maxIdLength: number, maxCallbackLength: number }} options.limits
  * @param {number} options.maxUrlLength
  * @param {(req: import('http').IncomingMessage, res: import('http').ServerResponse) => void} options.fallback
@@ -105,15 +113,21 @@ function createDataPlane ({
   // An OFREP evaluation is a view of the same id: written, logged and counted the same way.
   const { finish } = createViews({ onResponse, onCors, onCountedOnly })
 
-  function fail (endpoint, req, res, started, err, callback, scriptContext, id) {
+  /**
+   * Answers the request with a coded error (lib/errors.js), as a view of its endpoint.
+   * @param {RequestContext} ctx
+   * @param {import('../../lib/errors').BeaconError} err
+   */
+  function fail (ctx, err) {
+    /** @type {Record<string, string>} */
     const headers = {
-      'Content-Type': scriptContext ? JS_TYPE : JSON_TYPE,
+      'Content-Type': ctx.scriptContext ? JS_TYPE : JSON_TYPE,
       'X-Content-Type-Options': 'nosniff',
       'Cache-Control': 'no-store'
     }
     if (err.statusCode === 503) headers['Retry-After'] = '1'
-    if (err.statusCode === 405) headers.Allow = endpoint.cors ? 'GET, HEAD, OPTIONS' : 'GET, HEAD'
-    finish(endpoint, req, res, started, err.statusCode, id, headers, renderError(err, { callback, scriptContext }))
+    if (err.statusCode === 405) headers.Allow = ctx.view.cors ? 'GET, HEAD, OPTIONS' : 'GET, HEAD'
+    finish(ctx, err.statusCode, headers, renderError(err, { callback: ctx.callback, scriptContext: ctx.scriptContext }))
   }
 
   // A preflight is not a page view: counted in the CORS metrics, not in the access log.
@@ -136,14 +150,20 @@ function createDataPlane ({
     res.end(body)
   }
 
-  function answer (endpoint, req, res, started, id, callback, entry) {
-    const ifNoneMatch = req.headers['if-none-match']
+  /**
+   * Answers the config of the request's id (200, or 304 when the page has this version).
+   * @param {RequestContext} ctx
+   * @param {import('../../lib/toggles/entry').ConfigEntry} entry
+   */
+  function answer (ctx, entry) {
+    const { view: endpoint, callback } = ctx
+    const ifNoneMatch = ctx.req.headers['if-none-match']
     if (ifNoneMatch !== undefined && ifNoneMatch === entry.etag) {
-      finish(endpoint, req, res, started, 304, id, { ETag: entry.etag, 'Cache-Control': endpoint.cacheControl }, undefined, !entry.found)
+      finish(ctx, 304, { ETag: entry.etag, 'Cache-Control': endpoint.cacheControl }, undefined, !entry.found)
       return
     }
-    const body = renderBody({ id, isDefault: !entry.found, configJson: entry.json, callback })
-    finish(endpoint, req, res, started, 200, id, {
+    const body = renderBody({ id: ctx.id, isDefault: !entry.found, configJson: entry.json, callback })
+    finish(ctx, 200, {
       'Content-Type': callback ? JS_TYPE : JSON_TYPE,
       'Content-Length': Buffer.byteLength(body),
       'X-Content-Type-Options': 'nosniff',
@@ -175,47 +195,60 @@ function createDataPlane ({
     // so the error body is JavaScript the page can load without a syntax error.
     const scriptContext = query.includes('callback')
     if (guarded && limited(endpoint.name, req, res, scriptContext ? 'jsonp' : 'json')) return
+    /** @type {RequestContext} */
+    const ctx = { view: endpoint, req, res, started, id: null, callback: null, scriptContext }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       if (endpoint.cors && isPreflight(req)) preflight(endpoint, req, res)
-      else fail(endpoint, req, res, started, FAIL.METHOD_NOT_ALLOWED, null, scriptContext, null)
+      else fail(ctx, FAIL.METHOD_NOT_ALLOWED)
       return
     }
     if (url.length > maxUrlLength) {
-      fail(endpoint, req, res, started, FAIL.URL_TOO_LONG, null, scriptContext, null)
+      fail(ctx, FAIL.URL_TOO_LONG)
       return
     }
     const { id, callback, error } = parseBeaconQuery(query, limits)
     if (error) {
-      fail(endpoint, req, res, started, error, null, scriptContext, null)
+      fail(ctx, error)
       return
     }
+    ctx.id = id
     if (callback !== null && endpoint.allowsCallback && !endpoint.allowsCallback(callback)) {
-      fail(endpoint, req, res, started, FAIL.CALLBACK_NOT_ALLOWED, null, scriptContext, id)
+      fail(ctx, FAIL.CALLBACK_NOT_ALLOWED)
       return
     }
     if (!endpoint.enabled) {
-      fail(endpoint, req, res, started, FAIL.ENDPOINT_DISABLED, null, scriptContext, id)
+      fail(ctx, FAIL.ENDPOINT_DISABLED)
       return
     }
+    ctx.callback = callback
     let result
     try {
       result = endpoint.lookup(id)
     } catch (err) {
       result = Promise.reject(err)
     }
-    if (typeof result.then !== 'function') {
-      answer(endpoint, req, res, started, id, callback, result)
+    if (!isThenable(result)) {
+      answer(ctx, result)
       return
     }
     result.then(
-      (entry) => answer(endpoint, req, res, started, id, callback, entry),
+      (entry) => answer(ctx, entry),
       (err) => {
         // The store is unreachable and nothing usable is cached: a clear, retryable 503.
         warnLookupFailure(endpoint.name, err)
-        fail(endpoint, req, res, started, FAIL.CONFIG_UNAVAILABLE, callback, scriptContext, id)
+        fail(ctx, FAIL.CONFIG_UNAVAILABLE)
       }
     )
   }
+}
+
+/**
+ * @template T
+ * @param {T|Promise<T>} value
+ * @returns {value is Promise<T>}
+ */
+function isThenable (value) {
+  return typeof (/** @type {{ then?: unknown }} */ (value)).then === 'function'
 }
 
 module.exports = { createDataPlane }

@@ -8,6 +8,29 @@ const { createCorsPolicy } = require('./cors')
 const { ERRORS } = require('../../lib/errors')
 const { groupSinks } = require('../../logging/privacy')
 
+/** @typedef {import('../../lib/toggles/entry').ConfigEntry} ConfigEntry */
+
+/**
+ * A declared endpoint, as the data plane, the event paths and the OFREP paths take it (a View
+ * of it answers, logs and counts each request: view.js).
+ * @typedef {object} Endpoint
+ * @property {string} name
+ * @property {string} path `/api/<name>.js`
+ * @property {boolean} enabled off: answered ENDPOINT_DISABLED (the admin switches change it)
+ * @property {string} cacheControl of its answers
+ * @property {(id: string) => ConfigEntry|Promise<ConfigEntry>} lookup synchronous on a cache hit
+ * @property {(id: string) => ConfigEntry|Promise<ConfigEntry>} reload a read past the cache
+ * @property {import('../../logging/sink-set').Sink[]} sinks its access-log sinks
+ * @property {import('../../logging/privacy').SinkGroup[]|null} sinkGroups the sinks by privacy
+ *   policy, null when every one keeps everything
+ * @property {boolean} logBeforeAnswer a sink is durable: log before answering
+ * @property {import('./view').CountOnly} countOnly answers counted without an entry (logPolicy)
+ * @property {((callback: string) => boolean)|null} allowsCallback null: every valid callback
+ * @property {import('./cors').CorsPolicy|null} cors
+ * @property {ReturnType<typeof createConfigCache>|null} cache its LRU cache, if any
+ * @property {ReturnType<typeof createFixedSource>|ReturnType<typeof createHBaseSource>} source
+ */
+
 /**
  * Builds the declared endpoints from settings, the one place where an endpoint's declaration
  * (config/defaults.js, the settings file) becomes its parts: its config source (fixed | hbase,
@@ -16,7 +39,7 @@ const { groupSinks } = require('../../logging/privacy')
  * @param {object} options
  * @param {object} options.settings validated settings (config/load.js)
  * @param {ReturnType<typeof import('../../lib/toggles/store').createToggleStore>} options.store
- * @param {Map<string, { write: Function, durable?: boolean }>} options.sinks named access-log sinks (logging/)
+ * @param {Map<string, import('../../logging/sink-set').Sink>} options.sinks named access-log sinks (logging/)
  * @param {Map<string, import('../../logging/privacy').PrivacyPolicy|null>} [options.policies] sink
  *   name → what it stores of the client (logging/privacy.js); a sink not in it keeps everything
  * @param {() => number} [options.now] clock for the caches
@@ -25,12 +48,10 @@ const { groupSinks } = require('../../logging/privacy')
  * @param {{ mayExist: (id: string) => boolean, add: (id: string) => void }|null} [options.knownIds] which ids have a row
  *   (lib/toggles/known-ids.js), for the HBase sources behind a cache: sample2 and its like read
  *   every request, as their settings say
- * @returns {Map<string, { name: string, path: string, enabled: boolean, cacheControl: string,
- *   lookup: Function, reload: Function, sinks: object[], sinkGroups: import('../../logging/privacy').SinkGroup[]|null,
- *   cache: object|null, source: object, cors: import('./cors').CorsPolicy|null }>} keyed by path;
- *   sinkGroups: the sinks by privacy policy, null when every one keeps everything
+ * @returns {Map<string, Endpoint>} keyed by path
  */
 function buildEndpoints ({ settings, store, sinks, policies = new Map(), now, onCacheOutcome, onInvalidConfig, knownIds = null }) {
+  /** @type {Map<string, Endpoint>} */
   const endpoints = new Map()
   for (const [name, spec] of Object.entries(settings.endpoints)) {
     let source
@@ -90,7 +111,7 @@ function buildEndpoints ({ settings, store, sinks, policies = new Map(), now, on
  * sinks `events.sinks` names.
  * @param {object} settings validated settings
  * @param {Map<string, { name: string, enabled: boolean }>} endpoints from buildEndpoints
- * @param {Map<string, { write: Function, durable?: boolean }>} sinks named access-log sinks
+ * @param {Map<string, import('../../logging/sink-set').Sink>} sinks named access-log sinks
  * @param {{ maxIdLength: number }} limits
  * @param {Map<string, import('../../logging/privacy').PrivacyPolicy|null>} [policies] as for buildEndpoints
  * @returns {Map<string, import('./events').EventRoute>} keyed by path

@@ -20,6 +20,14 @@ const { writeEntry } = require('../../logging/privacy')
  *
  * @typedef {{ clientErrors: boolean, unknownIds: boolean }} CountOnly clientErrors: 4xx answers;
  *   unknownIds: views of an id with no config
+ *
+ * @typedef {object} ViewContext one request to an endpoint, from its arrival to its answer: what
+ *   answering, logging and counting it need (the JSONP and OFREP paths each make one per request)
+ * @property {View} view its endpoint
+ * @property {import('http').IncomingMessage} req
+ * @property {import('http').ServerResponse} res
+ * @property {number} started performance.now() when it came in
+ * @property {string|null} id the id it asked for, once parsed (null before, or when none was valid)
  */
 
 /**
@@ -28,18 +36,21 @@ const { writeEntry } = require('../../logging/privacy')
  * @param {(endpoint: string, outcome: string) => void} [hooks.onCors] metrics
  * @param {(endpoint: string, reason: 'client_error'|'unknown_id') => void} [hooks.onCountedOnly] metrics:
  *   an answer its endpoint's logPolicy counts without an entry
- * @returns {{ finish: (view: View, req: import('http').IncomingMessage, res: import('http').ServerResponse,
- *   started: number, status: number, id: string|null, headers: Record<string, string|number>, body: string|null|undefined,
- *   unknown?: boolean) => void,
- *   log: (view: View, req: import('http').IncomingMessage, status: number, id: string|null, ms: number) => void }}
+ * @returns {{ finish: (ctx: ViewContext, status: number, headers: Record<string, string|number>,
+ *   body: string|null|undefined, unknown?: boolean) => void }}
  */
 function createViews ({ onResponse, onCors, onCountedOnly }) {
   /**
    * Adds the CORS headers, writes the answer, counts it and hands one access entry to the sinks,
-   * unless the endpoint's logPolicy only counts it. `started` is performance.now() when the
-   * request came in; `unknown`: the id has no config.
+   * unless the endpoint's logPolicy only counts it.
+   * @param {ViewContext} ctx
+   * @param {number} status
+   * @param {Record<string, string|number>} headers
+   * @param {string|null|undefined} body
+   * @param {boolean} [unknown] the id has no config
    */
-  function finish (view, req, res, started, status, id, headers, body, unknown = false) {
+  function finish (ctx, status, headers, body, unknown = false) {
+    const { view, req, res, started, id } = ctx
     if (view.cors) {
       const outcome = view.cors.decorate(headers, req.headers.origin)
       if (outcome !== null && onCors) onCors(view.name, outcome)
@@ -81,7 +92,7 @@ function createViews ({ onResponse, onCors, onCountedOnly }) {
     writeEntry(view.sinks, view.sinkGroups, entry, req.headers)
   }
 
-  return { finish, log }
+  return { finish }
 }
 
 /**

@@ -290,7 +290,7 @@ function createHBaseSink (options) {
   }
 
   return {
-    type: 'hbase',
+    type: /** @type {'hbase'} */ ('hbase'),
     table: opts.table,
     maxQueue: opts.maxQueue,
     overload: opts.overload,

@@ -50,10 +50,16 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {
   const { finish } = createViews(hooks)
   const warnLookupFailure = createLookupWarning(logger)
 
-  /** An OFREP answer ({status, headers, body} from responses.js) as a view of the endpoint. */
-  function send (route, req, res, started, id, answer, unread = false, unknown = false) {
+  /**
+   * An OFREP answer ({status, headers, body} from responses.js) as a view of the endpoint.
+   * @param {import('../view').ViewContext} ctx
+   * @param {{ status: number, headers: Record<string, string|number>, body: string|null }} answer
+   * @param {boolean} [unread] the request's body was not read: close the connection after
+   * @param {boolean} [unknown] the id has no config
+   */
+  function send (ctx, answer, unread = false, unknown = false) {
     if (unread) answer.headers.Connection = 'close'
-    finish(route, req, res, started, answer.status, id, answer.headers, answer.body, unknown)
+    finish(ctx, answer.status, answer.headers, answer.body, unknown)
   }
 
   function preflight (route, req, res) {
@@ -66,23 +72,25 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {
     res.end(answer.body === null ? undefined : answer.body)
   }
 
-  function evaluate (route, req, res, started, key, parsed, apiKey) {
+  function evaluate (ctx, key, parsed, apiKey) {
+    const { view: route, req } = ctx
     const { flagSets, endpoint } = route
     const { id } = parsed
+    ctx.id = id
     const streams = key === null ? eventStreamsJson(route, id, apiKey) : null
     if (!endpoint.enabled) {
       const ifNoneMatch = req.headers['if-none-match']
       const answer = key === null ? bulkResponse(flagSets.disabledBulk(streams), ifNoneMatch) : flagResponse(flagSets.disabledFlag(key))
-      return send(route, req, res, started, id, answer)
+      return send(ctx, answer)
     }
     const answerWith = (entry) => {
       const unknown = !entry.found
       if (key === null) {
-        return send(route, req, res, started, id, bulkResponse(flagSets.bulk(entry, streams), req.headers['if-none-match']), false, unknown)
+        return send(ctx, bulkResponse(flagSets.bulk(entry, streams), req.headers['if-none-match']), false, unknown)
       }
       const item = flagSets.flag(entry, key)
       const answer = item === null ? errorResponse(OFREP_ERRORS.FLAG_NOT_FOUND, key) : flagResponse(item)
-      send(route, req, res, started, id, answer, false, unknown)
+      send(ctx, answer, false, unknown)
     }
     let result
     try {
@@ -94,7 +102,7 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {
     result.then(answerWith, (err) => {
       // The store is unreachable and nothing usable is cached: the OFREP 503 with Retry-After.
       warnLookupFailure(route.name, err)
-      send(route, req, res, started, id, errorResponse(OFREP_ERRORS.CONFIG_UNAVAILABLE, key ?? undefined))
+      send(ctx, errorResponse(OFREP_ERRORS.CONFIG_UNAVAILABLE, key ?? undefined))
     })
   }
 
@@ -106,13 +114,14 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {
     const parsedKey = rawKey === null ? null : parseFlagKey(rawKey, route.limits)
     const bodyKey = parsedKey === null ? undefined : parsedKey.key
     const unread = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined
-    const refuse = (error, stillUnread = unread) => send(route, req, res, started, null, errorResponse(error, bodyKey), stillUnread)
+    const ctx = { view: route, req, res, started, id: null }
+    const refuse = (error, stillUnread = unread) => send(ctx, errorResponse(error, bodyKey), stillUnread)
 
     if (route.cors !== null && isPreflight(req)) return preflight(route, req, res)
     if (req.method !== 'POST') {
       const answer = errorResponse(OFREP_ERRORS.METHOD_NOT_ALLOWED, bodyKey)
       answer.headers.Allow = route.cors !== null ? 'POST, OPTIONS' : 'POST'
-      return send(route, req, res, started, null, answer, unread)
+      return send(ctx, answer, unread)
     }
     let apiKey = null
     if (route.apiKeys !== null) {
@@ -127,7 +136,7 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {
       if (body === null) return refuse(OFREP_ERRORS.BODY_TOO_LARGE, true)
       const parsed = parseEvaluationRequest(contentType, body, route.limits)
       if (parsed.ok === false) return refuse(parsed.error, false)
-      evaluate(route, req, res, started, parsedKey === null ? null : parsedKey.key, parsed, apiKey)
+      evaluate(ctx, parsedKey === null ? null : parsedKey.key, parsed, apiKey)
     })
   }
 }
