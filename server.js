@@ -91,7 +91,8 @@ async function runPrimary (settings, logger, admin) {
     while (rollupRestarts.length && rollupRestarts[0] < now - RESTART_WINDOW_MS) rollupRestarts.shift()
     rollupRestarts.push(now)
     const wait = rollupRestarts.length > MAX_RESTARTS_PER_WINDOW ? RESTART_WINDOW_MS : 0
-    logger.error({ worker: ROLLUP_TAG, pid: worker.process.pid, code, signal, restartInMs: wait }, 'rollup process died; replacing it')
+    logger.error({ worker: ROLLUP_TAG, pid: worker.process.pid, code, signal, restartInMs: wait },
+      'rollup process died; replacing it')
     rollupTimer = setTimeout(() => {
       rollupTimer = null
       if (!shuttingDown) fork(ROLLUP_TAG)
@@ -124,8 +125,13 @@ async function runPrimary (settings, logger, admin) {
     announced = true
     const base = `http://localhost:${settings.port}`
     const rollups = keepsRollups(settings)
-    logger.info({ workers: count, rollupProcess: rollups, port: settings.port, adminPort: settings.adminPort, hbase: bootstrap },
-      'beacon ready')
+    logger.info({
+      workers: count,
+      rollupProcess: rollups,
+      port: settings.port,
+      adminPort: settings.adminPort,
+      hbase: bootstrap
+    }, 'beacon ready')
     // A plain banner for the person who ran `npm start` (the JSON log above is for machines).
     const lines = describeEndpoints(settings).map((e) => {
       const accessLog = e.accessLog.join('+') || 'none'
@@ -141,10 +147,12 @@ async function runPrimary (settings, logger, admin) {
     }
     const adminUrl = `http://localhost:${settings.adminPort}`
     const tokenLine = admin.source === 'state'
-      ? `  admin token: ${admin.file} (${admin.created ? 'created' : 'kept'}, mode 0600; the CLI on this machine reads it)\n`
+      ? `  admin token: ${admin.file} (${admin.created ? 'created' : 'kept'}, ` +
+        'mode 0600; the CLI on this machine reads it)\n'
       : ''
     const processes = `${count} workers${rollups ? ' and a rollup process' : ''}`
-    process.stderr.write(`\nbeacon is ready (${processes}, HBase at ${bootstrap.join(',')}). Try:\n${lines.join('\n')}\n` +
+    process.stderr.write(`\nbeacon is ready (${processes}, HBase at ${bootstrap.join(',')}). Try:\n` +
+      `${lines.join('\n')}\n` +
       `  admin: ${adminUrl}/healthz  /readyz  /metrics  /dashboard\n${tokenLine}` +
       '  CLI:   npx beacon status; npx beacon log count --from -10m --id 1\n\n')
   })

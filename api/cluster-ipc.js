@@ -7,8 +7,10 @@ const { AggregatorRegistry } = require('prom-client')
  * worker) has a host-wide view: `/metrics` aggregates every worker's registry (prom-client's
  * cluster protocol), and an admin change reaches every worker of the host at once.
  *
- *   worker → primary  { type: 'beacon:metrics-req', id }      primary → worker  { type: 'beacon:metrics-res', id, text | error }
- *   worker → primary  { type: 'beacon:broadcast', change }    primary → workers { type: 'beacon:change', change }
+ *   worker → primary  { type: 'beacon:metrics-req', id }
+ *   primary → worker  { type: 'beacon:metrics-res', id, text | error }
+ *   worker → primary  { type: 'beacon:broadcast', change }
+ *   primary → workers { type: 'beacon:change', change }
  */
 
 const METRICS_TIMEOUT_MS = 5000
@@ -50,7 +52,8 @@ function servePrimary (cluster, { onSendError = () => {} } = {}) {
  *   onChange: (apply: (change: object) => void) => void }}
  */
 function workerLink (register) {
-  new AggregatorRegistry() // eslint-disable-line no-new -- registers the worker-side listener for the primary's requests
+  // eslint-disable-next-line no-new -- registers the worker-side listener for the primary's requests
+  new AggregatorRegistry()
   AggregatorRegistry.setRegistries([register])
   const pending = new Map()
   let nextId = 1

@@ -24,7 +24,8 @@ const FIXED = new Map()
 for (const E of Object.values(ERRORS)) {
   FIXED.set(E.code, {
     json: objectJson(E.statusCode, E.code, E.message),
-    script: "/**/ typeof console === 'object' && console.error(" + serializeConfig('beacon: ' + E.code + ': ' + E.message) + ');'
+    script: "/**/ typeof console === 'object' && console.error(" +
+      serializeConfig('beacon: ' + E.code + ': ' + E.message) + ');'
   })
 }
 

@@ -12,14 +12,16 @@ const { setTimeout: sleep } = require('node:timers/promises')
  * @returns {http.Server & { drain: (timeoutMs: number) => Promise<{ forced: boolean }> }}
  */
 function createHttpServer (handler, httpSettings) {
-  const server = /** @type {http.Server & { drain: (timeoutMs: number) => Promise<{ forced: boolean }> }} */ (http.createServer({
-    maxHeaderSize: httpSettings.maxHeaderSize,
-    requestTimeout: httpSettings.requestTimeoutMs,
-    headersTimeout: httpSettings.headersTimeoutMs,
-    keepAliveTimeout: httpSettings.keepAliveTimeoutMs,
-    connectionsCheckingInterval: checkingInterval(httpSettings),
-    noDelay: true
-  }, withRequestCap(handler, httpSettings.maxRequestsPerSocket || 0)))
+  const server = /** @type {http.Server & { drain: (timeoutMs: number) => Promise<{ forced: boolean }> }} */ (
+    http.createServer({
+      maxHeaderSize: httpSettings.maxHeaderSize,
+      requestTimeout: httpSettings.requestTimeoutMs,
+      headersTimeout: httpSettings.headersTimeoutMs,
+      keepAliveTimeout: httpSettings.keepAliveTimeoutMs,
+      connectionsCheckingInterval: checkingInterval(httpSettings),
+      noDelay: true
+    }, withRequestCap(handler, httpSettings.maxRequestsPerSocket || 0))
+  )
   if (httpSettings.maxConnections > 0) server.maxConnections = httpSettings.maxConnections
   // Malformed HTTP from a client: answer 400 and drop the socket, never crash.
   server.on('clientError', (/** @type {Error & { code?: string }} */ err, socket) => {

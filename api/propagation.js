@@ -9,7 +9,8 @@ const { publishChange, watchChangeFeed } = require('../lib/toggles/change-feed')
  * stored endpoint switches and the config change feed; 0 = no polling).
  *
  * @param {object} options
- * @param {Map<string, { name: string, enabled: boolean, cache: { invalidate: (id: string) => void }|null }>} options.endpoints
+ * @param {Map<string, { name: string, enabled: boolean,
+ *   cache: { invalidate: (id: string) => void }|null }>} options.endpoints
  * @param {ReturnType<typeof import('../lib/toggles/store').createToggleStore>} options.store
  * @param {((change: Change) => void)|undefined} options.broadcast spreads a change to every
  *   worker of this host (cluster IPC); default: this process only
@@ -22,7 +23,8 @@ const { publishChange, watchChangeFeed } = require('../lib/toggles/change-feed')
  *
  * A change, as the cluster broadcast carries it; `at`: when an id's config was changed (epoch
  * ms), for the change streams.
- * @typedef {{ cmd: 'invalidate', id: string, at?: number } | { cmd: 'endpoint', name: string, enabled: boolean }} Change
+ * @typedef {{ cmd: 'invalidate', id: string, at?: number }
+ *   | { cmd: 'endpoint', name: string, enabled: boolean }} Change
  */
 function createPropagation ({
   endpoints, store, broadcast, controlPollMs, logger, onConfigChange = () => {}, onEndpointSwitch = () => {}

@@ -52,7 +52,11 @@ const id = (value) => encodeURIComponent(value)
  */
 const COMMON = {
   help: { type: 'boolean', short: 'h', help: 'this help' },
-  url: { type: 'string', arg: '<url>', help: 'the admin API (default $BEACON_ADMIN_URL, else http://127.0.0.1:$ADMIN_PORT)' }
+  url: {
+    type: 'string',
+    arg: '<url>',
+    help: 'the admin API (default $BEACON_ADMIN_URL, else http://127.0.0.1:$ADMIN_PORT)'
+  }
 }
 
 /**
@@ -114,7 +118,8 @@ const COMMANDS = [
     words: `endpoint ${action}`,
     args: ['<name>'],
     summary: `switch an endpoint ${action === 'enable' ? 'on' : 'off (404 ENDPOINT_DISABLED)'}, on every host`,
-    run: ([name], v, call) => call('PUT', `/admin/endpoints/${id(name)}`, { body: JSON.stringify({ enabled: action === 'enable' }) })
+    run: ([name], v, call) => call('PUT', `/admin/endpoints/${id(name)}`,
+      { body: JSON.stringify({ enabled: action === 'enable' }) })
   })),
   {
     words: 'status',
@@ -145,8 +150,11 @@ function statusLines (value) {
   const checks = Object.entries(value.checks || {})
   const width = Math.max(0, ...checks.map(([name]) => name.length))
   // How long the access log is kept: shown, not a check (bin/log-lifecycle.js).
-  const retention = value.retention ? ['  retention', ...retentionLines(value.retention).map((line) => `    ${line}`)] : []
-  return [`${value.status}  ${value.url}`, ...checks.map(([name, result]) => `  ${name.padEnd(width)}  ${result}`), ...retention].join('\n')
+  const retention = value.retention
+    ? ['  retention', ...retentionLines(value.retention).map((line) => `    ${line}`)]
+    : []
+  return [`${value.status}  ${value.url}`, ...checks.map(([name, result]) => `  ${name.padEnd(width)}  ${result}`),
+    ...retention].join('\n')
 }
 
 function readJson (value) {
@@ -207,8 +215,8 @@ function generalHelp () {
     '  BEACON_HBASE_BOOTSTRAP  the HBase journal replay writes to (else the settings\', else the local one)',
     '',
     'exit codes: 0 ok, 1 usage error, 2 server or auth error (unreachable, an error answer, not ready; ' +
-      'journal replay: HBase unreachable, settings), 3 log check found differences, 4 journal entries wait or are left, ' +
-      '130 interrupted (Ctrl-C)'
+      'journal replay: HBase unreachable, settings), 3 log check found differences, ' +
+      '4 journal entries wait or are left, 130 interrupted (Ctrl-C)'
   ].join('\n')
 }
 
@@ -238,7 +246,9 @@ function findCommand (argv) {
     const command = COMMANDS.find((c) => c.words === words.slice(0, n).join(' '))
     if (command) return { command, rest: argv.slice(n) }
   }
-  if (words[0] === 'help' || (words.length === 0 && (argv[0] === '--help' || argv[0] === '-h'))) return { help: generalHelp() }
+  if (words[0] === 'help' || (words.length === 0 && (argv[0] === '--help' || argv[0] === '-h'))) {
+    return { help: generalHelp() }
+  }
   if (words.length === 0 && argv[0] === '--version') return { help: version() }
   const area = words[0] && COMMANDS.filter((c) => c.words.startsWith(words[0] + ' '))
   if (area && area.length && (words.length === 1 || argv.includes('--help') || argv.includes('-h'))) {
@@ -346,7 +356,9 @@ async function execute (argv) {
   if (positionals.length !== command.args.length) throw usageError(`usage: ${synopsis(command)}`)
   if (command.local) {
     const value = await command.run(positionals, values)
-    return command.format ? { value, ...command.format(value, values) } : { value, text: JSON.stringify(value, null, 2), code: EXIT.OK }
+    return command.format
+      ? { value, ...command.format(value, values) }
+      : { value, text: JSON.stringify(value, null, 2), code: EXIT.OK }
   }
   const localUrl = `http://127.0.0.1:${process.env.ADMIN_PORT || DEFAULTS.adminPort}`
   const base = /** @type {string|undefined} */ (values.url) || process.env.BEACON_ADMIN_URL || localUrl

@@ -17,8 +17,9 @@ const EXIT_ENTRIES_LEFT = 4
  * @typedef {{ sink: string, table: string, dir: string, claimed: number, written: number, corrupt: number,
  *   quarantinedFiles: number, left: number, lastError: string|null }} SinkReport left: lines the sink still counts
  *   in its journal; lastError: the last error code it met (HBase's, a file's)
- * @typedef {{ stateDir: string, hbase: string, all: boolean, sinks: SinkReport[], skipped: LeftFile[], left: LeftFile[],
- *   totals: { written: number, corrupt: number, quarantinedFiles: number, skippedEntries: number, leftEntries: number } }} ReplayReport
+ * @typedef {{ stateDir: string, hbase: string, all: boolean, sinks: SinkReport[], skipped: LeftFile[],
+ *   left: LeftFile[], totals: { written: number, corrupt: number, quarantinedFiles: number,
+ *   skippedEntries: number, leftEntries: number } }} ReplayReport
  */
 
 // Why a file is still on disk after a replay, and what to do about it.
@@ -64,7 +65,9 @@ function statusText (inv) {
     `${t.bytes} bytes; ${t.quarantined} quarantined)`]
   const width = Math.max(0, ...inv.dirs.flatMap((d) => d.files.map((f) => f.name.length)))
   for (const d of inv.dirs) {
-    lines.push(`${d.dir}  ${d.files.length ? `${entries(d.entries)}, ${plural(d.damagedLines, 'damaged line')}` : 'no files'}`)
+    lines.push(`${d.dir}  ${d.files.length
+      ? `${entries(d.entries)}, ${plural(d.damagedLines, 'damaged line')}`
+      : 'no files'}`)
     for (const f of d.files) {
       const writer = `pid ${f.pid} ${f.running ? 'running here' : 'not running'}`
       lines.push(`  ${f.name.padEnd(width)}  ${f.kind.padEnd(7)}  ${writer.padEnd(24)}  ${entries(f.entries)}, ` +
@@ -101,7 +104,16 @@ function sortLeft (after, { sinkDirs, ownPid }) {
       else if (f.running) cause = 'running'
       const { reason } = CAUSES[cause]
       /** @type {LeftFile} */
-      const file = { dir: d.dir, name: f.name, kind: f.kind, pid: f.pid, entries: f.entries, damagedLines: f.damagedLines, cause, reason }
+      const file = {
+        dir: d.dir,
+        name: f.name,
+        kind: f.kind,
+        pid: f.pid,
+        entries: f.entries,
+        damagedLines: f.damagedLines,
+        cause,
+        reason
+      }
       if (cause === 'running') skipped.push(file)
       else left.push(file)
     }
@@ -127,13 +139,15 @@ function replayText (report) {
   const lines = [`replayed ${report.stateDir} into HBase ${report.hbase}`]
   for (const s of report.sinks) {
     const why = s.left > 0 && s.lastError ? ` (last error ${s.lastError})` : ''
-    lines.push(`  sink ${s.sink} (table ${s.table}, ${s.dir}): ${s.written} written, ${plural(s.corrupt, 'damaged line')} skipped, ` +
+    lines.push(`  sink ${s.sink} (table ${s.table}, ${s.dir}): ${s.written} written, ` +
+      `${plural(s.corrupt, 'damaged line')} skipped, ` +
       `${plural(s.quarantinedFiles, 'file')} quarantined, ${entries(s.left)} left${why}`)
   }
   const list = (files) => files.map((f) =>
     `  ${f.dir}/${f.name}  pid ${f.pid}  ${entries(f.entries)}, ${plural(f.damagedLines, 'damaged line')}`)
   if (report.skipped.length) {
-    lines.push('skipped: their writer runs on this machine (a live beacon owns them; --all takes them, only when no beacon uses this dir):')
+    lines.push('skipped: their writer runs on this machine ' +
+      '(a live beacon owns them; --all takes them, only when no beacon uses this dir):')
     lines.push(...list(report.skipped))
   }
   const causes = new Set(report.left.map((f) => f.cause))
@@ -142,7 +156,8 @@ function replayText (report) {
     lines.push(...list(report.left.filter((f) => f.cause === cause)))
   }
   const t = report.totals
-  const done = `${t.written} sent, ${plural(t.corrupt, 'damaged line')} skipped, ${plural(t.quarantinedFiles, 'file')} quarantined`
+  const done = `${t.written} sent, ${plural(t.corrupt, 'damaged line')} skipped, ` +
+    `${plural(t.quarantinedFiles, 'file')} quarantined`
   if (replayCode(report) === EXIT_OK) {
     lines.push(`done: every whole record sent (${done})`)
   } else {

@@ -42,7 +42,8 @@ async function replayStateDir ({ stateDir, all, fail, env = process.env }) {
   const client = await connect(settings, bootstrap, fail)
 
   // No write-ahead log: no live entry comes in here, so it would only make files.
-  const sinkSettings = Object.fromEntries(specs.map(([name, spec]) => [name, { ...spec, durable: false, claimLiveFiles: all }]))
+  const sinkSettings = Object.fromEntries(specs.map(([name, spec]) =>
+    [name, { ...spec, durable: false, claimLiveFiles: all }]))
   let sinks
   try {
     const logger = /** @type {any} */ (stderrLogger())
@@ -73,7 +74,8 @@ async function replayStateDir ({ stateDir, all, fail, env = process.env }) {
     }
   })
   const sinkDirs = specs.map(([, spec]) => spec.journalDir)
-  const { skipped, left } = sortLeft(await inventory(stateDir, { extraDirs: sinkDirs }), { sinkDirs, ownPid: process.pid })
+  const { skipped, left } = sortLeft(await inventory(stateDir, { extraDirs: sinkDirs }),
+    { sinkDirs, ownPid: process.pid })
   const sum = (rows, key) => rows.reduce((n, r) => n + r[key], 0)
   return {
     stateDir,
@@ -125,7 +127,8 @@ async function connect (settings, bootstrap, fail) {
     return client
   } catch (err) {
     if (client) await client.destroy()
-    throw fail(`HBase at ${bootstrap.join(',')} cannot be reached: ${err.code || err.message} (BEACON_HBASE_BOOTSTRAP names it)`)
+    throw fail(`HBase at ${bootstrap.join(',')} cannot be reached: ${err.code || err.message} ` +
+      '(BEACON_HBASE_BOOTSTRAP names it)')
   }
 }
 

@@ -60,7 +60,8 @@ function journalCommands ({ usageError, CliError, EXIT }) {
       words: 'journal status',
       args: [],
       local: true,
-      summary: 'what a state dir\'s access-log journals hold (no server needed); exit 4 when entries wait to be replayed',
+      summary: 'what a state dir\'s access-log journals hold (no server needed); ' +
+        'exit 4 when entries wait to be replayed',
       options: { 'state-dir': stateDir, json },
       notes: [
         'Per journal directory: each journal / write-ahead-log (wal) file with its writer pid and whether',
@@ -70,7 +71,10 @@ function journalCommands ({ usageError, CliError, EXIT }) {
         'exit codes: 0 nothing waits to be replayed, 4 entries wait, 1 usage error'
       ],
       run: (args, values) => inventory(stateDirOf(values)),
-      format: (value, values) => ({ text: values.json ? JSON.stringify(value, null, 2) : statusText(value), code: statusCode(value) })
+      format: (value, values) => ({
+        text: values.json ? JSON.stringify(value, null, 2) : statusText(value),
+        code: statusCode(value)
+      })
     },
     {
       words: 'journal replay',
@@ -81,7 +85,8 @@ function journalCommands ({ usageError, CliError, EXIT }) {
         'state-dir': stateDir,
         all: {
           type: 'boolean',
-          help: 'take the files of writer pids running here too (a disk from another host); only when no beacon uses that dir'
+          help: 'take the files of writer pids running here too (a disk from another host); ' +
+            'only when no beacon uses that dir'
         },
         json
       },
@@ -101,9 +106,16 @@ function journalCommands ({ usageError, CliError, EXIT }) {
         const dir = stateDirOf(values)
         // Loaded here: the sinks, the HBase client and pino are not needed by the other commands.
         const { replayStateDir } = require('./journal-replay')
-        return replayStateDir({ stateDir: dir, all: Boolean(values.all), fail: (message) => new CliError(message, EXIT.SERVER) })
+        return replayStateDir({
+          stateDir: dir,
+          all: Boolean(values.all),
+          fail: (message) => new CliError(message, EXIT.SERVER)
+        })
       },
-      format: (value, values) => ({ text: values.json ? JSON.stringify(value, null, 2) : replayText(value), code: replayCode(value) })
+      format: (value, values) => ({
+        text: values.json ? JSON.stringify(value, null, 2) : replayText(value),
+        code: replayCode(value)
+      })
     }
   ]
 }

@@ -47,7 +47,9 @@ function retentionLines (view) {
   const tables = [view.log, view.rollups].filter(Boolean)
   const width = Math.max(...tables.map((t) => t.table.length))
   return tables.map((t) => `${t.table.padEnd(width)}  ${t.retention}` +
-    (t.configured !== t.retention ? `  (the settings say ${t.configured}: beacon log retention --set… applies it)` : ''))
+    (t.configured !== t.retention
+      ? `  (the settings say ${t.configured}: beacon log retention --set… applies it)`
+      : ''))
 }
 
 /**
@@ -58,11 +60,16 @@ function retentionLines (view) {
  */
 function horizonWarning (horizon) {
   if (!horizon) return null
-  if (!horizon.known) return 'beacon: the access log\'s retention could not be read: this count may miss rows HBase has expired'
+  if (!horizon.known) {
+    return 'beacon: the access log\'s retention could not be read: this count may miss rows HBase has expired'
+  }
   if (horizon.complete) return null
-  return `beacon: part of this range was counted from raw rows older than ${horizon.rows} (retention ${horizon.retention}): ` +
+  return `beacon: part of this range was counted from raw rows older than ${horizon.rows} ` +
+    `(retention ${horizon.retention}): ` +
     'rows HBase has expired are not in this total' +
-    (horizon.rollups !== undefined ? `; the per-minute rollups are kept ${horizon.rollupRetention} (count without --scan)` : '')
+    (horizon.rollups !== undefined
+      ? `; the per-minute rollups are kept ${horizon.rollupRetention} (count without --scan)`
+      : '')
 }
 
 /**
@@ -91,7 +98,11 @@ function logLifecycleCommands ({ usageError, EXIT, answerError, unreachable }) {
       args: [],
       summary: 'how long HBase keeps the access log\'s rows and rollups (the tables\' TTL), or set it',
       options: {
-        set: { type: 'string', arg: '<duration>', help: 'keep the raw rows this long: 30s, 15m, 12h, 90d, 2w or forever' },
+        set: {
+          type: 'string',
+          arg: '<duration>',
+          help: 'keep the raw rows this long: 30s, 15m, 12h, 90d, 2w or forever'
+        },
         'set-rollups': { type: 'string', arg: '<duration>', help: 'keep the per-minute rollups this long' },
         json
       },
@@ -123,7 +134,11 @@ function logLifecycleCommands ({ usageError, EXIT, answerError, unreachable }) {
       summary: 'delete every access-log row of one id (in a time range), and count its rollup minutes again',
       options: {
         id: { type: 'string', arg: '<id>', required: true, help: 'the id whose rows go (exact, as logged)' },
-        from: { type: 'string', arg: '<time>', help: 'start, included (default: the oldest row); times as for log scan' },
+        from: {
+          type: 'string',
+          arg: '<time>',
+          help: 'start, included (default: the oldest row); times as for log scan'
+        },
         to: { type: 'string', arg: '<time>', help: 'end, excluded (default now)' },
         'dry-run': { type: 'boolean', help: 'count the rows only; delete nothing' },
         json
@@ -144,17 +159,22 @@ function logLifecycleCommands ({ usageError, EXIT, answerError, unreachable }) {
         if (values['dry-run']) q.set('dryRun', '1')
         return call(base, 'POST', `/admin/log/erase?${q}`)
       },
-      format: (value, values) => ({ text: values.json ? JSON.stringify(withoutUrl(value)) : eraseLine(value), code: EXIT.OK })
+      format: (value, values) => ({
+        text: values.json ? JSON.stringify(withoutUrl(value)) : eraseLine(value),
+        code: EXIT.OK
+      })
     }
   ]
 }
 
-/** @param {{ id: string, from: string, to: string, dryRun: boolean, found: number, deleted: number, minutes: number }} value */
+/** @param {{ id: string, from: string, to: string, dryRun: boolean, found: number, deleted: number,
+ *   minutes: number }} value */
 function eraseLine (value) {
   const range = `${value.from} .. ${value.to}`
   return value.dryRun
     ? `dry run: ${value.found} rows of id ${value.id} in ${range} (${value.minutes} minutes); nothing deleted`
-    : `erased ${value.deleted} of ${value.found} rows of id ${value.id} in ${range}; rollups of ${value.minutes} minutes counted again`
+    : `erased ${value.deleted} of ${value.found} rows of id ${value.id} in ${range}; ` +
+      `rollups of ${value.minutes} minutes counted again`
 }
 
 /** @param {Record<string, any>} value */

@@ -200,18 +200,23 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
     {
       words: 'log scan',
       args: [],
-      summary: 'access-log rows of a time range in time order: NDJSON (one entry per line, with its ts and row key) or CSV, streamed to ' +
-        'stdout',
+      summary: 'access-log rows of a time range in time order: NDJSON (one entry per line, with its ts and row key) ' +
+        'or CSV, streamed to stdout',
       options: {
         ...RANGE_OPTIONS,
         limit: { type: 'string', arg: '<n>', help: 'at most n rows' },
-        after: { type: 'string', arg: '<key>', help: 'continue after this row (the key of the last row a --limit scan printed)' },
+        after: {
+          type: 'string',
+          arg: '<key>',
+          help: 'continue after this row (the key of the last row a --limit scan printed)'
+        },
         csv: { type: 'boolean', help: 'CSV with a header line instead of NDJSON' }
       },
       notes: [
         'examples:',
         '  beacon log scan --from -10m --id 42                 # NDJSON, oldest first',
-        '  beacon log scan --from 2026-01-31T12:00Z --to 2026-01-31T13:00Z --endpoint sample5 --status 500 --csv > errors.csv',
+        '  beacon log scan --from 2026-01-31T12:00Z --to 2026-01-31T13:00Z --endpoint sample5 --status 500 ' +
+          '--csv > errors.csv',
         '  beacon log scan --from -1h --limit 1000 --after <key of the last row>   # the next page',
         '',
         'Progress goes to stderr (on a terminal each second, otherwise every 10 s); Ctrl-C stops the',
@@ -268,7 +273,10 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
           return value
         })
       },
-      format: (value, values) => ({ text: values.json ? JSON.stringify(withoutUrl(value)) : countLines(value), code: EXIT.OK })
+      format: (value, values) => ({
+        text: values.json ? JSON.stringify(withoutUrl(value)) : countLines(value),
+        code: EXIT.OK
+      })
     },
     {
       words: 'log check',
@@ -277,7 +285,10 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
       options: {
         from: RANGE_OPTIONS.from,
         to: RANGE_OPTIONS.to,
-        json: { type: 'boolean', help: 'print the answer as one line of JSON (exact, minutes, rows, marked, differences)' }
+        json: {
+          type: 'boolean',
+          help: 'print the answer as one line of JSON (exact, minutes, rows, marked, differences)'
+        }
       },
       notes: [
         'examples:',
@@ -290,7 +301,8 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
       run: (args, values, call, base) => {
         needFrom(values)
         const q = queryOf(values, ['from', 'to'])
-        return interruptible(async (signal) => JSON.parse(await readText(await open(base, `/admin/log/check?${q}`, signal))))
+        return interruptible(async (signal) =>
+          JSON.parse(await readText(await open(base, `/admin/log/check?${q}`, signal))))
       },
       format: (value, values) => ({
         text: values.json ? JSON.stringify(withoutUrl(value)) : checkLines(value),
@@ -301,22 +313,26 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
 }
 
 /**
- * @param {{ exact: boolean, from: string, to: string, minutes: number, rows: number, marked: string[], parked?: string[],
- *   differenceCount?: number,
+ * @param {{ exact: boolean, from: string, to: string, minutes: number, rows: number, marked: string[],
+ *   parked?: string[], differenceCount?: number,
  *   differences: Array<{ minute: string, group: string, raw: number, rollup: number, marked: boolean }> }} value
  * @returns {string}
  */
 function checkLines (value) {
-  const lines = [`${value.exact ? 'exact' : 'DIFFERENT'}: ${value.minutes} minutes, ${value.rows} rows  ${value.from} .. ${value.to}` +
+  const lines = [`${value.exact ? 'exact' : 'DIFFERENT'}: ${value.minutes} minutes, ${value.rows} rows  ` +
+    `${value.from} .. ${value.to}` +
     (value.marked.length ? `; ${value.marked.length} minute(s) still being counted` : '')]
   for (const minute of value.parked || []) {
     lines.push(`  ${minute}  PARKED: the rollup job failed to count it too often; tried again hourly (see the app log)`)
   }
   for (const d of value.differences) {
-    lines.push(`  ${d.minute}  ${d.group}  raw ${d.raw}  rollup ${d.rollup}${d.marked ? '  (marked: being counted again)' : ''}`)
+    lines.push(`  ${d.minute}  ${d.group}  raw ${d.raw}  rollup ${d.rollup}` +
+      `${d.marked ? '  (marked: being counted again)' : ''}`)
   }
   const unlisted = (value.differenceCount ?? value.differences.length) - value.differences.length
-  if (unlisted > 0) lines.push(`  … and ${unlisted} more difference(s) (the first ${value.differences.length} are listed)`)
+  if (unlisted > 0) {
+    lines.push(`  … and ${unlisted} more difference(s) (the first ${value.differences.length} are listed)`)
+  }
   return lines.join('\n')
 }
 

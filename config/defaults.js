@@ -88,7 +88,12 @@ const OFREP_DEFAULTS = {
 const SINK_DEFAULTS = {
   // maxPendingLines / journalMaxBuffered: the memory bounds when the local disk refuses writes
   // (docs/access-log.md, "A full or failing local disk"); past them entries are shed and counted.
-  file: { rotateSize: '100m', rotateFrequency: /** @type {'daily'|'hourly'|number} */ ('daily'), keepFiles: 14, maxPendingLines: 50000 },
+  file: {
+    rotateSize: '100m',
+    rotateFrequency: /** @type {'daily'|'hourly'|number} */ ('daily'),
+    keepFiles: 14,
+    maxPendingLines: 50000
+  },
   // rollups: exact per-minute counts of the log, kept in rollupTable (logging/rollup/); one
   // rollup table serves every log table. retention / rollupRetention: the HBase TTL of the log's
   // and the rollups' column family, set when a table is created (docs/access-log.md#retention

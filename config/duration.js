@@ -56,7 +56,9 @@ function retentionIssues (logSinks, whereOf, issues) {
   for (const [name, sink] of Object.entries(logSinks)) {
     if (sink.type !== 'hbase') continue
     for (const key of ['retention', 'rollupRetention']) {
-      if (parseDuration(sink[key]) === undefined) issues.push(`logSinks.${name}.${key} must be ${DURATION_HELP}${whereOf(name, key)}`)
+      if (parseDuration(sink[key]) === undefined) {
+        issues.push(`logSinks.${name}.${key} must be ${DURATION_HELP}${whereOf(name, key)}`)
+      }
     }
     if (sink.rollups === false) continue
     const seconds = parseDuration(sink.rollupRetention)
@@ -64,10 +66,19 @@ function retentionIssues (logSinks, whereOf, issues) {
     if (!first) {
       rollupTables.set(sink.rollupTable, { name, seconds })
     } else if (first.seconds !== seconds) {
-      issues.push(`logSinks.${name}.rollupRetention differs from logSinks.${first.name}'s, and both keep their rollups in ` +
-        `${sink.rollupTable}: one table has one retention${whereOf(name, 'rollupRetention')}`)
+      issues.push(`logSinks.${name}.rollupRetention differs from logSinks.${first.name}'s, ` +
+        `and both keep their rollups in ${sink.rollupTable}: ` +
+        `one table has one retention${whereOf(name, 'rollupRetention')}`)
     }
   }
 }
 
-module.exports = { retentionIssues, parseDuration, formatDuration, DURATION_PATTERN, DURATION_HELP, FOREVER, HBASE_FOREVER_SECONDS }
+module.exports = {
+  retentionIssues,
+  parseDuration,
+  formatDuration,
+  DURATION_PATTERN,
+  DURATION_HELP,
+  FOREVER,
+  HBASE_FOREVER_SECONDS
+}

@@ -84,7 +84,8 @@ function loadSettings ({ env = process.env, file, overrides } = {}) {
   if (!validateSchema(settings)) throw invalid([...issues, ...schemaIssues(validateSchema.errors, settings, origins)])
 
   resolveValueFiles(settings, origins, issues)
-  resolveOfrepKeys(settings, env, (name) => originOf(origins, `/endpoints/${escapePointer(name)}/ofrep/apiKeysEnv`), issues)
+  resolveOfrepKeys(settings, env,
+    (name) => originOf(origins, `/endpoints/${escapePointer(name)}/ofrep/apiKeysEnv`), issues)
   resolvePaths(settings)
   crossCheck(settings, origins, issues)
   if (issues.length) throw invalid(issues)

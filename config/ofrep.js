@@ -49,10 +49,11 @@ function resolveOfrepKeys (settings, env, whereOf, issues) {
     const variable = endpoint.ofrep.apiKeysEnv
     const keys = String(env[variable] ?? '').split(',').map((k) => k.trim()).filter(Boolean)
     if (keys.length === 0) {
-      issues.push(`endpoints.${name}.ofrep.apiKeysEnv names ${variable}, which is not set: it must hold the API keys${whereOf(name)}`)
+      issues.push(`endpoints.${name}.ofrep.apiKeysEnv names ${variable}, which is not set: ` +
+        `it must hold the API keys${whereOf(name)}`)
     } else if (!keys.every((k) => API_KEY_RE.test(k))) {
-      issues.push(`env ${variable} (endpoints.${name}.ofrep.apiKeysEnv) must hold comma-separated API keys of 16 to 256 ` +
-        `printable ASCII characters without spaces${whereOf(name)}`)
+      issues.push(`env ${variable} (endpoints.${name}.ofrep.apiKeysEnv) must hold comma-separated API keys ` +
+        `of 16 to 256 printable ASCII characters without spaces${whereOf(name)}`)
     } else {
       endpoint.ofrep.apiKeys = keys
     }

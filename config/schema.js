@@ -15,12 +15,22 @@ const { SIZE_PATTERN } = require('./size')
 const NAME_PATTERN = safeNamePattern(64) // endpoint and sink names
 const TABLE_PATTERN = '^([A-Za-z0-9_-]+:)?[A-Za-z0-9_][A-Za-z0-9_.-]*$'
 
-const int = (minimum, maximum) => (maximum === undefined ? { type: 'integer', minimum } : { type: 'integer', minimum, maximum })
+const int = (minimum, maximum) => (
+  maximum === undefined ? { type: 'integer', minimum } : { type: 'integer', minimum, maximum }
+)
 const str = (extra = {}) => ({ type: 'string', minLength: 1, ...extra })
 const port = int(0, 65535)
-const closed = (properties, required = Object.keys(properties)) => ({ type: 'object', additionalProperties: false, required, properties })
+const closed = (properties, required = Object.keys(properties)) => ({
+  type: 'object',
+  additionalProperties: false,
+  required,
+  properties
+})
 
-const tableName = str({ pattern: TABLE_PATTERN, description: 'an HBase table name like beacon_config or ns:beacon_config' })
+const tableName = str({
+  pattern: TABLE_PATTERN,
+  description: 'an HBase table name like beacon_config or ns:beacon_config'
+})
 const duration = str({ pattern: DURATION_PATTERN, description: DURATION_HELP })
 const hostName = str({ pattern: '^[A-Za-z0-9_.:-]+$', description: 'a host name or IP address' })
 
@@ -35,7 +45,10 @@ const fileSink = closed({
   type: { const: 'file' },
   path: str(),
   rotateSize: str({ pattern: '^[1-9][0-9]*[kmg]?$', description: 'a size like 100m (k, m or g)' }),
-  rotateFrequency: { oneOf: [{ enum: ['hourly', 'daily'] }, int(1000)], description: '"hourly", "daily" or an interval in ms (>= 1000)' },
+  rotateFrequency: {
+    oneOf: [{ enum: ['hourly', 'daily'] }, int(1000)],
+    description: '"hourly", "daily" or an interval in ms (>= 1000)'
+  },
   keepFiles: int(1, 10000),
   maxPendingLines: int(1),
   privacy
@@ -83,7 +96,13 @@ const cache = {
 // An origin exactly as a browser sends it in `Origin` (scheme://host[:port], lower case, no
 // path or trailing slash), or "*" (any page; load.js checks that it stands alone).
 const ORIGIN_PATTERN = '^(\\*|https?://([a-z0-9-]+(\\.[a-z0-9-]+)*|\\[[0-9a-f:.]+\\])(:[0-9]{1,5})?)$'
-const nameList = (maxItems) => ({ type: 'array', minItems: 1, maxItems, uniqueItems: true, items: str({ pattern: NAME_PATTERN }) })
+const nameList = (maxItems) => ({
+  type: 'array',
+  minItems: 1,
+  maxItems,
+  uniqueItems: true,
+  items: str({ pattern: NAME_PATTERN })
+})
 
 // fetch() from other origins: exact origins, never credentials.
 const cors = closed({
@@ -124,8 +143,8 @@ const ofrep = {
     heartbeatMs: int(100, 600000),
     maxStreamAgeSec: int(0, 604800),
     inactivityDelaySec: int(1, 86400)
-  }, ['maxBodyBytes', 'maxKeyLength', 'maxDepth', 'maxFlags', 'maxStreams', 'maxStreamsPerClient', 'heartbeatMs', 'maxStreamAgeSec',
-    'inactivityDelaySec']),
+  }, ['maxBodyBytes', 'maxKeyLength', 'maxDepth', 'maxFlags', 'maxStreams', 'maxStreamsPerClient', 'heartbeatMs',
+    'maxStreamAgeSec', 'inactivityDelaySec']),
   description: 'true, false or an object like { "apiKeysEnv": "BEACON_OFREP_KEYS" }'
 }
 
@@ -143,7 +162,10 @@ const endpoint = closed({
   callbacks: {
     type: 'array',
     maxItems: 100,
-    items: str({ pattern: '^[A-Za-z_$][A-Za-z0-9_$.]{0,127}\\*?$', description: 'a callback name or a prefix ending in *' })
+    items: str({
+      pattern: '^[A-Za-z_$][A-Za-z0-9_$.]{0,127}\\*?$',
+      description: 'a callback name or a prefix ending in *'
+    })
   },
   cors,
   events,

@@ -15,7 +15,9 @@ const UNITS = Object.freeze({ k: 1024, m: 1024 ** 2, g: 1024 ** 3 })
  * @throws {RangeError} for anything else
  */
 function sizeBytes (text) {
-  if (typeof text !== 'string' || !SIZE_RE.test(text)) throw new RangeError(`not a size like 100m: ${JSON.stringify(text)}`)
+  if (typeof text !== 'string' || !SIZE_RE.test(text)) {
+    throw new RangeError(`not a size like 100m: ${JSON.stringify(text)}`)
+  }
   const unit = UNITS[text[text.length - 1]]
   return unit === undefined ? Number(text) : Number(text.slice(0, -1)) * unit
 }

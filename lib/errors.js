@@ -27,7 +27,9 @@
  */
 function createError (code, message, statusCode = 500) {
   if (typeof code !== 'string' || code === '') throw new TypeError('createError: code must be a non-empty string')
-  if (typeof message !== 'string' || message === '') throw new TypeError(`createError(${code}): message must be a non-empty string`)
+  if (typeof message !== 'string' || message === '') {
+    throw new TypeError(`createError(${code}): message must be a non-empty string`)
+  }
   if (!Number.isInteger(statusCode) || statusCode < 400 || statusCode > 599) {
     throw new TypeError(`createError(${code}): statusCode must be 400..599`)
   }
@@ -66,7 +68,9 @@ const ERRORS = Object.freeze({
   METHOD_NOT_ALLOWED: createError('METHOD_NOT_ALLOWED', 'this method is not allowed here: see the Allow header', 405),
   NOT_FOUND: createError('NOT_FOUND', 'no such endpoint', 404),
   // One client past its share (api/public/rate-limit.js): Retry-After says when a token is back.
-  RATE_LIMITED: createError('RATE_LIMITED', 'too many requests from this address: retry after the Retry-After seconds', 429),
+  RATE_LIMITED: createError(
+    'RATE_LIMITED', 'too many requests from this address: retry after the Retry-After seconds', 429
+  ),
   // 404, not 503: switching an endpoint off is a deliberate config decision, not an outage. A 503
   // tells clients and load balancers to retry (we add Retry-After to 503s) and pages on-call; a
   // disabled endpoint will not come back by retrying. The distinct code still tells it apart
@@ -77,18 +81,27 @@ const ERRORS = Object.freeze({
   // Events (POST /api/<name>/events, GET /api/<name>/events.gif).
   BAD_EVENT: createError(
     'BAD_EVENT',
-    'events must be objects with an id, an event name this endpoint declares and an optional variant, within its batch limit',
+    'events must be objects with an id, an event name this endpoint declares and an optional variant, ' +
+      'within its batch limit',
     400
   ),
-  UNSUPPORTED_MEDIA_TYPE: createError('UNSUPPORTED_MEDIA_TYPE', 'events must be sent as text/plain or application/json', 415),
+  UNSUPPORTED_MEDIA_TYPE: createError(
+    'UNSUPPORTED_MEDIA_TYPE', 'events must be sent as text/plain or application/json', 415
+  ),
   // Change streams (GET /api/<name>/changes, api/public/ofrep/stream-handler.js). An EventSource cannot
   // send headers: a keyed endpoint's stream takes the token of its OFREP answer in the URL.
   STREAM_TOKEN_MISSING: createError(
-    'STREAM_TOKEN_MISSING', 'this change stream needs the token its OFREP answer gives (the eventStreams URL) or an API key', 401
+    'STREAM_TOKEN_MISSING',
+    'this change stream needs the token its OFREP answer gives (the eventStreams URL) or an API key',
+    401
   ),
-  STREAM_TOKEN_WRONG: createError('STREAM_TOKEN_WRONG', 'this token or API key is not valid for this change stream', 403),
+  STREAM_TOKEN_WRONG: createError(
+    'STREAM_TOKEN_WRONG', 'this token or API key is not valid for this change stream', 403
+  ),
   // Capacity, not the client's fault: a 503 with Retry-After, which a load balancer may send elsewhere.
-  TOO_MANY_STREAMS: createError('TOO_MANY_STREAMS', 'this worker holds as many change streams as it may; retry shortly', 503),
+  TOO_MANY_STREAMS: createError(
+    'TOO_MANY_STREAMS', 'this worker holds as many change streams as it may; retry shortly', 503
+  ),
   // The admin API (token-guarded; ADMIN_PORT).
   UNAUTHORIZED: createError('UNAUTHORIZED', 'a valid bearer token is required', 401),
   ADMIN_DISABLED: createError('ADMIN_DISABLED', 'the admin API is off: set BEACON_ADMIN_TOKEN to enable it', 404),
@@ -100,15 +113,17 @@ const ERRORS = Object.freeze({
   CONFIG_UNAVAILABLE: createError('CONFIG_UNAVAILABLE', 'the configuration store is unavailable; retry shortly', 503),
   // Internal: the config source fails reads fast while the store keeps failing (answered as
   // CONFIG_UNAVAILABLE when nothing is cached).
-  CIRCUIT_OPEN: createError('CIRCUIT_OPEN', 'config reads fail fast for a moment: the store failed repeatedly and is being probed', 503),
+  CIRCUIT_OPEN: createError(
+    'CIRCUIT_OPEN', 'config reads fail fast for a moment: the store failed repeatedly and is being probed', 503
+  ),
   // Internal: a lookup queued behind reads in flight until its request deadline had passed.
   LOOKUP_TIMEOUT: createError('LOOKUP_TIMEOUT', 'the config read did not finish within the request deadline', 503),
   // Reading the access log back (GET /admin/log/scan and /admin/log/count; logging/query/). The
   // detail names the parameter, never its value.
   BAD_TIME: createError(
     'BAD_TIME',
-    'a time is invalid: give ISO-8601 (2026-01-31T12:00:00Z), 13-digit epoch ms, or a time relative to now (-30s, -15m, -2h, -1d, -1w, ' +
-      'now)',
+    'a time is invalid: give ISO-8601 (2026-01-31T12:00:00Z), 13-digit epoch ms, or a time relative to now ' +
+      '(-30s, -15m, -2h, -1d, -1w, now)',
     400
   ),
   BAD_TIME_RANGE: createError('BAD_TIME_RANGE', 'the time range is empty: from must be before to', 400),

@@ -84,10 +84,12 @@ class DiskBuffer {
     if (!this.#failure) {
       this.#failure = { code: err.code || err.message, since: now }
       this.#lastLog = now
-      this.#log('error', { err, ...this.#fields() }, `${this.#what} cannot be written; lines wait in memory and are retried`)
+      this.#log('error', { err, ...this.#fields() },
+        `${this.#what} cannot be written; lines wait in memory and are retried`)
     } else if (now - this.#lastLog >= LOG_EVERY_MS) {
       this.#lastLog = now
-      this.#log('error', { err, ...this.#fields(), failingMs: now - this.#failure.since }, `${this.#what} still cannot be written`)
+      this.#log('error', { err, ...this.#fields(), failingMs: now - this.#failure.since },
+        `${this.#what} still cannot be written`)
     }
     this.armRetry()
   }
@@ -95,7 +97,8 @@ class DiskBuffer {
   /** A write went through. */
   worked () {
     if (!this.#failure) return
-    this.#log('info', { ...this.#fields(), failedMs: this.#now() - this.#failure.since }, `${this.#what} writable again`)
+    this.#log('info', { ...this.#fields(), failedMs: this.#now() - this.#failure.since },
+      `${this.#what} writable again`)
     this.#failure = null
   }
 

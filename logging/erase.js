@@ -64,7 +64,13 @@ async function eraseId (target, { id, from, to, dryRun = false }, { signal } = {
     /** @type {string[]} */
     let batch = []
     const range = bucketRange(bucket, from, to)
-    for await (const row of client.scan(table, { ...range, columns: [COLUMN], filter: match.filter, caching: ROWS_PER_RPC, timeout })) {
+    for await (const row of client.scan(table, {
+      ...range,
+      columns: [COLUMN],
+      filter: match.filter,
+      caching: ROWS_PER_RPC,
+      timeout
+    })) {
       if (signal && signal.aborted) throw signal.reason
       const record = toRecord(row)
       if (!match.test(record.entry)) continue

@@ -91,7 +91,8 @@ function createFileSink (options) {
     extension,
     size: opts.rotateSize,
     frequency: opts.rotateFrequency,
-    dateFormat: DATE_FORMATS[opts.rotateFrequency] || (typeof opts.rotateFrequency === 'number' ? 'yyyy-MM-dd-HHmmss' : undefined),
+    dateFormat: DATE_FORMATS[opts.rotateFrequency] ||
+      (typeof opts.rotateFrequency === 'number' ? 'yyyy-MM-dd-HHmmss' : undefined),
     limit: { count: opts.keepFiles, removeOtherLogFiles: true },
     mkdir: true
   })
@@ -100,7 +101,8 @@ function createFileSink (options) {
     files: () => sinkFiles(base, extension),
     keepFiles: opts.keepFiles,
     rotateFrequency: opts.rotateFrequency,
-    onShort: (fields) => log('warn', fields, 'file access log: a rotation deleted history younger than keepFiles promise')
+    onShort: (fields) => log('warn', fields,
+      'file access log: a rotation deleted history younger than keepFiles promise')
   })
   if (writer.onCleanup) writer.onCleanup(history.check)
 
@@ -254,7 +256,9 @@ function createFileSink (options) {
     closing = (async () => {
       disk.stop()
       try {
-        if (await settleBy(flush(), deadline) === TIMED_OUT) throw Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })
+        if (await settleBy(flush(), deadline) === TIMED_OUT) {
+          throw Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })
+        }
       } catch (err) {
         recordError(err)
       }
@@ -270,7 +274,8 @@ function createFileSink (options) {
    * accepted == written + pending + shed. pending: in memory, at most maxPendingLines.
    * @returns {{ accepted: number, written: number, pending: number, shed: number,
    *   shedBy: Record<string, number>, writeFailing: string|null, errors: number,
-   *   rejectedAfterClose: number, lastError: string|null, history: ReturnType<ReturnType<typeof createFileHistory>['stats']> }}
+   *   rejectedAfterClose: number, lastError: string|null,
+   *   history: ReturnType<ReturnType<typeof createFileHistory>['stats']> }}
    */
   function stats () {
     const confirmed = writer.confirmed()
@@ -315,7 +320,8 @@ function sinkFiles (base, extension) {
     throw err
   }
   return names
-    .filter((n) => n.startsWith(prefix) && n.endsWith('.' + extension) && /^[0-9.-]+$/.test(n.slice(prefix.length, -extension.length - 1)))
+    .filter((n) => n.startsWith(prefix) && n.endsWith('.' + extension) &&
+      /^[0-9.-]+$/.test(n.slice(prefix.length, -extension.length - 1)))
     .map((n) => path.join(dir, n))
     .sort((a, b) => fs.statSync(a).mtimeMs - fs.statSync(b).mtimeMs)
 }

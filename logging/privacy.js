@@ -194,4 +194,12 @@ function createHashKeys () {
   }
 }
 
-module.exports = { createPrivacyPolicy, createSinkPolicies, needsHashKeys, groupSinks, writeEntry, optedOut, createHashKeys }
+module.exports = {
+  createPrivacyPolicy,
+  createSinkPolicies,
+  needsHashKeys,
+  groupSinks,
+  writeEntry,
+  optedOut,
+  createHashKeys
+}

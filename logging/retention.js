@@ -73,7 +73,12 @@ function createRetention ({ client, logTable, rollupTable, configured, now = Dat
     async describe ({ fresh = false } = {}) {
       const ttl = fresh ? await read() : await this.current()
       return {
-        log: { table: logTable, retention: formatDuration(ttl.log), seconds: ttl.log, configured: configured.retention },
+        log: {
+          table: logTable,
+          retention: formatDuration(ttl.log),
+          seconds: ttl.log,
+          configured: configured.retention
+        },
         rollups: rollupTable
           ? {
               table: rollupTable,

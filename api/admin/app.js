@@ -20,12 +20,20 @@ function createAdminApp ({ readiness, routes, logger }) {
   app.disable('x-powered-by')
   app.set('etag', false)
   app.get('/healthz', (req, res) => {
-    res.set('Cache-Control', 'no-store').json({ status: 'ok', pid: process.pid, uptimeSeconds: Math.round(process.uptime()) })
+    res.set('Cache-Control', 'no-store').json({
+      status: 'ok',
+      pid: process.pid,
+      uptimeSeconds: Math.round(process.uptime())
+    })
   })
   app.get('/readyz', async (req, res, next) => {
     try {
       const { ready, checks, ...shown } = await readiness()
-      res.status(ready ? 200 : 503).set('Cache-Control', 'no-store').json({ status: ready ? 'ready' : 'not ready', checks, ...shown })
+      res.status(ready ? 200 : 503).set('Cache-Control', 'no-store').json({
+        status: ready ? 'ready' : 'not ready',
+        checks,
+        ...shown
+      })
     } catch (err) {
       next(err)
     }

@@ -39,7 +39,10 @@ function createLogLifecycleRouter ({ lifecycle, maxIdLength, now = Date.now, log
     return router
   }
   const { retention, target } = lifecycle
-  const audit = (req, action, details) => logger.info({ audit: true, action, ip: req.socket.remoteAddress, ...details }, `admin ${action}`)
+  const audit = (req, action, details) => logger.info(
+    { audit: true, action, ip: req.socket.remoteAddress, ...details },
+    `admin ${action}`
+  )
 
   /** HBase → 503 with its code; anything else → 500, logged. */
   const fail = (res, err, what) => {
@@ -83,8 +86,18 @@ function createLogLifecycleRouter ({ lifecycle, maxIdLength, now = Date.now, log
       // Not stopped when the client goes away: the minutes it touched are counted again either way.
       const result = await eraseId(target, query)
       const range = { from: new Date(query.from).toISOString(), to: new Date(query.to).toISOString() }
-      audit(req, query.dryRun ? 'log.erase.dry-run' : 'log.erase', { ...range, found: result.found, deleted: result.deleted })
-      res.set('Cache-Control', 'no-store').json({ id: query.id, ...range, dryRun: query.dryRun, ...result, ms: Date.now() - started })
+      audit(req, query.dryRun ? 'log.erase.dry-run' : 'log.erase', {
+        ...range,
+        found: result.found,
+        deleted: result.deleted
+      })
+      res.set('Cache-Control', 'no-store').json({
+        id: query.id,
+        ...range,
+        dryRun: query.dryRun,
+        ...result,
+        ms: Date.now() - started
+      })
     } catch (err) {
       fail(res, err, 'erase')
     }
@@ -103,7 +116,9 @@ function createLogLifecycleRouter ({ lifecycle, maxIdLength, now = Date.now, log
  * @returns {{ retention?: string, rollupRetention?: string }|Error}
  */
 function retentionChange (body, rollups) {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return new ERRORS.BAD_RETENTION('the body must be a JSON object')
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return new ERRORS.BAD_RETENTION('the body must be a JSON object')
+  }
   const keys = Object.keys(body)
   if (keys.length === 0 || keys.some((key) => !RETENTION_KEYS.includes(key))) {
     return new ERRORS.BAD_RETENTION(`the body takes ${RETENTION_KEYS.join(' and/or ')}`)
@@ -112,7 +127,9 @@ function retentionChange (body, rollups) {
   for (const key of keys) {
     if (parseDuration(change[key]) === undefined) return new ERRORS.BAD_RETENTION(`${key} is not one`)
   }
-  if (change.rollupRetention !== undefined && !rollups) return new ERRORS.LOG_NOT_CONFIGURED('this log keeps no rollups')
+  if (change.rollupRetention !== undefined && !rollups) {
+    return new ERRORS.LOG_NOT_CONFIGURED('this log keeps no rollups')
+  }
   return /** @type {{ retention?: string, rollupRetention?: string }} */ ({ ...change })
 }
 

@@ -31,7 +31,10 @@ const FLUSH_MS = 50
 function createLogQueryRouter ({ logQuery, logger }) {
   const router = express.Router()
   if (!logQuery) {
-    router.get(['/admin/log/scan', '/admin/log/count', '/admin/log/check'], (req, res) => sendError(res, new ERRORS.LOG_NOT_CONFIGURED()))
+    router.get(
+      ['/admin/log/scan', '/admin/log/count', '/admin/log/check'],
+      (req, res) => sendError(res, new ERRORS.LOG_NOT_CONFIGURED())
+    )
     return router
   }
 
@@ -72,7 +75,11 @@ function createLogQueryRouter ({ logQuery, logger }) {
       return
     }
     const { contentType, header, line } = formatter(query.format)
-    res.status(200).set({ 'Content-Type': contentType, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' })
+    res.status(200).set({
+      'Content-Type': contentType,
+      'Cache-Control': 'no-store',
+      'X-Content-Type-Options': 'nosniff'
+    })
     const out = chunkedWriter(res, header)
     try {
       for (let next = first; !next.done; next = await rows.next()) {
@@ -123,7 +130,9 @@ function createLogQueryRouter ({ logQuery, logger }) {
   router.get('/admin/log/check', async (req, res) => {
     const query = parse('check', req, res)
     if (!query) return
-    if (!logQuery.rollups) return sendError(res, new ERRORS.LOG_NOT_CONFIGURED('this log keeps no rollups'), { withDetail: true })
+    if (!logQuery.rollups) {
+      return sendError(res, new ERRORS.LOG_NOT_CONFIGURED('this log keeps no rollups'), { withDetail: true })
+    }
     const started = Date.now()
     try {
       const result = await logQuery.check(query)

@@ -49,10 +49,15 @@ function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, retention =
       const failing = typeof stats.writeFailing === 'string'
       saturated = saturated || full || failing
       let check = 'ok'
-      if (failing) check = writeFailingCheck(sink, stats)
-      else if (full) check = `saturated: ${sink.overload === 'shed' ? 'shedding' : 'spilling to the journal'}`
-      else if (stats.state === 'down') check = `spilling to the journal (HBase not answering; ${stats.journalPending} pending)`
-      else if (stats.history && stats.history.short) check = historyCheck(stats.history)
+      if (failing) {
+        check = writeFailingCheck(sink, stats)
+      } else if (full) {
+        check = `saturated: ${sink.overload === 'shed' ? 'shedding' : 'spilling to the journal'}`
+      } else if (stats.state === 'down') {
+        check = `spilling to the journal (HBase not answering; ${stats.journalPending} pending)`
+      } else if (stats.history && stats.history.short) {
+        check = historyCheck(stats.history)
+      }
       checks[`accessLog.${name}`] = check
     }
     if (parked) checks.rollups = parkedCheck(await parked)
@@ -69,7 +74,8 @@ function parkedCheck (parked) {
   if (!Array.isArray(parked)) return `not read: ${parked.error}`
   if (parked.length === 0) return 'ok'
   const first = parked.slice(0, 3).map((m) => new Date(m).toISOString()).join(', ')
-  return `warning: ${parked.length} minute(s) parked, not counted (${first}${parked.length > 3 ? ', …' : ''}; see beacon log check)`
+  return `warning: ${parked.length} minute(s) parked, not counted ` +
+    `(${first}${parked.length > 3 ? ', …' : ''}; see beacon log check)`
 }
 
 /**
@@ -89,7 +95,8 @@ async function withinMs (promise, ms) {
  */
 function historyCheck ({ keptMs, promisedMs }) {
   const hours = (ms) => `${Math.round(ms / 360000) / 10} h`
-  return `warning: the file log's rotated files hold ${hours(keptMs)} of history, less than the ${hours(promisedMs)} keepFiles promise ` +
+  return `warning: the file log's rotated files hold ${hours(keptMs)} of history, ` +
+    `less than the ${hours(promisedMs)} keepFiles promise ` +
     '(rotating on size: raise rotateSize or keepFiles)'
 }
 

@@ -23,7 +23,9 @@ function validateToggles (value, path = 'body', depth = 0) {
   if (depth >= MAX_DEPTH) return `${path} nests deeper than ${MAX_DEPTH} levels`
   for (const [key, v] of Object.entries(value)) {
     const at = `${path}.${key}`
-    if (!KEY_PATTERN.test(key) || key === '__proto__') return `${path} has an invalid key (keys are 1-64 of A-Z a-z 0-9 _ . -)`
+    if (!KEY_PATTERN.test(key) || key === '__proto__') {
+      return `${path} has an invalid key (keys are 1-64 of A-Z a-z 0-9 _ . -)`
+    }
     if (v === null || typeof v === 'boolean') continue
     if (typeof v === 'number') {
       if (!Number.isFinite(v)) return `${at} must be a finite number`
@@ -35,7 +37,8 @@ function validateToggles (value, path = 'body', depth = 0) {
     }
     if (Array.isArray(v)) {
       if (v.length > 100 ||
-      !v.every((x) => (typeof x === 'string' && x.length <= MAX_STRING) || (typeof x === 'number' && Number.isFinite(x)))) {
+      !v.every((x) => (typeof x === 'string' && x.length <= MAX_STRING) ||
+        (typeof x === 'number' && Number.isFinite(x)))) {
         return `${at} must be an array of at most 100 strings or numbers`
       }
       continue
@@ -101,7 +104,10 @@ function createToggleAdminRouter ({ token, store, maxIdLength, logger, onConfigC
   })
   router.use('/admin', express.json({ limit: MAX_BODY_BYTES, strict: false, type: () => true }))
 
-  const audit = (req, action, details) => logger.info({ audit: true, action, ip: req.socket.remoteAddress, ...details }, `admin ${action}`)
+  const audit = (req, action, details) => logger.info(
+    { audit: true, action, ip: req.socket.remoteAddress, ...details },
+    `admin ${action}`
+  )
   const checkId = (req, res) => {
     if (isSafeName(req.params.id, maxIdLength)) return true
     sendError(res, new ERRORS.BAD_ID())
@@ -111,8 +117,14 @@ function createToggleAdminRouter ({ token, store, maxIdLength, logger, onConfigC
   router.get('/admin/config', async (req, res, next) => {
     try {
       const limit = Math.min(MAX_LIST, Math.max(1, Number(req.query.limit) || 100))
-      const ids = await store.listIds({ start: typeof req.query.start === 'string' ? req.query.start : undefined, limit })
-      res.set('Cache-Control', 'no-store').json({ ids, next: ids.length === limit ? ids[ids.length - 1] + '\u0000' : null })
+      const ids = await store.listIds({
+        start: typeof req.query.start === 'string' ? req.query.start : undefined,
+        limit
+      })
+      res.set('Cache-Control', 'no-store').json({
+        ids,
+        next: ids.length === limit ? ids[ids.length - 1] + '\u0000' : null
+      })
     } catch (err) {
       next(err)
     }
@@ -123,7 +135,11 @@ function createToggleAdminRouter ({ token, store, maxIdLength, logger, onConfigC
     try {
       const stored = await store.read(req.params.id)
       if (!stored || 'invalid' in stored) return sendError(res, new ERRORS.CONFIG_NOT_FOUND())
-      res.set('Cache-Control', 'no-store').json({ id: req.params.id, version: stored.timestamp, config: stored.toggles })
+      res.set('Cache-Control', 'no-store').json({
+        id: req.params.id,
+        version: stored.timestamp,
+        config: stored.toggles
+      })
     } catch (err) {
       next(err)
     }

@@ -41,7 +41,8 @@ function watchEventLoop (register, {
   })
   const held = new client.Counter({
     name: 'beacon_event_loop_held_seconds_total',
-    help: `Event-loop hold-ups (samples over ${HOLD_UP_MS} ms late) by process, split by what the process did meanwhile: ` +
+    help: `Event-loop hold-ups (samples over ${HOLD_UP_MS} ms late) by process, ` +
+      'split by what the process did meanwhile: ' +
       'busy (CPU its threads used: its own work or GC), waiting (the rest: the machine ran other processes)',
     labelNames: ['process', 'part'],
     registers: [register]

@@ -22,8 +22,8 @@
 const COUNTERS = [
   {
     name: 'beacon_hbase_rpcs_total',
-    help: 'HBase RPCs sent (one request frame each, retries included), by kind (what beacon sent them for: config, log, rollup-mark, ' +
-      'rollup, switches, changes, query, ...; meta and admin: the client\'s own) and method',
+    help: 'HBase RPCs sent (one request frame each, retries included), by kind (what beacon sent them for: config, ' +
+      'log, rollup-mark, rollup, switches, changes, query, ...; meta and admin: the client\'s own) and method',
     read: (stats) => Object.entries(stats.kinds).flatMap(([kind, t]) =>
       Object.entries(t.calls).map(([method, n]) => ({ labels: { kind, method }, value: n })))
   },
@@ -44,19 +44,28 @@ const COUNTERS = [
   },
   {
     name: 'beacon_hbase_socket_writes_total',
-    help: 'Buffers handed to the sockets to HBase (the RPCs of one tick go in one write, the access log\'s those of one loop ' +
-      'iteration; each connection\'s preamble is one), by service and server',
-    read: (stats) => stats.connections.map((c) => ({ labels: { service: c.service, server: c.server }, value: c.socketWrites }))
+    help: 'Buffers handed to the sockets to HBase (the RPCs of one tick go in one write, the access log\'s those of ' +
+      'one loop iteration; each connection\'s preamble is one), by service and server',
+    read: (stats) => stats.connections.map((c) => ({
+      labels: { service: c.service, server: c.server },
+      value: c.socketWrites
+    }))
   },
   {
     name: 'beacon_hbase_socket_reads_total',
     help: 'Chunks read from the sockets to HBase (\'data\' events), by service and server',
-    read: (stats) => stats.connections.map((c) => ({ labels: { service: c.service, server: c.server }, value: c.socketReads }))
+    read: (stats) => stats.connections.map((c) => ({
+      labels: { service: c.service, server: c.server },
+      value: c.socketReads
+    }))
   },
   {
     name: 'beacon_hbase_connects_total',
     help: 'Connections opened to HBase, by service and server',
-    read: (stats) => stats.connections.map((c) => ({ labels: { service: c.service, server: c.server }, value: c.connects }))
+    read: (stats) => stats.connections.map((c) => ({
+      labels: { service: c.service, server: c.server },
+      value: c.connects
+    }))
   }
 ]
 

@@ -19,8 +19,8 @@ const CORS_OUTCOMES = ['allowed', 'denied', 'preflight', 'preflight_denied']
 const ROLLUP_ERRORS_HELP = 'Access-log rollups: mark writes that failed (kind mark, by the workers: their minutes wait and are tried ' +
   'again; the rows are written) and runs of the rollup job that failed (kind run, by the rollup process)'
 const SINK_COUNTERS = [
-  'accepted', 'written', 'spilled', 'replayed', 'shed', 'shedUnconfirmed', 'failed', 'rejectedAfterClose', 'claimed', 'claimedFromWal',
-  'walFailures', 'corrupt'
+  'accepted', 'written', 'spilled', 'replayed', 'shed', 'shedUnconfirmed', 'failed', 'rejectedAfterClose', 'claimed',
+  'claimedFromWal', 'walFailures', 'corrupt'
 ]
 
 /**
@@ -58,7 +58,8 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
   })
   const cacheOutcomes = hotCounter({
     name: 'beacon_config_lookups_total',
-    help: 'Config lookups by endpoint and outcome (hit, miss, coalesced, stale, negative_hit, stale_on_error, refresh_error)',
+    help: 'Config lookups by endpoint and outcome (hit, miss, coalesced, stale, negative_hit, stale_on_error, ' +
+      'refresh_error)',
     register
   })
   const invalidConfigs = new client.Counter({
@@ -143,8 +144,8 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     onCountedOnly (endpoint, reason) {
       countedOnly ??= new client.Counter({
         name: 'beacon_access_log_counted_only_total',
-        help: 'Answers the endpoint\'s logPolicy counts without an access-log entry, by reason: client_error (a 4xx), unknown_id ' +
-          '(an id with no config)',
+        help: 'Answers the endpoint\'s logPolicy counts without an access-log entry, by reason: ' +
+          'client_error (a 4xx), unknown_id (an id with no config)',
         labelNames: ['endpoint', 'reason'],
         registers: [register]
       })
@@ -157,8 +158,8 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     onRateLimited (endpoint) {
       rateLimited ??= new client.Counter({
         name: 'beacon_rate_limited_total',
-        help: 'Public-port requests refused with 429: their client was past its share of the endpoint (api/public/rate-limit.js); ' +
-          'no access-log entry',
+        help: 'Public-port requests refused with 429: their client was past its share of the endpoint ' +
+          '(api/public/rate-limit.js); no access-log entry',
         labelNames: ['endpoint'],
         registers: [register]
       })
@@ -199,8 +200,8 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     if (cors.length > 0 && !corsOutcomes) {
       corsOutcomes = counter(
         'beacon_cors_requests_total',
-        'Requests with an Origin to endpoints that declare cors, by outcome (allowed; denied: answered without CORS headers; preflight; ' +
-          'preflight_denied)',
+        'Requests with an Origin to endpoints that declare cors, by outcome (allowed; denied: answered without CORS ' +
+          'headers; preflight; preflight_denied)',
         ['endpoint', 'outcome']
       )
       for (const endpoint of cors) for (const outcome of CORS_OUTCOMES) corsOutcomes.inc({ endpoint, outcome }, 0)
@@ -209,13 +210,13 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     if (withEvents.length > 0 && !events) {
       eventRequests = counter(
         'beacon_event_requests_total',
-        'Requests to the event paths (POST /api/<name>/events, GET .../events.gif) by outcome: accepted, preflight, or the error code',
+        'Requests to the event paths (POST /api/<name>/events, GET .../events.gif) by outcome: accepted, preflight, ' +
+          'or the error code',
         ['endpoint', 'outcome']
       )
-      events = counter('beacon_events_total', "Events accepted and handed to the endpoint's event sinks, by endpoint and event name", [
-        'endpoint',
-        'event'
-      ])
+      events = counter('beacon_events_total',
+        "Events accepted and handed to the endpoint's event sinks, by endpoint and event name",
+        ['endpoint', 'event'])
       for (const endpoint of withEvents) {
         eventRequests.inc({ endpoint, outcome: 'accepted' }, 0)
         for (const event of eventNames[endpoint]) events.inc({ endpoint, event }, 0)
@@ -232,33 +233,38 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     /** @type {(name: string, help: string, label: string|null, read: (stats: any) => Array<[string, number]>) => unknown} */
     const follow = (name, help, label, read) => followStats(register, sinks, { name, help, label, read })
     /** @type {(name: string, help: string, read: (stats: any) => number|undefined, aggregator?: client.Aggregator) => unknown} */
-    const gauge = (name, help, read, aggregator = 'sum') => gaugeStats(register, sinks, { name, help, read, aggregator })
+    const gauge = (name, help, read, aggregator = 'sum') =>
+      gaugeStats(register, sinks, { name, help, read, aggregator })
     follow('beacon_access_log_entries_total',
-      'Access-log entries by sink and what happened to them (accepted, written, spilled, replayed, shed, failed, rejectedAfterClose; ' +
-        'shedUnconfirmed: of the shed, those whose write timed out or lost its connection, so HBase may hold them after all; ' +
-        'claimed from a dead writer\'s journal, claimedFromWal of them from its write-ahead log; walFailures: not durable; corrupt: ' +
-        'lines of damaged journal files that could not be replayed)',
+      'Access-log entries by sink and what happened to them (accepted, written, spilled, replayed, shed, failed, ' +
+        'rejectedAfterClose; shedUnconfirmed: of the shed, those whose write timed out or lost its connection, ' +
+        'so HBase may hold them after all; claimed from a dead writer\'s journal, claimedFromWal of them from its ' +
+        'write-ahead log; walFailures: not durable; corrupt: lines of damaged journal files that could not be ' +
+        'replayed)',
       'state', (stats) => SINK_COUNTERS.map((state) => [state, stats[state]]))
     follow('beacon_access_log_shed_total',
-      'Access-log entries dropped, by reason: overload (the shed policy), journal_full (the spill journal holds its journalMaxSize), ' +
-        'disk_full / write_error (the local disk refused the journal or file log), ' +
+      'Access-log entries dropped, by reason: overload (the shed policy), journal_full (the spill journal holds its ' +
+        'journalMaxSize), disk_full / write_error (the local disk refused the journal or file log), ' +
         'write_backlog (the disk is slower than the entries come)',
       'reason', (stats) => Object.entries(stats.shedBy || {}))
     follow('beacon_access_rollup_errors_total', ROLLUP_ERRORS_HELP, 'kind',
       (stats) => stats.rollup ? [['mark', stats.rollup.markFailures]] : [])
     follow('beacon_access_log_file_early_rotations_total',
-      'File access-log rotations whose cleanup left less history than keepFiles periods promise (a flood rotating on size)',
+      'File access-log rotations whose cleanup left less history than keepFiles periods promise ' +
+        '(a flood rotating on size)',
       null, (stats) => stats.history ? [['', stats.history.earlyRotations]] : [])
     follow('beacon_access_log_quarantined_files_total',
       'Damaged journal or write-ahead-log files renamed <name>.damaged-<ms> and left for the operator',
       null, (stats) => [['', stats.quarantinedFiles]])
-    gauge('beacon_access_log_queue_depth', 'Entries held in memory and not yet sent (queued or waiting for a retry)', (s) => s.queueDepth)
+    gauge('beacon_access_log_queue_depth', 'Entries held in memory and not yet sent (queued or waiting for a retry)',
+      (s) => s.queueDepth)
     gauge(
       'beacon_access_log_pending',
       'Entries accepted but not yet durable in the sink (queue depth + batches in flight)',
       (s) => s.pending
     )
-    gauge('beacon_access_log_journal_pending', 'Entries in local journal files on disk, not yet replayed', (s) => s.journalPending)
+    gauge('beacon_access_log_journal_pending', 'Entries in local journal files on disk, not yet replayed',
+      (s) => s.journalPending)
     gauge(
       'beacon_access_log_journal_buffered',
       'Entries handed to the journal and still in memory, waiting for its disk (bounded; shed past the bound)',
@@ -311,15 +317,15 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     })
     gaugeStats(register, rollers, {
       name: 'beacon_access_rollup_lag_seconds',
-      help: 'Access-log rollups: how long ago the oldest minute due and not yet counted ended (0: all counted; the minute in ' +
-        'progress is counted once it ended and settled)',
+      help: 'Access-log rollups: how long ago the oldest minute due and not yet counted ended (0: all counted; ' +
+        'the minute in progress is counted once it ended and settled)',
       read: (s) => s.lagSeconds,
       aggregator: 'max'
     })
     gaugeStats(register, rollers, {
       name: 'beacon_access_rollup_parked_minutes',
-      help: 'Access-log rollups: marked minutes the rollup job failed to count too often and set aside (tried again hourly; later ' +
-        'minutes go on; `beacon log check` names them). Above 0 is an alarm',
+      help: 'Access-log rollups: marked minutes the rollup job failed to count too often and set aside ' +
+        '(tried again hourly; later minutes go on; `beacon log check` names them). Above 0 is an alarm',
       read: (s) => s.parkedMinutes,
       aggregator: 'max'
     })
@@ -328,8 +334,8 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
   /**
    * Exposes the change streams (api/public/ofrep/stream-hub.js): open streams as a gauge, what they
    * did as counters advanced by the difference at scrape time.
-   * @param {{ stats: () => { open: Record<string, number>, counts: Record<string, { opened: number, events: number, cut: number,
-   *   aged: number, refused: Record<string, number> }> } }} hub
+   * @param {{ stats: () => { open: Record<string, number>, counts: Record<string, { opened: number, events: number,
+   *   cut: number, aged: number, refused: Record<string, number> }> } }} hub
    */
   function watchStreams (hub) {
     if (Object.keys(hub.stats().open).length === 0) return
@@ -345,8 +351,9 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     const last = new Map()
     new client.Counter({ // eslint-disable-line no-new -- registered, read at scrape time
       name: 'beacon_change_stream_events_total',
-      help: 'Change streams by endpoint and what happened: opened, event (a refetchEvaluation written), cut (the client stopped ' +
-        'reading), aged (ended at its maximum age with a reconnect hint), or the error code a request for one was refused with',
+      help: 'Change streams by endpoint and what happened: opened, event (a refetchEvaluation written), ' +
+        'cut (the client stopped reading), aged (ended at its maximum age with a reconnect hint), ' +
+        'or the error code a request for one was refused with',
       labelNames: ['endpoint', 'outcome'],
       registers: [register],
       collect () {

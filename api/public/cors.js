@@ -81,7 +81,8 @@ function createCorsPolicy (spec, allow) {
  * @returns {boolean}
  */
 function isPreflight (req) {
-  return req.method === 'OPTIONS' && req.headers.origin !== undefined && req.headers['access-control-request-method'] !== undefined
+  return req.method === 'OPTIONS' && req.headers.origin !== undefined &&
+    req.headers['access-control-request-method'] !== undefined
 }
 
 module.exports = { createCorsPolicy, isPreflight }

@@ -28,7 +28,8 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true })
 /**
  * @typedef {{ id: string, event: string, variant: string|null }} PageEvent
  * @typedef {{ names: Set<string>, maxEvents: number, maxIdLength: number }} EventRules
- * @typedef {{ events: PageEvent[], error: null } | { events: null, error: import('../../lib/errors').BeaconError }} ParsedEvents
+ * @typedef {{ events: PageEvent[], error: null }
+ *   | { events: null, error: import('../../lib/errors').BeaconError }} ParsedEvents
  */
 
 /**

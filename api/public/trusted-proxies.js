@@ -63,7 +63,8 @@ function addEntry (list, entry) {
   const bits = kind === 4 ? 32 : 128
   const prefix = slash === -1 ? bits : Number(entry.slice(slash + 1))
   if (kind === 0 || !Number.isInteger(prefix) || prefix < 0 || prefix > bits) {
-    throw new RangeError(`rateLimit.trustedProxies: ${JSON.stringify(entry)} is not an address, a CIDR block, loopback or private`)
+    throw new RangeError(`rateLimit.trustedProxies: ${JSON.stringify(entry)} ` +
+      'is not an address, a CIDR block, loopback or private')
   }
   list.addSubnet(address, prefix, kind === 4 ? 'ipv4' : 'ipv6')
 }

@@ -21,7 +21,8 @@ const PAST_FILTERS = Object.freeze({ fresh: true })
  *
  * @param {object} options
  * @param {{ lookup: (id: string, opts?: { background?: boolean, fresh?: boolean }) =>
- *   Promise<import('./entry').ConfigEntry>|import('./entry').ConfigEntry, hurry?: (id: string) => void }} options.source
+ *   Promise<import('./entry').ConfigEntry>|import('./entry').ConfigEntry,
+ *   hurry?: (id: string) => void }} options.source
  *   `background`: a refresh of a stale entry, no one waits on it (the source may hold it back to read it with others);
  *   `fresh`: a reload, read whatever the source believes; hurry: someone now waits on it
  * @param {number} options.max entries
@@ -31,11 +32,12 @@ const PAST_FILTERS = Object.freeze({ fresh: true })
  * @param {number} options.negativeTtlMs
  * @param {number} [options.maxNegative] negative entries at most (default a tenth of max, at least 1)
  * @param {() => number} [options.now] clock in ms (tests inject a fake one)
- * @param {(outcome: 'hit'|'miss'|'coalesced'|'stale'|'negative_hit'|'stale_on_error'|'refresh_error') => void} [options.onOutcome]
+ * @param {(outcome: 'hit'|'miss'|'coalesced'|'stale'|'negative_hit'|'stale_on_error'
+ *   |'refresh_error') => void} [options.onOutcome]
  */
 function createConfigCache ({
-  source, max, ttlMs, staleWhileRevalidateMs, maxStaleMs, negativeTtlMs, maxNegative = Math.max(1, Math.floor(max / 10)), now = Date.now,
-  onOutcome
+  source, max, ttlMs, staleWhileRevalidateMs, maxStaleMs, negativeTtlMs,
+  maxNegative = Math.max(1, Math.floor(max / 10)), now = Date.now, onOutcome
 }) {
   /** @param {number} size @returns {LRUCache<string, { entry: import('./entry').ConfigEntry, fetchedAt: number }>} */
   const lru = (size) => new LRUCache({

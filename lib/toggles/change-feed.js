@@ -50,7 +50,8 @@ function watchChangeFeed ({ store, invalidate, intervalMs, logger }) {
       failing = false
     } catch (err) {
       if (!failing && logger) {
-        logger.warn({ code: err.code, message: err.message }, 'cannot read the config change feed; cached configs expire by their TTL')
+        logger.warn({ code: err.code, message: err.message },
+          'cannot read the config change feed; cached configs expire by their TTL')
       }
       failing = true
     }

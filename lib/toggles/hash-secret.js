@@ -22,7 +22,8 @@ const SECRET_BYTES = 32
  * a retried check-and-put reports false for a write of its own that landed.
  *
  * @param {object} options
- * @param {{ readHashSecret: () => Promise<Buffer|null>, createHashSecret: (secret: Buffer) => Promise<boolean> }} options.store
+ * @param {{ readHashSecret: () => Promise<Buffer|null>,
+ *   createHashSecret: (secret: Buffer) => Promise<boolean> }} options.store
  * @param {(size: number) => Buffer} [options.randomBytes] tests pass their own
  * @returns {SecretSource}
  */

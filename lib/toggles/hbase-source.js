@@ -15,13 +15,13 @@ const MIN_READ_MS = 10
 const DEFAULT_REFRESH_LINGER_MS = 50
 
 /**
- * Config source reading toggles from HBase through the toggle store (lib/toggles/store.js). Lookups made in the same turn of the
- * event loop are coalesced into one multi-get (one RPC per RegionServer) instead of one RPC
- * each, and an id asked for twice in that turn is read once. At most `maxInFlight` reads are
- * out at a time: under load, ids queue while they are, so batches grow with the load (fewer,
- * larger RPCs), while a lone request at low load is sent at once. A queue longer than the
- * multi-gets there is room for (500 ids each) sends only those, oldest ids first; the rest go
- * as reads come back. The store's deadline counts
+ * Config source reading toggles from HBase through the toggle store (lib/toggles/store.js).
+ * Lookups made in the same turn of the event loop are coalesced into one multi-get (one RPC per
+ * RegionServer) instead of one RPC each, and an id asked for twice in that turn is read once. At
+ * most `maxInFlight` reads are out at a time: under load, ids queue while they are, so batches
+ * grow with the load (fewer, larger RPCs), while a lone request at low load is sent at once. A
+ * queue longer than the multi-gets there is room for (500 ids each) sends only those, oldest ids
+ * first; the rest go as reads come back. The store's deadline counts
  * from when a lookup is made: a batch is read with what is left of its oldest lookup's time, and
  * fails with LOOKUP_TIMEOUT if nearly nothing is left, so queueing behind slow reads never
  * doubles a request's wait. With `lingerMs`, a batch also waits that long after its first id
@@ -59,8 +59,9 @@ const DEFAULT_REFRESH_LINGER_MS = 50
  *   hurry: (id: string) => void }}
  */
 function createHBaseSource ({
-  store, defaultConfig, onInvalid, onBatch, maxInFlight = DEFAULT_MAX_IN_FLIGHT, lingerMs = 0, breaker = createCircuitBreaker(),
-  refreshLingerMs = DEFAULT_REFRESH_LINGER_MS, now = performance.now.bind(performance), knownIds
+  store, defaultConfig, onInvalid, onBatch, maxInFlight = DEFAULT_MAX_IN_FLIGHT, lingerMs = 0,
+  breaker = createCircuitBreaker(), refreshLingerMs = DEFAULT_REFRESH_LINGER_MS,
+  now = performance.now.bind(performance), knownIds
 }) {
   const defaultEntry = configEntry(defaultConfig, contentVersion('d', defaultConfig), false)
   let queue = new Map() // id → [{ resolve, reject }]

@@ -57,7 +57,12 @@ function createKnownIds ({
       }
       for (const id of addedDuringScan) next.add(id)
       filter = next
-      Object.assign(counts, { scans: counts.scans + 1, lastScanMs: now() - started, lastScanIds: ids, lastScanAt: now() })
+      Object.assign(counts, {
+        scans: counts.scans + 1,
+        lastScanMs: now() - started,
+        lastScanIds: ids,
+        lastScanAt: now()
+      })
       if (failing && logger) logger.info({ ids }, 'config ids scanned again')
       failing = false
     } catch (err) {

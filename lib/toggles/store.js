@@ -31,7 +31,12 @@ const FIRST_ID_ROW = '-' // the lowest character an id may start with
  * and change-feed polls, the hash secret, and the admin API's writes and listings.
  */
 const KINDS = Object.freeze({
-  config: 'config', knownIds: 'config-scan', switches: 'switches', changes: 'changes', privacy: 'privacy', admin: 'config-admin'
+  config: 'config',
+  knownIds: 'config-scan',
+  switches: 'switches',
+  changes: 'changes',
+  privacy: 'privacy',
+  admin: 'config-admin'
 })
 
 /**
@@ -74,7 +79,9 @@ function decodeToggles (cell) {
   } catch {
     value = undefined
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return { invalid: 'stored config is not a JSON object' }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    return { invalid: 'stored config is not a JSON object' }
+  }
   return { toggles: value, version: 'h' + cell.timestamp.toString(36), timestamp: cell.timestamp }
 }
 
@@ -100,7 +107,11 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
      * @returns {Promise<DecodedRow>}
      */
     async read (id, opts) {
-      return decodeRow(await client.get(table, id, { columns, timeout: (opts && opts.timeoutMs) || timeoutMs, kind: KINDS.config }))
+      return decodeRow(await client.get(table, id, {
+        columns,
+        timeout: (opts && opts.timeoutMs) || timeoutMs,
+        kind: KINDS.config
+      }))
     },
 
     /**
@@ -110,7 +121,11 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
      * @returns {Promise<Array<DecodedRow|Error>>} per id: its row, or the error of that id alone
      */
     async readMany (ids, opts) {
-      const rows = await client.multiGet(table, ids, { columns, timeout: (opts && opts.timeoutMs) || timeoutMs, kind: KINDS.config })
+      const rows = await client.multiGet(table, ids, {
+        columns,
+        timeout: (opts && opts.timeoutMs) || timeoutMs,
+        kind: KINDS.config
+      })
       return rows.map((row) => (row instanceof Error ? row : decodeRow(row)))
     },
 
@@ -120,7 +135,8 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
      * @returns {Promise<void>}
      */
     async write (id, toggles) {
-      await client.put(table, id, { [family]: { [qualifier]: encodeToggles(toggles) } }, { timeout: timeoutMs, kind: KINDS.admin })
+      await client.put(table, id, { [family]: { [qualifier]: encodeToggles(toggles) } },
+        { timeout: timeoutMs, kind: KINDS.admin })
     },
 
     /**
@@ -172,7 +188,9 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
         if (!cell) return
         try {
           const value = JSON.parse(cell.value.toString('utf8'))
-          if (value && typeof value.enabled === 'boolean') states.set(names[i], { enabled: value.enabled, at: Number(value.at) || 0 })
+          if (value && typeof value.enabled === 'boolean') {
+            states.set(names[i], { enabled: value.enabled, at: Number(value.at) || 0 })
+          }
         } catch {
           // Not ours to fix: a hand-edited row is ignored and the settings value applies.
         }
@@ -242,5 +260,13 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
 }
 
 module.exports = {
-  createToggleStore, configSplitKeys, encodeToggles, decodeToggles, SWITCH_ROW_PREFIX, CHANGES_ROW, HASH_SECRET_ROW, FIRST_ID_ROW, KINDS
+  createToggleStore,
+  configSplitKeys,
+  encodeToggles,
+  decodeToggles,
+  SWITCH_ROW_PREFIX,
+  CHANGES_ROW,
+  HASH_SECRET_ROW,
+  FIRST_ID_ROW,
+  KINDS
 }

@@ -263,7 +263,9 @@ class Batcher {
  */
 function toPut (item) {
   const { key, line } = item
-  if (line) return { row: rowOf(key, line), cells: { [ACCESS_LOG_FAMILY]: { [ACCESS_LOG_QUALIFIER]: valueOf(key, line) } } }
+  if (line) {
+    return { row: rowOf(key, line), cells: { [ACCESS_LOG_FAMILY]: { [ACCESS_LOG_QUALIFIER]: valueOf(key, line) } } }
+  }
   return { row: key, cells: { [ACCESS_LOG_FAMILY]: { [ACCESS_LOG_QUALIFIER]: item.value } } }
 }
 

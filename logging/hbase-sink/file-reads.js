@@ -114,7 +114,10 @@ class FileReads {
       this.damaged(file.replay, file.lines)
       if (err.code === 'ENOENT') {
         // Deleted behind our back: its entries are gone; say so rather than retry forever.
-        if (opts.logger) opts.logger.error({ file: file.path, lines: file.lines }, 'HBase access log: journal file vanished before replay')
+        if (opts.logger) {
+          opts.logger.error({ file: file.path, lines: file.lines },
+            'HBase access log: journal file vanished before replay')
+        }
         await journal.remove(file)
       } else {
         if (opts.logger) {
@@ -150,7 +153,8 @@ class FileReads {
     progress.damaged = true
     await this.close(file)
     if (opts.logger) {
-      opts.logger.error({ err, file: file.name, lines: file.lines }, 'HBase access log: journal file unreadable; quarantined')
+      opts.logger.error({ err, file: file.name, lines: file.lines },
+        'HBase access log: journal file unreadable; quarantined')
     }
     ledger.error(err.code || err.message)
     await this.journal.quarantine(file, `unreadable: ${err.code || err.message}`)

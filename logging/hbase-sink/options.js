@@ -24,13 +24,13 @@ const DEFAULTS = Object.freeze({
   // runs in a process of its own: ../index.js createRollers). Its stats() join the sink's, under `rollup`.
   // ride(): the marks waiting, for the next write of the log to take along (rollup/marker.js).
   rollupMarker: /** @type {{ mark: (rowKeys: string[], timeout?: number, ride?: boolean) => Promise<Error|null>,
-    ride?: () => import('../rollup/marker').Ride|null, flush: (timeout?: number) => Promise<Error|null>, close: () => void,
-    stats: () => object } | null} */ (null)
+    ride?: () => import('../rollup/marker').Ride|null, flush: (timeout?: number) => Promise<Error|null>,
+    close: () => void, stats: () => object } | null} */ (null)
 })
 
 /**
- * @typedef {typeof DEFAULTS & { journalMaxBytes: number, client: import('@beacon/hbase-client').HBaseClient, table: string,
- *   journalDir: string, writerId: string, clock: { now(): number }, logger?: any }} SinkOptions
+ * @typedef {typeof DEFAULTS & { journalMaxBytes: number, client: import('@beacon/hbase-client').HBaseClient,
+ *   table: string, journalDir: string, writerId: string, clock: { now(): number }, logger?: any }} SinkOptions
  */
 
 /**
@@ -55,13 +55,15 @@ function resolveSinkOptions (options) {
   if (o.durable && o.writerId.length > 60) bad('writerId must be at most 60 chars in durable mode')
   if (!Number.isInteger(o.buckets) || o.buckets < 1 || o.buckets > 256) bad('buckets must be 1..256')
   for (const name of [
-    'batchSize', 'flushIntervalMs', 'maxQueue', 'maxInFlight', 'closeTimeoutMs', 'probeSize', 'claimIntervalMs', 'journalFileBytes',
-    'journalMaxBuffered', 'journalRetryMs', 'maxReplayFileBytes'
+    'batchSize', 'flushIntervalMs', 'maxQueue', 'maxInFlight', 'closeTimeoutMs', 'probeSize', 'claimIntervalMs',
+    'journalFileBytes', 'journalMaxBuffered', 'journalRetryMs', 'maxReplayFileBytes'
   ]) {
     integer(name, 1)
   }
   integer('replayReadBytes', 4096)
-  for (const name of ['retryMaxMs', 'writeTimeoutMs', 'retryBaseMs', 'retryMaxBackoffMs', 'replayBaseMs', 'replayMaxBackoffMs']) {
+  for (const name of [
+    'retryMaxMs', 'writeTimeoutMs', 'retryBaseMs', 'retryMaxBackoffMs', 'replayBaseMs', 'replayMaxBackoffMs'
+  ]) {
     integer(name, 0)
   }
   try {

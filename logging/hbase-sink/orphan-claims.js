@@ -53,7 +53,9 @@ class OrphanClaims {
     const files = await this.journal.claimOrphans(counted)
     const lines = files.reduce((n, f) => n + f.lines, 0)
     if (!lines) return
-    if (this.logger) this.logger.info({ files: files.map((f) => f.from), entries: lines }, 'HBase access log: claimed orphan journals')
+    if (this.logger) {
+      this.logger.info({ files: files.map((f) => f.from), entries: lines }, 'HBase access log: claimed orphan journals')
+    }
     this.claimed()
   }
 }

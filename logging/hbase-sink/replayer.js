@@ -218,7 +218,8 @@ class Replayer {
       // All that waits is in a write the journal is retrying now: try again after a backoff.
       if (lines.length === 0) return false
       // Lines this process wrote itself: whole records, no need to check them.
-      const failures = await this.write(lines.map((line) => /** @type {{ key: string, value: string }} */ (parseRecord(line))))
+      const failures = await this.write(lines.map((line) =>
+        /** @type {{ key: string, value: string }} */ (parseRecord(line))))
       journal.settleLent(lines.length - failures.length)
       if (failures.length) {
         journal.giveBack(failures.map((r) => formatRecord(r.key, r.value)))
@@ -263,7 +264,8 @@ class Replayer {
       if (whole.length === 0) continue
       const failures = await this.write(whole)
       if (failures.length) {
-        progress.retry = failures.concat(progress.retry) // first in line when the replay is tried again, after a backoff
+        // first in line when the replay is tried again, after a backoff
+        progress.retry = failures.concat(progress.retry)
         return false
       }
     }

@@ -45,7 +45,8 @@ const { bucketRange } = require('./rows')
  *   (rejects with the reason); maxGroups: distinct groups kept (default no limit)
  * @returns {Promise<BucketCount>}
  */
-async function countBuckets (source, { from, to, keysOnly = false, filter = null }, groupOfRow, { signal, maxGroups = Infinity } = {}) {
+async function countBuckets (source, { from, to, keysOnly = false, filter = null }, groupOfRow,
+  { signal, maxGroups = Infinity } = {}) {
   /** @type {Map<string, number>} */
   const groups = new Map()
   let total = 0

@@ -79,7 +79,9 @@ async function countLog (source, query, { signal } = {}) {
   if (by !== undefined) {
     result.groups = [...counted.groups].map(([key, count]) => ({ key, count }))
     result.groups.sort(
-      by === 'minute' ? (a, b) => (a.key < b.key ? -1 : 1) : (a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+      by === 'minute'
+        ? (a, b) => (a.key < b.key ? -1 : 1)
+        : (a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
     )
     if (counted.truncated) result.truncated = true
   }

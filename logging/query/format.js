@@ -10,7 +10,9 @@
  * whether a bot sent it (last, so the columns before it keep their places; empty for an entry
  * from before bots were told apart).
  */
-const CSV_COLUMNS = Object.freeze(['ts', 'time', 'endpoint', 'id', 'status', 'event', 'variant', 'ms', 'ip', 'ua', 'ref', 'key', 'bot'])
+const CSV_COLUMNS = Object.freeze([
+  'ts', 'time', 'endpoint', 'id', 'status', 'event', 'variant', 'ms', 'ip', 'ua', 'ref', 'key', 'bot'
+])
 
 /**
  * One NDJSON line: the entry's own fields, `ts` always (from the row key when the entry lacks
@@ -20,7 +22,9 @@ const CSV_COLUMNS = Object.freeze(['ts', 'time', 'endpoint', 'id', 'status', 'ev
  * @returns {string} with its newline
  */
 function ndjsonLine ({ ts, key, entry }) {
-  const out = entry === null ? { ts, key, unreadable: true } : { ...entry, ts: typeof entry.ts === 'number' ? entry.ts : ts, key }
+  const out = entry === null
+    ? { ts, key, unreadable: true }
+    : { ...entry, ts: typeof entry.ts === 'number' ? entry.ts : ts, key }
   return JSON.stringify(out) + '\n'
 }
 

@@ -30,12 +30,18 @@ const { countHorizon } = require('./horizon')
  *   TTLs (../retention.js): a count says where they may have taken rows (./horizon.js)
  */
 function createLogQuery ({
-  client, table, buckets, maxIdLength, timeout, scanCaching = 500, countCaching = 2000, countConcurrency = 4, maxGroups = 100000,
-  now = Date.now, rollupTable = null, endpoints = [], retention = null
+  client, table, buckets, maxIdLength, timeout, scanCaching = 500, countCaching = 2000, countConcurrency = 4,
+  maxGroups = 100000, now = Date.now, rollupTable = null, endpoints = [], retention = null
 }) {
-  if (!client || typeof client.scan !== 'function') throw new ERRORS.INVALID_OPTION('createLogQuery needs an HBase client')
-  if (typeof table !== 'string' || table === '') throw new ERRORS.INVALID_OPTION('createLogQuery needs the access-log table')
-  if (!Number.isInteger(buckets) || buckets < 1 || buckets > 256) throw new ERRORS.INVALID_OPTION('buckets must be 1..256')
+  if (!client || typeof client.scan !== 'function') {
+    throw new ERRORS.INVALID_OPTION('createLogQuery needs an HBase client')
+  }
+  if (typeof table !== 'string' || table === '') {
+    throw new ERRORS.INVALID_OPTION('createLogQuery needs the access-log table')
+  }
+  if (!Number.isInteger(buckets) || buckets < 1 || buckets > 256) {
+    throw new ERRORS.INVALID_OPTION('buckets must be 1..256')
+  }
   let open = 0
   let queries = 0
   let stoppedEarly = 0

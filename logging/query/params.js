@@ -123,7 +123,9 @@ function parseEraseQuery (raw, { now, maxIdLength }) {
   const from = single(raw, 'from')
   const range = parseTimeRange({ from: from === undefined ? '0000000000000' : from, to: single(raw, 'to') }, now)
   const dryRun = single(raw, 'dryRun')
-  if (dryRun !== undefined && dryRun !== '1' && dryRun !== 'true') throw bad('dryRun takes 1 or true: count the rows, delete nothing')
+  if (dryRun !== undefined && dryRun !== '1' && dryRun !== 'true') {
+    throw bad('dryRun takes 1 or true: count the rows, delete nothing')
+  }
   return { id, ...range, dryRun: dryRun !== undefined }
 }
 

@@ -21,7 +21,8 @@ const { countLog } = require('./count')
  * @returns {boolean}
  */
 function eligible (query) {
-  return query.status === undefined && query.by !== 'status' && Math.ceil(query.from / MINUTE_MS) < Math.floor(query.to / MINUTE_MS)
+  return query.status === undefined && query.by !== 'status' &&
+    Math.ceil(query.from / MINUTE_MS) < Math.floor(query.to / MINUTE_MS)
 }
 
 /**
@@ -112,7 +113,9 @@ async function countFromRollups (source, rollups, query, options = {}) {
   if (by !== undefined) {
     result.groups = [...groups].map(([key, count]) => ({ key, count }))
     result.groups.sort(
-      by === 'minute' ? (a, b) => (a.key < b.key ? -1 : 1) : (a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+      by === 'minute'
+        ? (a, b) => (a.key < b.key ? -1 : 1)
+        : (a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
     )
     if (truncated) result.truncated = true
   }

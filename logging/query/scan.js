@@ -8,7 +8,8 @@ const { bucketRange, toRecord, compareRecords, keyTime } = require('./rows')
 /**
  * @typedef {object} LogSource where the log is and how to read it
  * @property {{ scan: (table: string, opts: import('@beacon/hbase-client').ScanOptions) =>
- *   AsyncIterable<import('@beacon/hbase-client').Row>, scanBatches: (table: string, opts: import('@beacon/hbase-client').ScanOptions) =>
+ *   AsyncIterable<import('@beacon/hbase-client').Row>,
+ *   scanBatches: (table: string, opts: import('@beacon/hbase-client').ScanOptions) =>
  *   AsyncIterable<import('@beacon/hbase-client').Row[]> }} client an HBase client (@beacon/hbase-client)
  * @property {string} table
  * @property {number} buckets salt buckets the writers use

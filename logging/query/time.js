@@ -13,7 +13,13 @@ const { ERRORS } = require('../../lib/errors')
  * is not. A time the row keys cannot hold (before 1970, from year 2286 on) is refused too.
  */
 
-const UNIT_MS = Object.freeze({ s: 1000, m: 60 * 1000, h: 60 * 60 * 1000, d: 24 * 60 * 60 * 1000, w: 7 * 24 * 60 * 60 * 1000 })
+const UNIT_MS = Object.freeze({
+  s: 1000,
+  m: 60 * 1000,
+  h: 60 * 60 * 1000,
+  d: 24 * 60 * 60 * 1000,
+  w: 7 * 24 * 60 * 60 * 1000
+})
 const RELATIVE = /^-(\d{1,9})([smhdw])$/
 const EPOCH_MS = /^\d{13}$/
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3})\d*)?)?)?(Z|[+-]\d{2}:?\d{2})?$/
@@ -37,7 +43,8 @@ function offsetMinutes (zone) {
  * @returns {number|null} epoch ms, null when a field is out of range (2026-02-30, 24:00)
  */
 function isoMs (m) {
-  const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1, 7).map((x) => (x === undefined ? undefined : Number(x)))
+  const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1, 7)
+    .map((x) => (x === undefined ? undefined : Number(x)))
   const ms = m[7] ? Number(m[7].padEnd(3, '0')) : 0
   const utc = Date.UTC(year, month - 1, day, hour, minute, second, ms)
   const d = new Date(utc)
@@ -77,7 +84,10 @@ function parseTime (text, now, name) {
  */
 function parseTimeRange ({ from, to }, now) {
   if (from === undefined || from === '') throw new ERRORS.BAD_TIME('from is required')
-  const range = { from: parseTime(from, now, 'from'), to: to === undefined || to === '' ? now : parseTime(to, now, 'to') }
+  const range = {
+    from: parseTime(from, now, 'from'),
+    to: to === undefined || to === '' ? now : parseTime(to, now, 'to')
+  }
   if (range.from >= range.to) throw new ERRORS.BAD_TIME_RANGE()
   return range
 }

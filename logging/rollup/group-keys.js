@@ -29,7 +29,9 @@ const OPEN_BRACKET = 0x5b
 const CLOSE_BRACE = 0x7d
 /** [A-Za-z0-9_-]: the bytes of a safe name */
 const NAME_BYTE = new Uint8Array(256)
-for (const c of Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-', 'latin1')) NAME_BYTE[c] = 1
+for (const c of Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-', 'latin1')) {
+  NAME_BYTE[c] = 1
+}
 const isDigit = (c) => c >= 0x30 && c <= 0x39
 
 /** @returns {number} the index after `text` when it is at `at` (and ends before `end`), else -1 */
@@ -81,7 +83,9 @@ function groupKeyOfValue (value) {
       let p = status
       while (p < end && isDigit(value[p])) p++
       // A status of other than 3 digits keeps them all, and its comma: told from a class digit.
-      if (p > status && p < end && value[p] === COMMA) return value.toString('latin1', start, p - status === 3 ? status + 1 : p + 1)
+      if (p > status && p < end && value[p] === COMMA) {
+        return value.toString('latin1', start, p - status === 3 ? status + 1 : p + 1)
+      }
     }
     const event = matchAt(value, at, EVENT, end)
     if (event >= 0) {

@@ -45,7 +45,10 @@ const ROLLUP_STORAGE = ACCESS_LOG_STORAGE
 const MINUTE_MS = 60000
 /** The cell of an attempts row that says its minute is parked (roller.js); the others are attempts. */
 const PARKED_QUALIFIER = 'parked'
-/** Partitions of a minute's groups (a power of two: partitionOfId masks). Fixed: a row's partition is its ids' for good. */
+/**
+ * Partitions of a minute's groups (a power of two: partitionOfId masks). Fixed: a row's
+ * partition is its ids' for good.
+ */
 const PARTITIONS = 64
 
 /** @param {number} ms @returns {number} the start of its minute */
@@ -134,7 +137,9 @@ function qualifierOf (endpoint, id, cls, bot) {
  * @returns {string} the group's qualifier (qualifierOf)
  */
 function rollupGroupOf (entry) {
-  const cls = typeof entry.status === 'number' ? `${Math.floor(entry.status / 100)}xx` : typeof entry.event === 'string' ? 'event' : 'other'
+  const cls = typeof entry.status === 'number'
+    ? `${Math.floor(entry.status / 100)}xx`
+    : typeof entry.event === 'string' ? 'event' : 'other'
   return qualifierOf(String(entry.endpoint ?? ''), entry.id == null ? '' : String(entry.id), cls, entry.bot === true)
 }
 
@@ -172,7 +177,8 @@ const CLASSES = Object.freeze(['1xx', '2xx', '3xx', '4xx', '5xx', 'event', 'othe
  * @returns {string[]}
  */
 function groupsOfId (endpoints, id) {
-  return endpoints.flatMap((endpoint) => CLASSES.flatMap((cls) => [false, true].map((bot) => qualifierOf(endpoint, id, cls, bot))))
+  return endpoints.flatMap((endpoint) => CLASSES.flatMap((cls) =>
+    [false, true].map((bot) => qualifierOf(endpoint, id, cls, bot))))
 }
 
 module.exports = {

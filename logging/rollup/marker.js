@@ -9,7 +9,8 @@ const RETRY_MAX_MS = 5000
  * The marks one write of the log takes along (ride()): puts into the rollup table, and what to say
  * once that write is answered.
  * @typedef {object} Ride
- * @property {Array<{ table: string, row: string, cells: Array<{ family: string, qualifier: string, value: string }> }>} puts
+ * @property {Array<{ table: string, row: string,
+ *   cells: Array<{ family: string, qualifier: string, value: string }> }>} puts
  * @property {(err: any) => void} landed call once with the first error among the puts' results
  *   (an HBaseError), or null when all were written
  */
@@ -108,7 +109,8 @@ function createRollupMarker ({ client, rollupTable, logTable, writerId, rideMs =
     if (!err.retryable) {
       if (!stats.disabled && logger) {
         logger.error({ err, rollupTable },
-          'access-log rollups: cannot mark minutes in the rollup table; rollups are off for this process (the access log goes on)')
+          'access-log rollups: cannot mark minutes in the rollup table; ' +
+            'rollups are off for this process (the access log goes on)')
       }
       stats.disabled = err.code || err.message
       waiting.clear()
@@ -229,7 +231,8 @@ function createRollupMarker ({ client, rollupTable, logTable, writerId, rideMs =
       }
     },
 
-    /** @returns {{ marks: number, marksRidden: number, markFailures: number, markPending: number, disabled: string|null }} */
+    /** @returns {{ marks: number, marksRidden: number, markFailures: number, markPending: number,
+     *   disabled: string|null }} */
     stats: () => ({ ...stats, markPending: waiting.size })
   }
 }

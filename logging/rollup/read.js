@@ -1,7 +1,8 @@
 'use strict'
 
 const {
-  ROLLUP_FAMILY, MINUTE_MS, PARTITIONS, PARKED_QUALIFIER, minuteOf, rollupKey, groupsKey, minuteOfRollupKey, parseGroup, partitionOfId
+  ROLLUP_FAMILY, MINUTE_MS, PARTITIONS, PARKED_QUALIFIER, minuteOf, rollupKey, groupsKey, minuteOfRollupKey, parseGroup,
+  partitionOfId
 } = require('./layout')
 const { countMinutePartitions } = require('./minute-scan')
 
@@ -14,7 +15,8 @@ const MAX_DIFFERENCES = 1000
 /**
  * @typedef {object} RollupSource
  * @property {{ scan: (table: string, opts: any) => AsyncIterable<import('@beacon/hbase-client').Row>,
- *   scanBatches: (table: string, opts: any) => AsyncIterable<import('@beacon/hbase-client').Row[]> }} client an HBase client
+ *   scanBatches: (table: string, opts: any) =>
+ *     AsyncIterable<import('@beacon/hbase-client').Row[]> }} client an HBase client
  * @property {string} rollupTable
  * @property {string} logTable
  * @property {number} buckets the access log's salt buckets
@@ -77,7 +79,13 @@ async function coveredMinutes (source, from, to) {
  */
 async function * countRows ({ client, rollupTable, timeout }, startRow, stopRow, columns) {
   const select = columns ? { columns } : { families: [ROLLUP_FAMILY] }
-  for await (const row of client.scan(rollupTable, { startRow, stopRow, ...select, maxResultSize: RESULT_BYTES, timeout })) {
+  for await (const row of client.scan(rollupTable, {
+    startRow,
+    stopRow,
+    ...select,
+    maxResultSize: RESULT_BYTES,
+    timeout
+  })) {
     const groups = new Map()
     for (const cell of row.cells) groups.set(cell.qualifier, Number(cell.value.toString('utf8')))
     yield { minute: minuteOfRollupKey(row.row.toString('utf8')), groups }
@@ -159,7 +167,9 @@ async function * exactMinutes (source, from, to, { totals = false, groups = null
     const bound = { maxGroups: source.maxGroups, spillDir: source.spillDir, keep }
     const { counter } = await countMinutePartitions(source.client, { ...source, minute }, bound)
     try {
-      for await (const part of counter.partitions()) yield { minute, groups: part.groups, from: /** @type {const} */ ('scan') }
+      for await (const part of counter.partitions()) {
+        yield { minute, groups: part.groups, from: /** @type {const} */ ('scan') }
+      }
       if (totals) yield { minute, groups: counter.totals(), from: /** @type {const} */ ('scan') }
     } finally {
       await counter.close()
@@ -173,7 +183,9 @@ async function * exactMinutes (source, from, to, { totals = false, groups = null
     }
   } else {
     for await (const row of rolledGroups(source, from, to, groups)) {
-      if (!marked.has(row.minute)) yield { minute: row.minute, groups: row.groups, from: /** @type {const} */ ('rollup') }
+      if (!marked.has(row.minute)) {
+        yield { minute: row.minute, groups: row.groups, from: /** @type {const} */ ('rollup') }
+      }
     }
   }
   while (pending.length) yield * scanned(/** @type {number} */ (pending.shift()))
@@ -202,7 +214,9 @@ async function checkRollups (source, from, to) {
   const differ = (minute, group, raw, rollup) => {
     differenceCount++
     if (!marked.has(minute)) unmarkedDifferences++
-    if (differences.length < MAX_DIFFERENCES) differences.push({ minute: new Date(minute).toISOString(), group, raw, rollup })
+    if (differences.length < MAX_DIFFERENCES) {
+      differences.push({ minute: new Date(minute).toISOString(), group, raw, rollup })
+    }
   }
   for (let minute = first; minute < last; minute += MINUTE_MS) {
     const byPartition = await legacyCounts(source, minute)
@@ -250,7 +264,8 @@ async function checkRollups (source, from, to) {
  */
 async function legacyCounts (source, minute) {
   const byPartition = new Map()
-  for await (const row of countRows(source, rollupKey('c', source.logTable, minute), rollupKey('c', source.logTable, minute + 1))) {
+  for await (const row of countRows(source, rollupKey('c', source.logTable, minute),
+    rollupKey('c', source.logTable, minute + 1))) {
     for (const [group, n] of row.groups) {
       const p = partitionOfId(parseGroup(group).id)
       if (!byPartition.has(p)) byPartition.set(p, new Map())
@@ -318,4 +333,13 @@ function createParkedView ({ now = Date.now, maxAgeMs = MINUTE_MS, ...source }) 
   }
 }
 
-module.exports = { createParkedView, markedMinutes, coveredMinutes, rolledMinutes, rolledGroups, exactMinutes, checkRollups, parkedMinutes }
+module.exports = {
+  createParkedView,
+  markedMinutes,
+  coveredMinutes,
+  rolledMinutes,
+  rolledGroups,
+  exactMinutes,
+  checkRollups,
+  parkedMinutes
+}

@@ -34,11 +34,16 @@ const CELLS_PER_PUT = 5000
 async function recountMinute ({ client, logTable, rollupTable, buckets, timeout, maxGroups, spillDir }, marked) {
   const minute = minuteOfRollupKey(marked.key)
   const version = Math.max(...marked.cells.map((c) => c.timestamp))
-  const { counter, rows } = await countMinutePartitions(client, { logTable, buckets, minute, timeout }, { maxGroups, spillDir })
+  const { counter, rows } = await countMinutePartitions(client, { logTable, buckets, minute, timeout },
+    { maxGroups, spillDir })
   const totals = rollupKey('t', logTable, minute)
   try {
-    const previous = Array.from({ length: PARTITIONS }, (_, p) => ({ row: groupsKey(logTable, p, minute), timestamp: version - 1 }))
-    previous.push({ row: totals, timestamp: version - 1 }, { row: rollupKey('c', logTable, minute), timestamp: version })
+    const previous = Array.from({ length: PARTITIONS }, (_, p) => ({
+      row: groupsKey(logTable, p, minute),
+      timestamp: version - 1
+    }))
+    previous.push({ row: totals, timestamp: version - 1 },
+      { row: rollupKey('c', logTable, minute), timestamp: version })
     throwFirst(await client.multiDelete(rollupTable, previous, { timeout }))
     /** @type {Array<{ row: string, cells: object[] }>} */
     let puts = []
@@ -76,7 +81,12 @@ async function recountMinute ({ client, logTable, rollupTable, buckets, timeout,
  */
 function countCells (counts, version) {
   const qualifiers = qualifierBytes(counts)
-  return counts.map(([, n], i) => ({ family: ROLLUP_FAMILY, qualifier: qualifiers[i], value: countBytes(n), timestamp: version }))
+  return counts.map(([, n], i) => ({
+    family: ROLLUP_FAMILY,
+    qualifier: qualifiers[i],
+    value: countBytes(n),
+    timestamp: version
+  }))
 }
 
 /**

@@ -39,8 +39,8 @@ const ATTEMPT_PREFIX = 'try.'
  * @param {any} [deps.logger]
  */
 function createRoller ({
-  client, logTable, rollupTable, buckets, clock = Date, settleMs = 5000, intervalMs = 5000, maxMinutesPerRun = 30, timeoutMs = 10000,
-  maxGroups, spillDir, maxAttempts = 5, parkAfterMs = 5 * MINUTE_MS, parkRetryMs = 60 * MINUTE_MS,
+  client, logTable, rollupTable, buckets, clock = Date, settleMs = 5000, intervalMs = 5000, maxMinutesPerRun = 30,
+  timeoutMs = 10000, maxGroups, spillDir, maxAttempts = 5, parkAfterMs = 5 * MINUTE_MS, parkRetryMs = 60 * MINUTE_MS,
   writerId = `${process.pid}`, logger
 }) {
   if (spillDir) clearSpillLeftovers(spillDir)
@@ -60,7 +60,10 @@ function createRoller ({
   let running = null
   let stopped = false
 
-  /** @param {'m'|'a'} kind @returns {AsyncIterable<import('@beacon/hbase-client').Row>} every row of that kind, oldest minute first */
+  /**
+   * @param {'m'|'a'} kind
+   * @returns {AsyncIterable<import('@beacon/hbase-client').Row>} every row of that kind, oldest minute first
+   */
   function rowsOf (kind) {
     return client.scan(rollupTable, {
       startRow: rollupKey(kind, logTable, 0),
@@ -117,9 +120,17 @@ function createRoller ({
     const minute = minuteOfRollupKey(marked.key)
     const attempts = rollupKey('a', logTable, minute)
     // Stamped with the job's clock: what parks() and resting() compare it with.
-    const attempt = { family: ROLLUP_FAMILY, qualifier: `${ATTEMPT_PREFIX}${writerId}.${attemptSeq++}`, value: '', timestamp: clock.now() }
+    const attempt = {
+      family: ROLLUP_FAMILY,
+      qualifier: `${ATTEMPT_PREFIX}${writerId}.${attemptSeq++}`,
+      value: '',
+      timestamp: clock.now()
+    }
     await client.put(rollupTable, attempts, [attempt], { timeout: timeoutMs })
-    const rows = await recountMinute({ client, logTable, rollupTable, buckets, timeout: timeoutMs, maxGroups, spillDir }, marked)
+    const rows = await recountMinute(
+      { client, logTable, rollupTable, buckets, timeout: timeoutMs, maxGroups, spillDir },
+      marked
+    )
     await client.delete(rollupTable, attempts, { timestamp: clock.now(), timeout: timeoutMs })
     stats.minutesRolled++
     stats.rowsCounted += rows
@@ -147,7 +158,9 @@ function createRoller ({
     const ready = minuteOf(now - settleMs) - MINUTE_MS // the last minute that ended settleMs ago
     const tried = await attemptsByMinute()
     // Attempts that never ended (a process died counting): parked here if they are enough.
-    for (const [minute, t] of tried) if (!t.parked && parks(t)) await park(minute, t, 'a rollup process ended while counting it')
+    for (const [minute, t] of tried) {
+      if (!t.parked && parks(t)) await park(minute, t, 'a rollup process ended while counting it')
+    }
     const parked = [...tried.values()].filter((t) => t.parked).length
     // More than a run takes: those left tell the lag. Resting minutes are read past.
     const marked = await markedMinutes(maxMinutesPerRun * 2 + parked)
@@ -181,7 +194,9 @@ function createRoller ({
     stats.parkedMinutes = [...tried.values()].filter((t) => t.parked).length
     // Lag: how long ago the oldest minute that is due and not yet counted ended (0: none is).
     stats.lagSeconds = left.length ? Math.max(0, (now - minuteOfRollupKey(left[0].key) - MINUTE_MS) / 1000) : 0
-    if (rolled && logger) logger.debug({ logTable, minutes: rolled, left: left.length }, 'access-log rollups: minutes counted')
+    if (rolled && logger) {
+      logger.debug({ logTable, minutes: rolled, left: left.length }, 'access-log rollups: minutes counted')
+    }
     return { rolled, failures, error }
   }
 

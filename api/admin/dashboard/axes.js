@@ -128,7 +128,17 @@
     ]
   }
 
-  const api = { valueLabels, timeLabels, axisWidth, timeSeriesAxes, COUNT_INCRS, DECIMAL_INCRS, SECOND_INCRS, MINUTE_INCRS, FONT }
+  const api = {
+    valueLabels,
+    timeLabels,
+    axisWidth,
+    timeSeriesAxes,
+    COUNT_INCRS,
+    DECIMAL_INCRS,
+    SECOND_INCRS,
+    MINUTE_INCRS,
+    FONT
+  }
   if (typeof module !== 'undefined' && module.exports) module.exports = api
   else root.BeaconAxes = api
 })(globalThis)

@@ -145,7 +145,10 @@
       { field: 'errors', format: fmt.count }
     ])
     const checks = (ready && ready.checks) || {}
-    renderTable('access-log', 'sink', view.accessLog.map((s) => ({ ...s, state: checks['accessLog.' + s.sink] || '–' })), [
+    renderTable('access-log', 'sink', view.accessLog.map((s) => ({
+      ...s,
+      state: checks['accessLog.' + s.sink] || '–'
+    })), [
       { field: 'acceptedRps', format: fmt.rate },
       { field: 'writtenRps', format: fmt.rate },
       { field: 'spilledRps', format: fmt.rate, alarm: (v) => v > 0 },

@@ -66,7 +66,11 @@
       width: Math.max(container.clientWidth, 240),
       height: 180,
       scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-      series: [{}, { label: 'people', stroke: PALETTE[2], width: 1.5 }, { label: 'bots', stroke: PALETTE[1], width: 1.5 }],
+      series: [
+        {},
+        { label: 'people', stroke: PALETTE[2], width: 1.5 },
+        { label: 'bots', stroke: PALETTE[1], width: 1.5 }
+      ],
       axes: BeaconAxes.timeSeriesAxes(container, { counts: true, byMinute: true })
     }, data, container)
   }
@@ -102,12 +106,16 @@
       draw(body)
       drawWho(body)
       renderTop(body.top)
-      const sumOf = (key) => body.minutes.reduce((n, m) => n + Object.values(m[key] || {}).reduce((a, b) => a + b, 0), 0)
+      const sumOf = (key) => body.minutes.reduce(
+        (n, m) => n + Object.values(m[key] || {}).reduce((a, b) => a + b, 0),
+        0
+      )
       const total = sumOf('endpoints')
       const bots = sumOf('bots')
       status.dataset.total = String(total)
       status.dataset.bots = String(bots)
-      status.textContent = `${total} requests counted in the last hour on every host (${total - bots} from people, ${bots} from bots)` +
+      status.textContent = `${total} requests counted in the last hour on every host ` +
+        `(${total - bots} from people, ${bots} from bots)` +
         (body.pending.length ? `; ${body.pending.length} minute(s) still being counted` : '') +
         ` · updated ${new Date(body.now).toLocaleTimeString()}`
       status.className = 'dim'

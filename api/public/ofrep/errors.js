@@ -46,13 +46,20 @@ function ofrepError (name, status, errorCode, errorDetails, headers = NO_HEADERS
 
 /** @type {Readonly<Record<string, Readonly<OfrepError>>>} */
 const OFREP_ERRORS = Object.freeze({
-  BAD_MEDIA_TYPE: ofrepError('BAD_MEDIA_TYPE', 400, 'PARSE_ERROR', 'the body must be sent as application/json in UTF-8'),
-  BAD_JSON: ofrepError('BAD_JSON', 400, 'PARSE_ERROR', 'the body must be a JSON object like {"context":{"targetingKey":"42"}}'),
+  BAD_MEDIA_TYPE: ofrepError(
+    'BAD_MEDIA_TYPE', 400, 'PARSE_ERROR', 'the body must be sent as application/json in UTF-8'
+  ),
+  BAD_JSON: ofrepError(
+    'BAD_JSON', 400, 'PARSE_ERROR', 'the body must be a JSON object like {"context":{"targetingKey":"42"}}'
+  ),
   BODY_TOO_LARGE: ofrepError('BODY_TOO_LARGE', 413, 'PARSE_ERROR', 'the body is too large'),
-  BAD_KEY_ENCODING: ofrepError('BAD_KEY_ENCODING', 400, 'PARSE_ERROR', 'the flag key in the path has malformed percent-encoding'),
+  BAD_KEY_ENCODING: ofrepError(
+    'BAD_KEY_ENCODING', 400, 'PARSE_ERROR', 'the flag key in the path has malformed percent-encoding'
+  ),
   BAD_CONTEXT: ofrepError('BAD_CONTEXT', 400, 'INVALID_CONTEXT', 'context must be a JSON object'),
   TARGETING_KEY_MISSING: ofrepError(
-    'TARGETING_KEY_MISSING', 400, 'TARGETING_KEY_MISSING', 'context.targetingKey is required: it is the beacon id to evaluate for'
+    'TARGETING_KEY_MISSING', 400, 'TARGETING_KEY_MISSING',
+    'context.targetingKey is required: it is the beacon id to evaluate for'
   ),
   BAD_TARGETING_KEY: ofrepError(
     'BAD_TARGETING_KEY', 400, 'INVALID_CONTEXT',
@@ -64,20 +71,26 @@ const OFREP_ERRORS = Object.freeze({
   METHOD_NOT_ALLOWED: ofrepError('METHOD_NOT_ALLOWED', 405, 'GENERAL', 'evaluations are sent with POST'),
   // A preflight from an origin the endpoint does not list; the evaluation itself is answered
   // without CORS headers instead (the browser keeps it from the page), as the JSONP path does.
-  ORIGIN_NOT_ALLOWED: ofrepError('ORIGIN_NOT_ALLOWED', 403, 'GENERAL', 'pages of this origin may not read this endpoint'),
+  ORIGIN_NOT_ALLOWED: ofrepError(
+    'ORIGIN_NOT_ALLOWED', 403, 'GENERAL', 'pages of this origin may not read this endpoint'
+  ),
   // RFC 9110 requires a challenge with every 401; Bearer is the scheme a browser-less client
   // can use (X-API-Key works too).
   API_KEY_MISSING: ofrepError(
-    'API_KEY_MISSING', 401, 'GENERAL', 'an API key is required: X-API-Key or Authorization: Bearer', { 'WWW-Authenticate': 'Bearer' }
+    'API_KEY_MISSING', 401, 'GENERAL', 'an API key is required: X-API-Key or Authorization: Bearer',
+    { 'WWW-Authenticate': 'Bearer' }
   ),
   API_KEY_WRONG: ofrepError('API_KEY_WRONG', 403, 'GENERAL', 'this API key is not valid for this endpoint'),
   // Integer seconds: the JS providers read Retry-After with parseInt first, so a date would be
   // taken for a number of seconds.
   // The one back-off signal both released OFREP providers honour: a 429 with Retry-After (added
   // by the data plane, in whole seconds).
-  RATE_LIMITED: ofrepError('RATE_LIMITED', 429, 'GENERAL', 'too many requests from this address: retry after the Retry-After seconds'),
+  RATE_LIMITED: ofrepError(
+    'RATE_LIMITED', 429, 'GENERAL', 'too many requests from this address: retry after the Retry-After seconds'
+  ),
   CONFIG_UNAVAILABLE: ofrepError(
-    'CONFIG_UNAVAILABLE', 503, 'GENERAL', 'the configuration store is unavailable; retry shortly', { 'Retry-After': '1' }
+    'CONFIG_UNAVAILABLE', 503, 'GENERAL', 'the configuration store is unavailable; retry shortly',
+    { 'Retry-After': '1' }
   )
 })
 

@@ -42,7 +42,8 @@ const { renderBulk, withEventStreams } = require('./responses')
  * @param {FlagSetOptions} options
  * @returns {{ bulk: (entry: import('../../../lib/toggles/entry').ConfigEntry, streams?: string|null) =>
  *     Readonly<import('./responses').RenderedBulk>,
- *   flag: (entry: import('../../../lib/toggles/entry').ConfigEntry, key: string) => import('./evaluate').EvaluationItem|null,
+ *   flag: (entry: import('../../../lib/toggles/entry').ConfigEntry, key: string) =>
+ *     import('./evaluate').EvaluationItem|null,
  *   disabledBulk: (streams?: string|null) => Readonly<import('./responses').RenderedBulk>,
  *   disabledFlag: (key: string) => import('./evaluate').EvaluationItem }}
  */
@@ -85,7 +86,9 @@ function createFlagSets ({ name, source, disabledConfig, limits }) {
     // Rendered on the first bulk request only: server providers ask one flag at a time.
     bulk (entry, streams = null) {
       const kept = of(entry)
-      if (kept.bulk === null) kept.bulk = renderBulk(evaluateAll(kept.flags, kept.reason), { endpoint: name, version: entry.version })
+      if (kept.bulk === null) {
+        kept.bulk = renderBulk(evaluateAll(kept.flags, kept.reason), { endpoint: name, version: entry.version })
+      }
       return linked(kept.bulk, streams, kept.linked, (next) => { kept.linked = next })
     },
     flag (entry, key) {

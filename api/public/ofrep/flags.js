@@ -49,7 +49,11 @@ function isObject (value) {
  * @returns {ReadonlyArray<Readonly<Flag>>} frozen
  */
 function flagsOf (config, limits = {}) {
-  const { maxDepth = OFREP_LIMITS.maxDepth, maxFlags = OFREP_LIMITS.maxFlags, maxKeyLength = OFREP_LIMITS.maxKeyLength } = limits
+  const {
+    maxDepth = OFREP_LIMITS.maxDepth,
+    maxFlags = OFREP_LIMITS.maxFlags,
+    maxKeyLength = OFREP_LIMITS.maxKeyLength
+  } = limits
   /** @type {Map<string, { flag: Readonly<Flag>, path: number[] }>} key → flag and its position */
   const kept = new Map()
   if (!isObject(config)) return Object.freeze([])

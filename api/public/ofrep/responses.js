@@ -57,7 +57,9 @@ function json (status, body, extra) {
 function flagSetMetadata ({ endpoint, version }) {
   /** @type {Record<string, string|number>} */
   const metadata = { endpoint }
-  if (typeof version === 'string' || (typeof version === 'number' && Number.isFinite(version))) metadata.version = version
+  if (typeof version === 'string' || (typeof version === 'number' && Number.isFinite(version))) {
+    metadata.version = version
+  }
   return metadata
 }
 

@@ -104,7 +104,12 @@ function authorize (headers, keys, endpoint, query) {
  * @returns {(route: import('./routes').OfrepRoute, req: import('http').IncomingMessage,
  *   res: import('http').ServerResponse) => void}
  */
-function createStreamHandler ({ hub, maxIdLength, onCors, clientOf = (req) => clientKey(req.socket.remoteAddress || '') }) {
+function createStreamHandler ({
+  hub,
+  maxIdLength,
+  onCors,
+  clientOf = (req) => clientKey(req.socket.remoteAddress || '')
+}) {
   function decorate (route, req, headers) {
     const { cors } = route.stream
     if (cors === null) return
@@ -139,16 +144,22 @@ function createStreamHandler ({ hub, maxIdLength, onCors, clientOf = (req) => cl
   return function handleStream (route, req, res) {
     const { stream } = route
     if (stream.cors !== null && isPreflight(req)) return preflight(route, req, res)
-    if (req.method !== 'GET') return refuse(route, req, res, FAIL.METHOD_NOT_ALLOWED, { Allow: stream.cors ? 'GET, OPTIONS' : 'GET' })
+    if (req.method !== 'GET') {
+      return refuse(route, req, res, FAIL.METHOD_NOT_ALLOWED, { Allow: stream.cors ? 'GET, OPTIONS' : 'GET' })
+    }
     if (req.url.length > stream.maxUrlLength) return refuse(route, req, res, FAIL.URL_TOO_LONG)
     const origin = req.headers.origin
-    if (stream.cors !== null && origin !== undefined && !stream.cors.allows(origin)) return refuse(route, req, res, FAIL.ORIGIN_NOT_ALLOWED)
+    if (stream.cors !== null && origin !== undefined && !stream.cors.allows(origin)) {
+      return refuse(route, req, res, FAIL.ORIGIN_NOT_ALLOWED)
+    }
     const q = req.url.indexOf('?')
     const query = parseStreamQuery(q < 0 ? '' : req.url.slice(q + 1), maxIdLength)
     if (query.error !== null) return refuse(route, req, res, query.error)
     const denied = route.apiKeys === null ? null : authorize(req.headers, route.apiKeys, route.name, query)
     // RFC 9110 wants a challenge with every 401.
-    if (denied !== null) return refuse(route, req, res, denied, denied.statusCode === 401 ? { 'WWW-Authenticate': 'Bearer' } : {})
+    if (denied !== null) {
+      return refuse(route, req, res, denied, denied.statusCode === 401 ? { 'WWW-Authenticate': 'Bearer' } : {})
+    }
     const headers = { ...STREAM_HEADERS }
     decorate(route, req, headers)
     const opened = hub.open(route, query.id, req, res, headers, clientOf(req))

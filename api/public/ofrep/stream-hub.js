@@ -45,7 +45,8 @@ const SWITCH_EXTRA_MS = 1000
  * @typedef {object} StreamRoute what the hub needs of an endpoint's OFREP route (api/public/ofrep/routes.js)
  * @property {string} name
  * @property {boolean} configs whether its configs change per id
- * @property {{ maxStreams: number, maxStreamsPerClient?: number, heartbeatMs: number, maxStreamAgeSec?: number }|null} stream
+ * @property {{ maxStreams: number, maxStreamsPerClient?: number,
+ *   heartbeatMs: number, maxStreamAgeSec?: number }|null} stream
  *
  * @typedef {{ res: import('http').ServerResponse, endpoint: string, id: string, endsAt: number }} Watcher
  *   endsAt: epoch ms past which it is ended with a reconnect hint (Infinity: never)
@@ -157,7 +158,8 @@ function createStreamHub ({ routes, controlPollMs, now = Date.now, random = Math
       const t = now()
       /** @type {Watcher} */
       const watcher = { res, endpoint: route.name, id, endsAt: endOf(route, t) }
-      const added = registry.add(route.name, id, watcher, route.stream.maxStreams, client, route.stream.maxStreamsPerClient || 0)
+      const added = registry.add(route.name, id, watcher, route.stream.maxStreams, client,
+        route.stream.maxStreamsPerClient || 0)
       if (added !== 'added') return added
       res.on('close', () => registry.remove(route.name, id, watcher))
       const verdict = changes.missedSince(route.name, id, stampOf(req.headers['last-event-id']), route.configs)
@@ -223,7 +225,9 @@ function createStreamHub ({ routes, controlPollMs, now = Date.now, random = Math
       for (const timer of heartbeats.values()) clearInterval(timer)
       for (const timer of settling) clearTimeout(timer)
       settling.clear()
-      for (const endpoint of registry.endpoints()) for (const watcher of registry.watchersOfEndpoint(endpoint)) watcher.res.end()
+      for (const endpoint of registry.endpoints()) {
+        for (const watcher of registry.watchersOfEndpoint(endpoint)) watcher.res.end()
+      }
     },
 
     /**

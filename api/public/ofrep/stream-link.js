@@ -29,7 +29,8 @@ function eventStreamsJson (route, id, key) {
   if (!NAME_RE.test(id)) throw new TypeError('eventStreamsJson: id was not validated')
   let uri = route.stream.path + '?id=' + id
   if (key !== null) uri += '&token=' + streamToken(key, route.name, id)
-  return '[{"type":"sse","endpoint":{"requestUri":"' + uri + '"},"inactivityDelaySec":' + route.stream.inactivityDelaySec + '}]'
+  return '[{"type":"sse","endpoint":{"requestUri":"' + uri + '"},"inactivityDelaySec":' +
+    route.stream.inactivityDelaySec + '}]'
 }
 
 module.exports = { eventStreamsJson }

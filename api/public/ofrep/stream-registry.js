@@ -40,7 +40,13 @@ function createStreamRegistry ({ slots }) {
   function streamsOf (endpoint) {
     let streams = byEndpoint.get(endpoint)
     if (streams === undefined) {
-      streams = { count: 0, byId: new Map(), slots: Array.from({ length: slots }, () => new Set()), next: 0, byClient: new Map() }
+      streams = {
+        count: 0,
+        byId: new Map(),
+        slots: Array.from({ length: slots }, () => new Set()),
+        next: 0,
+        byClient: new Map()
+      }
       byEndpoint.set(endpoint, streams)
     }
     return streams

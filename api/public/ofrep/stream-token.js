@@ -26,7 +26,10 @@ const TOKEN_RE = /^[A-Za-z0-9_-]{32}$/
  * @returns {string}
  */
 function streamToken (key, endpoint, id) {
-  return crypto.createHmac('sha256', key).update('beacon-changes\0' + endpoint + '\0' + id).digest('base64url').slice(0, TOKEN_LENGTH)
+  return crypto.createHmac('sha256', key)
+    .update('beacon-changes\0' + endpoint + '\0' + id)
+    .digest('base64url')
+    .slice(0, TOKEN_LENGTH)
 }
 
 /**
@@ -42,7 +45,9 @@ function checkStreamToken (token, keys, endpoint, id) {
   if (!TOKEN_RE.test(token)) return false
   const presented = Buffer.from(token)
   let match = false
-  for (const key of keys) match = crypto.timingSafeEqual(presented, Buffer.from(streamToken(key, endpoint, id))) || match
+  for (const key of keys) {
+    match = crypto.timingSafeEqual(presented, Buffer.from(streamToken(key, endpoint, id))) || match
+  }
   return match
 }
 

@@ -53,7 +53,9 @@ const DEFAULTS = Object.freeze({
  */
 function createJournal (options) {
   const opts = { ...DEFAULTS, ...options }
-  if (typeof opts.dir !== 'string' || !path.isAbsolute(opts.dir)) throw new ERRORS.INVALID_OPTION('journal: dir must be an absolute path')
+  if (typeof opts.dir !== 'string' || !path.isAbsolute(opts.dir)) {
+    throw new ERRORS.INVALID_OPTION('journal: dir must be an absolute path')
+  }
   const io = opts.fs
   const releaseWriter = holdWriter(opts.dir, opts.writerId)
   const prefix = `j-${opts.pid}-${opts.writerId}-`
@@ -69,7 +71,9 @@ function createJournal (options) {
   const maxBytes = opts.maxBytes || 0
 
   function log (level, fields, message) {
-    if (opts.logger && typeof opts.logger[level] === 'function') opts.logger[level]({ dir: opts.dir, ...fields }, message)
+    if (opts.logger && typeof opts.logger[level] === 'function') {
+      opts.logger[level]({ dir: opts.dir, ...fields }, message)
+    }
   }
 
   function ensureDir () {
@@ -124,10 +128,13 @@ function createJournal (options) {
     try {
       const to = await quarantineFile(file.path, file.from || path.basename(file.path), io)
       quarantined++
-      log('warn', { file: file.from || path.basename(file.path), to, reason }, 'access-log journal: damaged file quarantined')
+      log('warn', { file: file.from || path.basename(file.path), to, reason },
+        'access-log journal: damaged file quarantined')
       return to
     } catch (err) {
-      if (err.code !== 'ENOENT') log('error', { err, file: file.path, reason }, 'access-log journal: damaged file could not be quarantined')
+      if (err.code !== 'ENOENT') {
+        log('error', { err, file: file.path, reason }, 'access-log journal: damaged file could not be quarantined')
+      }
       return null
     }
   }
@@ -144,7 +151,9 @@ function createJournal (options) {
       await ensureDir()
       await io.rename(original, target)
     } catch (err) {
-      if (err.code !== 'ENOENT') log('error', { err, file: name }, 'access-log journal: could not claim an orphan file; skipped')
+      if (err.code !== 'ENOENT') {
+        log('error', { err, file: name }, 'access-log journal: could not claim an orphan file; skipped')
+      }
       return null // ENOENT: another writer claimed it first
     }
     let file
@@ -216,7 +225,9 @@ function createJournal (options) {
     async open (file, maxBytes) {
       const st = await io.stat(file.path)
       if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EISDIR' })
-      if (st.size > maxBytes) throw Object.assign(new Error(`${st.size} bytes, more than ${maxBytes}`), { code: 'EFBIG' })
+      if (st.size > maxBytes) {
+        throw Object.assign(new Error(`${st.size} bytes, more than ${maxBytes}`), { code: 'EFBIG' })
+      }
       return io.open(file.path, 'r')
     },
 

@@ -117,7 +117,15 @@ async function inspectDir (stateDir, dir, buffer) {
     if (err.code === 'ENOENT') return []
     throw err
   })).sort()
-  const report = { dir: path.relative(stateDir, dir) || '.', path: dir, files: [], quarantined: [], entries: 0, damagedLines: 0, bytes: 0 }
+  const report = {
+    dir: path.relative(stateDir, dir) || '.',
+    path: dir,
+    files: [],
+    quarantined: [],
+    entries: 0,
+    damagedLines: 0,
+    bytes: 0
+  }
   for (const name of names) {
     if (QUARANTINE_PATTERN.test(name)) {
       const st = await fsp.lstat(path.join(dir, name)).catch(() => null)

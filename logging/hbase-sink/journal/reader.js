@@ -14,7 +14,8 @@ const { parseLines } = require('./files')
  */
 class RecordReader {
   /**
-   * @param {{ read: (buffer: Buffer, offset: number, length: number, position: number) => Promise<{ bytesRead: number }>,
+   * @param {{ read: (buffer: Buffer, offset: number, length: number, position: number) =>
+   *     Promise<{ bytesRead: number }>,
    *   close: () => Promise<void> }} handle an open file (node:fs/promises FileHandle)
    * @param {Buffer} buffer where blocks are read; its size is the longest line taken
    * @param {number} [from] file offset to start at (a line boundary: consumed() of an earlier reader)

@@ -31,7 +31,9 @@ const DEFAULTS = Object.freeze({ ...SINK_INTERNALS.wal, pid: process.pid, fs })
  */
 function createWal (options) {
   const opts = { ...DEFAULTS, ...options }
-  if (typeof opts.dir !== 'string' || !path.isAbsolute(opts.dir)) throw new ERRORS.INVALID_OPTION('wal: dir must be an absolute path')
+  if (typeof opts.dir !== 'string' || !path.isAbsolute(opts.dir)) {
+    throw new ERRORS.INVALID_OPTION('wal: dir must be an absolute path')
+  }
   const io = opts.fs
   const release = holdWriter(opts.dir, opts.writerId)
   io.mkdirSync(opts.dir, { recursive: true })
@@ -44,8 +46,17 @@ function createWal (options) {
   const unlinking = new Set() // deletions of done segments still in progress
 
   function open () {
-    const file = path.join(opts.dir, `j-${opts.pid}-${opts.writerId}-${Date.now()}${String(fileSeq++).padStart(6, '0')}.ndjson`)
-    const segment = { path: file, fd: io.openSync(file, 'a'), bytes: 0, lines: 0, pending: 0, sealed: false, openedAt: Date.now() }
+    const file = path.join(opts.dir,
+      `j-${opts.pid}-${opts.writerId}-${Date.now()}${String(fileSeq++).padStart(6, '0')}.ndjson`)
+    const segment = {
+      path: file,
+      fd: io.openSync(file, 'a'),
+      bytes: 0,
+      lines: 0,
+      pending: 0,
+      sealed: false,
+      openedAt: Date.now()
+    }
     segments.add(segment)
     return segment
   }

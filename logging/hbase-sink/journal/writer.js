@@ -25,7 +25,9 @@ const { DiskBuffer } = require('../../disk-buffer')
  * @param {number} options.retryMs
  * @param {(level: string, fields: object, message: string) => void} options.log
  */
-function createJournalWriter ({ io, ensureDir, nextName, onSealed, maxFileBytes, maxBufferedLines, maxWriteBytes, retryMs, log }) {
+function createJournalWriter ({
+  io, ensureDir, nextName, onSealed, maxFileBytes, maxBufferedLines, maxWriteBytes, retryMs, log
+}) {
   let buffer = [] // lines (without newline) not yet in a file
   let lent = 0 // lines lend() handed to a replay and not yet settled
   let inWrite = 0 // lines of the write in progress (back in the buffer if it fails)
@@ -119,7 +121,8 @@ function createJournalWriter ({ io, ensureDir, nextName, onSealed, maxFileBytes,
       try {
         await target.fh.truncate(target.bytes + end)
       } catch (err) {
-        log('error', { err, file: target.path }, 'access-log journal: could not cut a partial write back; sealing the file')
+        log('error', { err, file: target.path },
+          'access-log journal: could not cut a partial write back; sealing the file')
         await sealActive()
         return kept
       }
