@@ -228,11 +228,20 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
         if (values.csv) q.set('format', 'csv')
         return interruptible(async (signal) => {
           const res = await open(base, `/admin/log/scan?${q}`, signal)
+          // A reader that closes early (`| head`) ends the scan normally: nothing was lost.
+          /** @type {NodeJS.ErrnoException|null} */
+          let stdoutError = null
+          process.stdout.on('error', (err) => {
+            stdoutError = err
+            res.destroy()
+          })
           try {
             await streamBody(res, { out: process.stdout, err: process.stderr, signal })
           } catch (err) {
             if (signal.aborted) throw err
-            throw new CliError(`the scan was cut short: ${err.code || err.message}`, EXIT.SERVER)
+            const cause = stdoutError || err
+            if (cause.code === 'EPIPE') return undefined
+            throw new CliError(`the scan was cut short: ${cause.code || cause.message}`, EXIT.SERVER)
           }
           return undefined
         })

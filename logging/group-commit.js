@@ -90,7 +90,7 @@ class GroupCommit {
     for (const committer of committers) {
       try {
         const result = committer.commit()
-        if (result !== undefined) waits.push(result.catch(this.onError))
+        if (result) waits.push(result.catch(this.onError))
       } catch (err) {
         this.onError(err)
       }

@@ -207,6 +207,16 @@ describe('exit codes', () => {
     expect(query.stats().stoppedEarly).toBe(before + 1)
   })
 
+  test('0: a reader that closes early (`log scan | head`) ends the scan, and the server closes its scanners', async () => {
+    const query = app.beacon.logQuery
+    const before = query.stats().stoppedEarly
+    const { child, exited } = await pausedScan(app)
+    child.stdout.destroy() // what `head` does once it has its lines: the pipe's reader is gone
+    expect(await exited).toEqual({ code: 0, signal: null, stderr: '' })
+    await until('the server closed every bucket scan', () => query.stats().openScans === 0, 10000)
+    expect(query.stats().stoppedEarly).toBe(before + 1)
+  })
+
   test('2: a scan that fails after rows went out is cut short, never taken for a whole one', async () => {
     const doomed = await startBeacon({ env: { BEACON_ADMIN_TOKEN: TOKEN } })
     try {
