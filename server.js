@@ -150,7 +150,7 @@ async function runPrimary (settings, logger, admin) {
       ? `  admin token: ${admin.file} (${admin.created ? 'created' : 'kept'}, ` +
         'mode 0600; the CLI on this machine reads it)\n'
       : ''
-    const processes = `${count} workers${rollups ? ' and a rollup process' : ''}`
+    const processes = `${count} worker${count === 1 ? '' : 's'}${rollups ? ' and a rollup process' : ''}`
     process.stderr.write(`\nbeacon is ready (${processes}, HBase at ${bootstrap.join(',')}). Try:\n` +
       `${lines.join('\n')}\n` +
       `  admin: ${adminUrl}/healthz  /readyz  /metrics  /dashboard\n${tokenLine}` +

@@ -183,10 +183,11 @@ function synopsis (command) {
 }
 
 function optionLines (options) {
-  return Object.entries(options).map(([name, o]) => {
-    const flags = (o.short ? `-${o.short}, ` : '    ') + `--${name}` + (o.arg ? ' ' + o.arg : '')
-    return `  ${flags.padEnd(22)}${o.help}`
-  })
+  const rows = Object.entries(options).map(([name, o]) =>
+    [(o.short ? `-${o.short}, ` : '    ') + `--${name}` + (o.arg ? ' ' + o.arg : ''), o.help])
+  // One column for the help texts, past the longest flag: a long one never runs into its text.
+  const width = Math.max(20, ...rows.map(([flags]) => flags.length)) + 2
+  return rows.map(([flags, help]) => `  ${flags.padEnd(width)}${help}`)
 }
 
 // A synopsis longer than this gets its summary on the next line.

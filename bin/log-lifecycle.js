@@ -172,9 +172,14 @@ function logLifecycleCommands ({ usageError, EXIT, answerError, unreachable }) {
 function eraseLine (value) {
   const range = `${value.from} .. ${value.to}`
   return value.dryRun
-    ? `dry run: ${value.found} rows of id ${value.id} in ${range} (${value.minutes} minutes); nothing deleted`
-    : `erased ${value.deleted} of ${value.found} rows of id ${value.id} in ${range}; ` +
-      `rollups of ${value.minutes} minutes counted again`
+    ? `dry run: ${plural(value.found, 'row')} of id ${value.id} in ${range} (${plural(value.minutes, 'minute')}); nothing deleted`
+    : `erased ${value.deleted} of ${plural(value.found, 'row')} of id ${value.id} in ${range}; ` +
+      `rollups of ${plural(value.minutes, 'minute')} counted again`
+}
+
+/** @param {number} n @param {string} word @returns {string} */
+function plural (n, word) {
+  return `${n} ${word}${n === 1 ? '' : 's'}`
 }
 
 /** @param {Record<string, any>} value */
@@ -182,4 +187,4 @@ function withoutUrl ({ url, ...rest }) {
   return rest
 }
 
-module.exports = { logLifecycleCommands, retentionLines, horizonWarning }
+module.exports = { logLifecycleCommands, retentionLines, horizonWarning, eraseLine }
