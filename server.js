@@ -24,6 +24,7 @@ const { createLogger } = require('./logging/logger')
 const { killAfterMs } = require('./api/shutdown-budget')
 const { servePrimary, workerLink } = require('./api/cluster-ipc')
 const { serverAdminToken } = require('./config/admin-token')
+const { cliEnvFor } = require('./config/cli-env')
 const { keepsRollups } = require('./api/rollup-job')
 const { startEmbeddedHBase } = require('./config/embedded-hbase')
 
@@ -150,11 +151,12 @@ async function runPrimary (settings, logger, admin) {
       ? `  admin token: ${admin.file} (${admin.created ? 'created' : 'kept'}, ` +
         'mode 0600; the CLI on this machine reads it)\n'
       : ''
+    const cli = cliEnvFor(settings)
     const processes = `${count} worker${count === 1 ? '' : 's'}${rollups ? ' and a rollup process' : ''}`
     process.stderr.write(`\nbeacon is ready (${processes}, HBase at ${bootstrap.join(',')}). Try:\n` +
       `${lines.join('\n')}\n` +
       `  admin: ${adminUrl}/healthz  /readyz  /metrics  /dashboard\n${tokenLine}` +
-      '  CLI:   npx beacon status; npx beacon log count --from -10m --id 1\n\n')
+      `  CLI:   ${cli}npx beacon status; ${cli}npx beacon log count --from -10m --id 1\n\n`)
   })
 
   async function shutdown (reason, exitCode = 0) {

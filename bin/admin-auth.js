@@ -54,7 +54,11 @@ function authHeaders (base) {
 function unauthorizedHint (base) {
   const { token, file } = adminAuth(base)
   if (!token) return ' (set BEACON_ADMIN_TOKEN or BEACON_ADMIN_TOKEN_FILE)'
-  return file ? ` (check the token in ${file}, or set BEACON_ADMIN_TOKEN)` : ' (check BEACON_ADMIN_TOKEN)'
+  // The usual cause: a server started with another state dir keeps its token in that dir.
+  return file
+    ? ` (the token in ${file} was refused: for a server started with another state dir, set BEACON_STATE_DIR ` +
+      'to it, or BEACON_ADMIN_TOKEN_FILE or BEACON_ADMIN_TOKEN)'
+    : ' (check BEACON_ADMIN_TOKEN)'
 }
 
 module.exports = { adminAuth, authHeaders, unauthorizedHint }

@@ -202,7 +202,8 @@ test('the token from BEACON_ADMIN_TOKEN_FILE, else from the state dir `npm start
     const named = { BEACON_ADMIN_URL: app.adminUrl, BEACON_STATE_DIR: dir, BEACON_ADMIN_TOKEN_FILE: path.join(dir, 'named') }
     const wins = await cli(['endpoint', 'list'], named) // the named file wins over the state dir's
     expect(wins.code).toBe(2)
-    expect(wins.stderr).toMatch(/401: .*\(check the token in .*named, or set BEACON_ADMIN_TOKEN\)/)
+    expect(wins.stderr).toMatch(/401: .*\(the token in .*named was refused: .*set BEACON_STATE_DIR /)
+    expect(wins.stderr).toMatch(/BEACON_ADMIN_TOKEN_FILE or BEACON_ADMIN_TOKEN\)\n$/)
     const env = await cli(['endpoint', 'list'], { ...named, BEACON_ADMIN_TOKEN: TOKEN }) // the environment wins over both
     expect(env.code).toBe(0)
 

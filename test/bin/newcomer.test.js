@@ -64,6 +64,13 @@ test('npm start with no token, then `beacon log count` in a second shell works w
     await until('the ready banner', () => lines.some((l) => l.includes('beacon is ready')), 30000)
     expect(lines.join('\n')).toContain(`admin token: ${tokenFile} (created, mode 0600; the CLI on this machine reads it)`)
     expect(fs.statSync(tokenFile).mode & 0o777).toBe(0o600)
+    // The banner's CLI commands work as printed, from a shell with nothing else set: this
+    // server's admin port and state dir are not the defaults, so it prints them.
+    const printed = /CLI: +(.*?)npx beacon status;/.exec(lines.find((l) => l.includes('CLI:')) || '')
+    expect(printed).not.toBeNull()
+    const printedEnv = Object.fromEntries(String(printed?.[1]).trim().split(/ +/).map((pair) => pair.split('=')))
+    expect(printedEnv).toEqual({ BEACON_ADMIN_URL: `http://127.0.0.1:${port + 1}`, BEACON_STATE_DIR: stateDir })
+    expect(await cli(['status'], printedEnv)).toMatchObject({ code: 0, stderr: '' })
 
     for (let i = 0; i < VIEWS; i++) {
       expect((await request(`http://127.0.0.1:${port}/api/sample5.js?id=${ID}&callback=cb`)).status).toBe(200)
