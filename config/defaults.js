@@ -225,7 +225,7 @@ const DEFAULTS = {
     controlPollMs: 500,
     // config reads (multi-gets) each endpoint may have out at once; ids asked for meanwhile
     // queue and go together in the next one, so batches grow with the load. HBase spends about
-    // as much CPU on one RPC as on 5-7 rows of a multi-get (tools/bench/results/hbase-client-java-*).
+    // as much CPU on one RPC as on 5-7 rows of a multi-get (packages/hbase-client/bench/results/hbase-client-java-*).
     configReadsInFlight: 2,
     // how long a config read waits after its first id for more to join it (0: the next turn of
     // the event loop)

@@ -310,4 +310,4 @@ async function putRecords (opts, records, ahead) {
   return results
 }
 
-module.exports = { Batcher, toPut, putRecords }
+module.exports = { Batcher, putRecords }

@@ -21,7 +21,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { setTimeout: sleep } = require('node:timers/promises')
-const { runChaos, chaosMarkdown, CHAOS_KINDS: KINDS } = require('../../tools/bench')
+const { runChaos, chaosMarkdown, CHAOS_KINDS: KINDS } = require('../../tools/chaos')
 const { startLoops, stopRunningLoads } = require('../support/load')
 const { request } = require('../support/beacon')
 const { freePorts } = require('../support/ports')
@@ -59,7 +59,7 @@ afterAll(async () => {
 
 afterEach(stopRunningLoads)
 
-/** @type {import('../../tools/bench').StartLoad} */
+/** @type {import('../../tools/chaos').StartLoad} */
 function closedLoops ({ url, ids, nextMark, record }) {
   const endpoints = ['sample2', 'sample3', 'sample5']
   return startLoops({

@@ -1,16 +1,25 @@
 'use strict'
 
 // The bench's entry for the tests that drive real processes and HBase with its parts: child
-// processes (a server, a job) and their CPU from /proc, the RegionServer chaos engine and its
-// report, and an HFile's bytes on disk. Nothing else outside tools/bench reaches into it.
+// processes (a server, a job) and their CPU from /proc, and an HFile's bytes on disk. Nothing
+// else outside tools/bench reaches into it. The chaos engine has its own entry (tools/chaos).
+// The HBase client's own bench (packages/hbase-client/bench) reads the machine's description and
+// samples threads' CPU with the same parts.
 
 const { startNode, waitForHttp } = require('./lib/processes')
-const { readAll, withDescendants } = require('./lib/proc-sampler')
-const { runChaos } = require('./lib/chaos')
-const { chaosMarkdown } = require('./lib/chaos/report')
-const { KINDS: CHAOS_KINDS } = require('./lib/chaos/plan')
+const { readAll, withDescendants, createSampler, readThreads } = require('./lib/proc-sampler')
+const { describeMachine, timestampForFile, percentile } = require('./lib/machine')
 const { hfileBytes } = require('./lib/hfile-bytes')
 
-/** @typedef {import('./lib/chaos').StartLoad} StartLoad what the chaos run starts its load with */
-
-module.exports = { startNode, waitForHttp, readAll, withDescendants, runChaos, chaosMarkdown, CHAOS_KINDS, hfileBytes }
+module.exports = {
+  startNode,
+  waitForHttp,
+  readAll,
+  withDescendants,
+  hfileBytes,
+  createSampler,
+  readThreads,
+  describeMachine,
+  timestampForFile,
+  percentile
+}

@@ -9,9 +9,6 @@
  *   saturation, median of several rounds (tools/bench/lib/cpu.js); with the seed's table, it opens
  *   the report;
  * - sweep: open-loop constant rates rising until the server breaks, and the knee;
- * - vus, cross-zone, connections, mixed, lb (app hosts behind HAProxy): see tools/bench/lib/scenarios.js;
- * - chaos: a 3-RegionServer cluster of its own under load while a seeded driver kills, restarts,
- *   moves and splits (tools/bench/lib/chaos/); full runs and `--scenario chaos` only;
  * - access-log completeness over everything sent (lost: N), and the server-side view (CPU per
  *   1k requests, peak RSS) of every run.
  *
@@ -33,7 +30,6 @@ const { buildCharts } = require('./lib/charts')
 const { commandOf, commitOf, provenanceHeader } = require('./lib/result-files')
 const { parseOptions } = require('./lib/options')
 const { createEnvironment } = require('./lib/environment')
-const { resolveOptions: resolveHBaseOptions } = require('../dev-hbase')
 const scenarios = require('./lib/scenarios')
 
 const ROOT = path.join(__dirname, '..', '..')
@@ -108,9 +104,9 @@ async function runSharedScenarios (params, list, report, { stamp, stateDir }) {
   const accessLogTable = `beacon_bench_access_log_${stamp.replace(/-/g, '').replace('T', '_')}_${process.pid}`
   const durableTable = `${accessLogTable}_durable`
   const noRollupTable = `${accessLogTable}_norollup`
-  // Endpoints declared for the bench only: the mixed scenario's (like sample3, so it starts
-  // cold) and sample5 with the access-log sink in durable mode (write-ahead log before each
-  // answer), on a table of its own so its completeness is counted apart: the cost of durability.
+  // Endpoints declared for the bench only: sample5 with the access-log sink in durable mode
+  // (write-ahead log before each answer), on a table of its own so its completeness is counted
+  // apart: the cost of durability.
   const configFile = path.join(stateDir, 'bench-config.json')
   fs.writeFileSync(configFile, JSON.stringify({
     logSinks: {
@@ -119,7 +115,6 @@ async function runSharedScenarios (params, list, report, { stamp, stateDir }) {
       [scenarios.NO_ROLLUP_SINK]: { type: 'hbase', table: noRollupTable, rollups: false }
     },
     endpoints: {
-      [scenarios.MIXED_ENDPOINT]: { source: 'hbase', cache: 'lru', accessLog: [], cacheControl: 'public, max-age=30' },
       [scenarios.DURABLE_ENDPOINT]: { source: 'hbase', cache: 'lru', accessLog: [scenarios.DURABLE_SINK], cacheControl: 'no-cache' },
       [scenarios.NO_ROLLUP_ENDPOINT]: { source: 'hbase', cache: 'lru', accessLog: [scenarios.NO_ROLLUP_SINK], cacheControl: 'no-cache' }
     }
@@ -130,8 +125,6 @@ async function runSharedScenarios (params, list, report, { stamp, stateDir }) {
     workers: params.workers,
     port: params.port,
     keepHBase: params.keepHBase,
-    // The lb scenario's second app host and HAProxy get hosts of their own.
-    extraHosts: params.scenarios.includes('lb') ? ['app2', 'lb'] : [],
     log,
     env: {
       BEACON_STATE_DIR: stateDir,
@@ -158,9 +151,7 @@ async function runSharedScenarios (params, list, report, { stamp, stateDir }) {
     log(`warming HBase for ${params.hbaseWarmupSeconds} s…`)
     log(`HBase warm-up: ${await warmHBase(client, settings.hbase.configTable, params.hbaseWarmupSeconds, params.idRange)} reads`)
     await env.refreshHBasePid()
-    const names =
-      params.endpoints ||
-      Object.keys(settings.endpoints).filter((n) => n !== scenarios.MIXED_ENDPOINT && n !== scenarios.NO_ROLLUP_ENDPOINT)
+    const names = params.endpoints || Object.keys(settings.endpoints).filter((n) => n !== scenarios.NO_ROLLUP_ENDPOINT)
     for (const n of names) if (!settings.endpoints[n]) throw new Error(`bench: unknown endpoint ${n}`)
     const server = await env.startServer(`/api/${names[0]}.js?id=1`)
     const ctx = {
@@ -221,24 +212,11 @@ async function main () {
     baseline: null,
     scenarios: {}
   }
-  // Scenarios with an HBase cluster and server of their own run last, outside the environment.
-  const own = params.scenarios.filter((name) => scenarios.OWN_CLUSTER.includes(name))
-  const shared = params.scenarios.filter((name) => !own.includes(name))
-  if (shared.length) await runSharedScenarios(params, shared, report, { stamp, stateDir })
-  else {
-    report.machine = describeMachine({
-      hbaseVersion: resolveHBaseOptions().version,
-      topology: 'loopback (only scenarios with an HBase cluster of their own)',
-      netem: 'not applicable'
-    })
-  }
-  for (const name of own) {
-    log(`— scenario ${name} —`)
-    report.scenarios[name] = await scenarios[name]({ params, log, stateDir })
-  }
+  await runSharedScenarios(params, params.scenarios, report, { stamp, stateDir })
 
-  const out = params.out ? path.resolve(params.out) : path.join(__dirname, 'results', `${stamp}-${params.label}.json`)
-  const base = out.replace(/\.json$/, '')
+  // The raw figures (git-ignored) under results/raw/; the report and its charts in results/.
+  const out = params.out ? path.resolve(params.out) : path.join(__dirname, 'results', 'raw', `${stamp}-${params.label}.json`)
+  const base = params.out ? out.replace(/\.json$/, '') : path.join(__dirname, 'results', `${stamp}-${params.label}`)
   fs.mkdirSync(path.dirname(out), { recursive: true })
   report.charts = {}
   for (const [name, svg] of Object.entries(buildCharts(report))) {

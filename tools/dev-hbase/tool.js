@@ -9,7 +9,7 @@ const { shortLivedCdsFlags } = require('./cds')
 
 const JAVA_DIR = path.join(__dirname, 'java')
 // setup/shutdown (BeaconHBaseTool), read-only views (BeaconHBaseInspect: cluster, dump), the
-// Java client load of tools/bench/hbase-client.js --client java (BeaconHBaseLoad), and a table's
+// Java client load of packages/hbase-client/bench/run.js --client java (BeaconHBaseLoad), and a table's
 // flush, major compaction and reopen (BeaconHBaseStore: tools/bench/log-bytes.js).
 const CLASSES = ['BeaconHBaseTool', 'BeaconHBaseInspect', 'BeaconHBaseLoad', 'BeaconHBaseStore']
 const SOURCES = CLASSES.map((name) => path.join(JAVA_DIR, `${name}.java`))

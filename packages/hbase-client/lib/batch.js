@@ -263,4 +263,4 @@ function runBatch (core, table, actions, timeout, kind, coalesce = false) {
   return new Batch(core, table, actions, deadlineOf(core, timeout), kind, coalesce).run()
 }
 
-module.exports = { runBatch, chunks, multiRequest }
+module.exports = { runBatch, chunks }

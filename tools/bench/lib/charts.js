@@ -2,7 +2,7 @@
 
 /**
  * The report's charts, from a finished report object: throughput vs the seed, latency
- * percentiles per endpoint, the rate-sweep latency curves, and worker memory through an outage.
+ * percentiles per endpoint and the rate-sweep latency curves.
  */
 
 const { barChart, lineChart } = require('./svg')
@@ -10,8 +10,8 @@ const { SEED } = require('./report')
 
 /**
  * @param {{ endpoints: Record<string, any>, baseline?: any, parameters?: { connections?: number },
- *   scenarios?: { sweep?: any, faults?: any } }} report
- * @returns {Record<string, string>} chart name ('throughput', 'latency', 'sweep', 'memory') -> SVG; absent
+ *   scenarios?: { sweep?: any } }} report
+ * @returns {Record<string, string>} chart name ('throughput', 'latency', 'sweep') -> SVG; absent
  *   when there is nothing to draw
  */
 function buildCharts (report) {
@@ -59,28 +59,7 @@ function buildCharts (report) {
       refLines
     })
   }
-  const memory = report.scenarios && report.scenarios.faults && report.scenarios.faults.result && report.scenarios.faults.result.memory
-  if (memory && memory.curve.length) {
-    const workers = memory.summary.length
-    const caps = [...new Set(memory.summary.map((w) => w.healthyPeak + memory.capMiB))]
-    charts.memory = lineChart({
-      title: `Worker RSS through a ${memory.outageMs / 1000} s HBase outage under load`,
-      xLabel: `seconds since the load started (${phaseStarts(memory.curve)})`,
-      yLabel: 'RSS MiB',
-      series: Array.from({ length: workers }, (_, w) => ({
-        name: `worker ${w + 1}`,
-        color: w,
-        points: memory.curve.map((c) => [c.s, c.rss[w]])
-      })),
-      refLines: caps.map((y) => ({ y, label: `cap: healthy peak + ${memory.capMiB} MiB${caps.length > 1 ? ` (${y})` : ''}`, extend: true }))
-    })
-  }
   return charts
-}
-
-/** @param {Array<{ s: number, phase: string }>} curve @returns {string} "outage from 15, recovering from 615, …" */
-function phaseStarts (curve) {
-  return curve.filter((c, i) => i > 0 && curve[i - 1].phase !== c.phase).map((c) => `${c.phase} from ${c.s}`).join(', ')
 }
 
 module.exports = { buildCharts }

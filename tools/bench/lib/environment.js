@@ -12,12 +12,10 @@
 
 const crypto = require('node:crypto')
 const fs = require('node:fs')
-const os = require('node:os')
 const path = require('node:path')
-const { spawn, execFile } = require('node:child_process')
+const { spawn } = require('node:child_process')
 const hbase = require('../../dev-hbase')
 const { loopbackAddress } = require('../../topology')
-const lb = require('../../lb')
 const { startNode, waitForHttp, firstJsonLine } = require('./processes')
 const { createSampler } = require('./proc-sampler')
 
@@ -32,8 +30,6 @@ const NETNS_HBASE_STATE = path.join(ROOT, '.state', 'hbase-netns')
  * full run's millions of log rows (durable ones with a WAL sync each) ran it out of heap.
  */
 const BENCH_HBASE_HEAP = '4g'
-/** What the optional topology hosts run, for the report. */
-const EXTRA_ROLES = Object.freeze({ app2: 'second app host', lb: 'HAProxy' })
 
 /**
  * The -Xmx a running JVM was started with (the last one wins, as in the JVM), or null.
@@ -60,36 +56,33 @@ function benchHeap () {
  * Decides the topology: 'netns' needs root and iproute2 (and fails without), 'loopback' never
  * touches namespaces, 'auto' uses namespaces when available and says why not otherwise.
  * @param {'auto'|'netns'|'loopback'} wanted
- * @param {{ log: (line: string) => void, extraHosts: string[] }} io extraHosts: optional hosts
- *   (app2, lb) besides app, mon and hbase
- * @returns {Promise<{ mode: 'netns'|'loopback', topology: any, namespaces?: Record<string, string>|null,
- *   reason: string|null, netem: any }>}
+ * @param {{ log: (line: string) => void }} io
+ * @returns {Promise<{ mode: 'netns'|'loopback', topology: any, namespaces?: Record<string, string>|null, reason: string|null }>}
  */
-async function chooseTopology (wanted, { log, extraHosts }) {
-  if (wanted === 'loopback') return { mode: 'loopback', topology: null, reason: 'loopback requested (--topology loopback)', netem: null }
+async function chooseTopology (wanted, { log }) {
+  if (wanted === 'loopback') return { mode: 'loopback', topology: null, reason: 'loopback requested (--topology loopback)' }
   const { createTopology } = require('../../topology')
-  // Configured from the environment like the module-level topology; extraHosts when asked.
-  const topology = createTopology(extraHosts.length ? { extraHosts } : {})
+  // Configured from the environment like the module-level topology.
+  const topology = createTopology({})
   const { available, reason } = await topology.available()
   if (!available) {
     if (wanted === 'netns') throw new Error(`bench: --topology netns, but network namespaces are unavailable: ${reason}`)
     log(`bench: network namespaces unavailable (${reason}); falling back to loopback`)
-    return { mode: 'loopback', topology: null, reason, netem: null }
+    return { mode: 'loopback', topology: null, reason }
   }
   // (up() takes no logger: the module-level topology logs nothing; what it did is in `r`.)
   const r = await topology.up()
-  return { mode: 'netns', topology, namespaces: r.namespaces, reason: null, netem: r.netem }
+  return { mode: 'netns', topology, namespaces: r.namespaces, reason: null }
 }
 
 /**
  * @param {{ topology: 'auto'|'netns'|'loopback', workers: number, port: number, env: Record<string, string>,
- *   keepHBase?: boolean, extraHosts?: string[], log: (line: string) => void }} options
- *   env: extra environment of the server (state dir, access-log table, config file...);
- *   extraHosts: the optional topology hosts a scenario needs (app2, lb: the lb scenario)
+ *   keepHBase?: boolean, log: (line: string) => void }} options
+ *   env: extra environment of the server (state dir, access-log table, config file...)
  */
 async function createEnvironment (options) {
   const { log } = options
-  const choice = await chooseTopology(options.topology, { log, extraHosts: options.extraHosts || [] })
+  const choice = await chooseTopology(options.topology, { log })
   const netns = choice.mode === 'netns'
   const t = choice.topology
   const address = (host) => (netns ? t.hostAddress(host) : loopbackAddress(host))
@@ -189,47 +182,13 @@ async function createEnvironment (options) {
   }
 
   /**
-   * Starts the server cluster on an app host and waits until `probePath` answers 200. A second
-   * app host (app2) gets the same ports on its own address and a state dir of its own.
+   * Starts the server cluster on the app host and waits until `probePath` answers 200.
    * @param {string} probePath
-   * @param {string} [host]
    */
-  async function startServer (probePath, host = 'app') {
-    const stateDir = path.join(options.env.BEACON_STATE_DIR || path.join(ROOT, '.state'), `host-${host}`)
-    const env = host === 'app'
-      ? serverEnv
-      : { ...serverEnv, HOST: address(host), ADMIN_HOST: address(host), BEACON_STATE_DIR: stateDir }
-    const name = host === 'app' ? 'beacon' : `beacon@${host}`
-    const server = track(startNode(path.join(ROOT, 'server.js'), [], { env, log, name, spawnFn: spawnOn(host) }))
-    await waitForHttp(`http://${address(host)}:${port}${probePath}`, { child: server })
+  async function startServer (probePath) {
+    const server = track(startNode(path.join(ROOT, 'server.js'), [], { env: serverEnv, log, name: 'beacon', spawnFn: spawnOn('app') }))
+    await waitForHttp(`http://${appHost}:${port}${probePath}`, { child: server })
     return server
-  }
-
-  /**
-   * HAProxy (tools/lb) on the lb host in front of the given app hosts, listening on
-   * `listenPort`; resolves once every host is UP in it.
-   * @param {string[]} hosts
-   * @param {number} listenPort
-   * @returns {Promise<import('../../lb').LoadBalancer>}
-   */
-  async function startLoadBalancer (hosts, listenPort) {
-    // A short dir of its own: the admin socket's path must fit a unix socket address.
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-bench-lb-'))
-    const handle = await lb.startLoadBalancer({
-      dir,
-      listen: { host: address('lb'), port: listenPort },
-      servers: hosts.map((h) => ({ name: h, host: address(h), port, checkPort: port + 1 })),
-      spawn: spawnOn('lb')
-    })
-    const stop = async () => {
-      owned.delete(entry)
-      await handle.stop()
-      fs.rmSync(dir, { recursive: true, force: true })
-    }
-    const entry = { stop }
-    owned.add(entry)
-    for (const h of hosts) await handle.waitFor(h, 'UP', 30000)
-    return { ...handle, stop }
   }
 
   async function startBaseline () {
@@ -243,11 +202,11 @@ async function createEnvironment (options) {
   /**
    * Runs one load job on the mon host while sampling the server side.
    * @param {object} job load-worker job without host/port
-   * @param {{ target: { host: string, port: number }, serverPid?: number, serverPids?: number[], lbPid?: number }} where
-   *   serverPids: every app host's server (their CPU is summed as `app`); lbPid: HAProxy's, sampled as `lb`
+   * @param {{ target: { host: string, port: number }, serverPids: number[] }} where
+   *   serverPids: the server's processes (their CPU is summed as `app`)
    * @returns {Promise<object>} the worker's summary plus `sampled` (per role CPU and RSS)
    */
-  async function load (job, { target, serverPid, serverPids = [serverPid], lbPid }) {
+  async function load (job, { target, serverPids }) {
     const workerJob = JSON.stringify({ ...job, host: target.host, port: target.port })
     const child = track(spawnOn('mon')(process.execPath, [LOAD_WORKER, workerJob], { stdio: ['ignore', 'pipe', 'pipe'] }))
     let stderr = ''
@@ -255,8 +214,7 @@ async function createEnvironment (options) {
     const sampler = createSampler({
       app: () => serverPids,
       hbase: () => [hbasePidNow],
-      loadgen: () => [child.pid],
-      ...(lbPid ? { lb: () => [lbPid] } : {})
+      loadgen: () => [child.pid]
     })
     sampler.start()
     const timeoutMs = (job.durationMs || 0) + (job.timeoutMs || 10000) + 120000
@@ -267,49 +225,6 @@ async function createEnvironment (options) {
       sampler.stop()
       child.kill('SIGKILL')
       throw new Error(`${err.message}${stderr ? `; stderr: ${stderr.trim()}` : ''}`)
-    }
-  }
-
-  /**
-   * A delay proxy on the mon host in front of `target`: the cross-zone link (mon → app).
-   * @returns {Promise<{ host: string, port: number, stop: () => Promise<void> }>}
-   */
-  function startDelayProxy (target, listenPort, delayMs) {
-    return startRelay('mon', { host: address('mon'), port: listenPort }, target, delayMs)
-  }
-
-  /**
-   * The cross-zone link mon <-> app: netem on both ends of mon's veth when the kernel has it
-   * (every packet between mon and the other hosts is delayed, each direction once), else the
-   * delay proxy on mon in front of the app.
-   * @returns {Promise<{ method: string, target: { host: string, port: number }, stop: () => Promise<void> }>}
-   */
-  async function startCrossZoneLink (delayMs, listenPort) {
-    const appTarget = { host: appHost, port }
-    if (netns && choice.netem && choice.netem.available) {
-      const o = t.options
-      const ends = [[['ip', 'netns', 'exec', o.hosts.mon.netns, 'tc'], o.innerIfname], [['tc'], o.hosts.mon.veth]]
-      const tc = (prefix, args) => new Promise((resolve, reject) => {
-        execFile(prefix[0], [...prefix.slice(1), ...args], (err, so, se) => (
-          err ? reject(new Error(`${prefix.join(' ')} ${args.join(' ')}: ${se || err.message}`)) : resolve()
-        ))
-      })
-      for (const [prefix, dev] of ends) await tc(prefix, ['qdisc', 'add', 'dev', dev, 'root', 'netem', 'delay', `${delayMs}ms`])
-      return {
-        method: `tc netem delay ${delayMs} ms on both ends of the mon link`,
-        target: appTarget,
-        stop: async () => {
-          for (const [prefix, dev] of ends) await tc(prefix, ['qdisc', 'del', 'dev', dev, 'root']).catch(() => {})
-        }
-      }
-    }
-    const proxy = await startDelayProxy(appTarget, listenPort, delayMs)
-    const where = netns ? '' : ' (loopback)'
-    const netem = netns ? 'is not available on this kernel' : 'needs the netns topology'
-    return {
-      method: `tools/topology/delay-proxy.js on the mon host in front of the app, ${delayMs} ms each way${where}; tc netem ${netem}`,
-      target: { host: proxy.host, port: proxy.port },
-      stop: proxy.stop
     }
   }
 
@@ -329,20 +244,14 @@ async function createEnvironment (options) {
     }
   }
 
-  const extras = options.extraHosts || []
-  const pins = ['app', 'mon', 'hbase', ...extras].map((h) => [h, pinOf(h)]).filter(([, p]) => p)
+  const pins = ['app', 'mon', 'hbase'].map((h) => [h, pinOf(h)]).filter(([, p]) => p)
   return {
     mode: choice.mode,
     describe: () => ({
       topology: netns
         ? `netns (HBase in ${choice.namespaces.hbase} ${address('hbase')}, server in ${choice.namespaces.app} ${appHost}, ` +
-          `load generator in ${choice.namespaces.mon} ${address('mon')}` +
-          `${extras.map((h) => `, ${EXTRA_ROLES[h]} in ${choice.namespaces[h]} ${address(h)}`).join('')}; one machine's cores shared)`
-        : 'loopback (single host: load generator, server and HBase share the cores' +
-          `${extras.map((h) => `; ${EXTRA_ROLES[h]} on ${address(h)}`).join('')}${choice.reason ? `; ${choice.reason}` : ''})`,
-      netem: choice.netem
-        ? (choice.netem.available ? 'available' : `unavailable (${choice.netem.reason}); cross-zone uses the userspace delay proxy`)
-        : 'not applicable on loopback; cross-zone uses the userspace delay proxy',
+          `load generator in ${choice.namespaces.mon} ${address('mon')}; one machine's cores shared)`
+        : `loopback (single host: load generator, server and HBase share the cores${choice.reason ? `; ${choice.reason}` : ''})`,
       pinning: pins.length ? pins.map(([h, p]) => `${h}=${p}`).join(', ') : null,
       hbaseHeap: jvmHeapOf(hbasePidNow)
     }),
@@ -353,10 +262,7 @@ async function createEnvironment (options) {
     baselinePort,
     serverEnv,
     startServer,
-    startLoadBalancer,
     startBaseline,
-    startDelayProxy,
-    startCrossZoneLink,
     load,
     refreshHBasePid: async () => { hbasePidNow = await hbasePid() },
     /** The HBase JVM's pid as last refreshed (the cpu scenario samples it idle). */

@@ -14,7 +14,7 @@
 
 const { accessEntry, eventEntry } = require('../../../logging/access-entry')
 const { DEFAULTS } = require('../../../config/defaults')
-const { createRandom } = require('./chaos/plan')
+const { createRandom } = require('../../chaos')
 
 const DAY_MS = 86400000
 

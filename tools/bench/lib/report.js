@@ -142,7 +142,7 @@ function markdownReport (report, { lead = [], skip = [] } = {}) {
     '',
     `Machine: ${m.cores} cores, ${m.cpuModel}, ${m.memoryGiB} GiB, node ${m.node}, HBase ${m.hbaseVersion}` +
       `${m.hbaseHeap ? ` (heap ${m.hbaseHeap})` : ''}; ` +
-      `topology: ${m.topology}; netem: ${m.netem}${m.pinning ? `; CPU pinning: ${m.pinning}` : ''}.`,
+      `topology: ${m.topology}${m.pinning ? `; CPU pinning: ${m.pinning}` : ''}.`,
     '',
     ...lead
   ]

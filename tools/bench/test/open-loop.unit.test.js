@@ -3,7 +3,7 @@
 const net = require('node:net')
 const http = require('node:http')
 const { runOpenLoop } = require('../lib/open-loop')
-const { startFixture } = require('../lib/fixture-server')
+const { startFixture } = require('./fixture-server')
 
 /** Runs `use` with the port of an http server on `handler`, then closes the server. */
 async function withServer (handler, use) {

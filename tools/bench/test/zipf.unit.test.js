@@ -3,7 +3,7 @@
 const {
   createZipfSampler, rankToId, createIdDraw, zipfGroups, zipfTopShare, lruHitRatio, ttlCacheModel, distinctIds
 } = require('../lib/zipf')
-const { createRandom } = require('../lib/chaos/plan')
+const { createRandom } = require('../../chaos')
 
 /** k^-s / H(n, s), exactly. */
 function pmf (n, s) {

@@ -3,16 +3,16 @@
 /**
  * Drives tools/dev-hbase/java/BeaconHBaseLoad.java: one long-lived JVM holding one connection of
  * HBase's own Java client, warmed once and asked for workload after workload over stdin (one
- * "WORKLOAD COUNT" line, one JSON line back), so that tools/bench/hbase-client.js can measure what the
+ * "WORKLOAD COUNT" line, one JSON line back), so that packages/hbase-client/bench/run.js can measure what the
  * Java client costs the HBase server next to what beacon's native client costs it.
  */
 
 const readline = require('node:readline')
 const { spawn } = require('node:child_process')
-const { ensureClasspath } = require('../../dev-hbase')
-const { ensureToolCompiled, toolJvmArgs } = require('../../dev-hbase')
-const { javaBin, javaFlags } = require('../../dev-hbase')
-const { CONFIG_TABLE, CONFIG_FAMILY, LOG_TABLE, LOG_FAMILY, DEFAULT_LOG_BUCKETS } = require('./hbase-client-workloads')
+const { ensureClasspath } = require('../../../../tools/dev-hbase')
+const { ensureToolCompiled, toolJvmArgs } = require('../../../../tools/dev-hbase')
+const { javaBin, javaFlags } = require('../../../../tools/dev-hbase')
+const { CONFIG_TABLE, CONFIG_FAMILY, LOG_TABLE, LOG_FAMILY, DEFAULT_LOG_BUCKETS } = require('./workloads')
 
 const HEAP = ['-Xms256m', '-Xmx1g']
 const CLOSE_TIMEOUT_MS = 15000

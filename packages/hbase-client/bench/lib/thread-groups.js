@@ -7,7 +7,7 @@
  */
 
 const fs = require('node:fs')
-const { readThreads } = require('./proc-sampler')
+const { readThreads } = require('../../../../tools/bench')
 
 /**
  * A thread's group: its name (cut to 15 characters by the kernel) less a trailing number.

@@ -1,6 +1,6 @@
 'use strict'
 
-const { KINDS, createRandom, createPlan, splitPoint } = require('../../lib/chaos/plan')
+const { KINDS, createRandom, createPlan, splitPoint } = require('../plan')
 
 test('the same seed gives the same draws; another seed others', () => {
   const draws = (seed) => Array.from({ length: 5 }, createRandom(seed))

@@ -27,7 +27,7 @@ const KEY = (buf) => Buffer.from(buf || []).toString('latin1')
 /**
  * @param {object} deps
  * @param {Readonly<Record<string, any>>} deps.opts tools/dev-hbase options of the cluster
- * @param {typeof import('../../../dev-hbase')} deps.hbase
+ * @param {typeof import('../dev-hbase')} deps.hbase
  * @param {import('@beacon/hbase-client').HBaseClient} deps.client for region lists, moves, splits
  * @param {Awaited<ReturnType<typeof import('./watch').startWatch>>} deps.watch
  * @param {ReturnType<typeof import('./plan').createPlan>} deps.plan

@@ -8,7 +8,7 @@
 const http = require('node:http')
 const path = require('node:path')
 const { setTimeout: sleep } = require('node:timers/promises')
-const { startNode, waitForHttp } = require('../processes')
+const { startNode, waitForHttp } = require('../bench')
 
 const ROOT = path.join(__dirname, '..', '..', '..', '..')
 

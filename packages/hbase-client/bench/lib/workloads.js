@@ -1,14 +1,14 @@
 'use strict'
 
 /**
- * The workloads of tools/bench/hbase-client.js through beacon's native client (@beacon/hbase-client): sequential
+ * The workloads of packages/hbase-client/bench/run.js through beacon's native client (@beacon/hbase-client): sequential
  * and concurrent gets, coalesced multi-gets (as the config source reads), sequential puts and
  * access-log-shaped batched multi-puts. tools/dev-hbase/java/BeaconHBaseLoad.java sends the same ones
  * through HBase's Java client (tools/bench/lib/java-load.js).
  */
 
-const { accessLogSplitKeys, bucketPrefix, DEFAULT_LOG_BUCKETS } = require('../../../logging/access-log-layout')
-const { percentile } = require('./machine')
+const { accessLogSplitKeys, bucketPrefix, DEFAULT_LOG_BUCKETS } = require('../../../../logging/access-log-layout')
+const { percentile } = require('../../../../tools/bench')
 
 const CONFIG_TABLE = 'beacon_bench_config'
 const CONFIG_FAMILY = 'c'

@@ -1,7 +1,7 @@
 'use strict'
 
-const { parseRegionName, isSettled, recoveries, transitionWindows, regionOffline } = require('../../lib/chaos/timeline')
-const { matchAccessLog, failuresPerAction, checkSample2, analyzeChaos } = require('../../lib/chaos/analysis')
+const { parseRegionName, isSettled, recoveries, transitionWindows, regionOffline } = require('../timeline')
+const { matchAccessLog, failuresPerAction, checkSample2, analyzeChaos } = require('../analysis')
 
 const LOG = 'beacon_access_log'
 const CFG = 'beacon_config'

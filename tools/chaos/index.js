@@ -1,8 +1,8 @@
 'use strict'
 
 /**
- * One chaos run, shared by the fault test (test/faults/hbase-chaos.test.js, ~75 s) and the bench
- * scenario (`npm run bench -- --scenario chaos`, 3 minutes and more):
+ * The RegionServer chaos engine's entry (test/faults/hbase-chaos.test.js, ~75 s, reaches it here):
+ * one chaos run,
  *
  * 1. the watcher (HBase's Java client) starts looking at the cluster every 500 ms;
  * 2. the server cluster starts on it, its caches are warmed (sample3, sample5);
@@ -20,12 +20,13 @@ const fs = require('node:fs')
 const path = require('node:path')
 const crypto = require('node:crypto')
 const { setTimeout: sleep } = require('node:timers/promises')
-const hbase = require('../../../dev-hbase')
+const hbase = require('../dev-hbase')
 const { createHBaseClient } = require('@beacon/hbase-client')
-const { loadSettings } = require('../../../../config')
-const { ACCESS_LOG_FAMILY, ACCESS_LOG_QUALIFIER } = require('../../../../logging/access-log-layout')
+const { loadSettings } = require('../../config')
+const { ACCESS_LOG_FAMILY, ACCESS_LOG_QUALIFIER } = require('../../logging/access-log-layout')
 const { startWatch } = require('./watch')
-const { createPlan } = require('./plan')
+const { createPlan, createRandom, KINDS: CHAOS_KINDS } = require('./plan')
+const { chaosMarkdown } = require('./report')
 const { createDriver } = require('./driver')
 const { startApp, warmCaches, drainAccessLog } = require('./app')
 const { tableCounts, isSettled, expectedAt } = require('./timeline')
@@ -171,4 +172,4 @@ async function runChaos (options) {
   }
 }
 
-module.exports = { runChaos, LOOK_INTERVAL_MS }
+module.exports = { runChaos, chaosMarkdown, CHAOS_KINDS, createRandom, LOOK_INTERVAL_MS }

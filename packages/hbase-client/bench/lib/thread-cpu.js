@@ -8,7 +8,7 @@
  */
 
 const fs = require('node:fs')
-const { readThreads } = require('./proc-sampler')
+const { readThreads } = require('../../../../tools/bench')
 
 /** The threads of a RegionServer that decode, run and answer calls (comm is cut to 15 chars). */
 const HBASE_RPC_THREADS = /^(RpcServer\.|RS-EventLoopGro)/

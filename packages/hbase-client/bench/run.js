@@ -4,15 +4,16 @@
  * Benchmark of the native HBase client against the real HBase: sequential and concurrent gets,
  * coalesced multi-gets (as the config source reads), sequential puts, and access-log-shaped
  * batched multi-puts (tools/bench/lib/hbase-client-workloads.js); with the CPU each op costs the HBase
- * JVM (/proc, see lib/proc-sampler.js) and the client. Writes tools/bench/results/hbase-client-<time>.{json,md}.
+ * JVM (/proc, see tools/bench/lib/proc-sampler.js) and the client. Writes results/hbase-client-<time>.md here
+ * (the raw .json beside it, git-ignored).
  *
  * --cell-blocks both compares cells inline in protobuf (off) with KeyValueCodec cell blocks (on)
  * in one run: --rounds rounds of off then on, each mode on its own warmed client, and writes
- * tools/bench/results/hbase-client-cellblocks-<time>.{json,md} with medians and ranges per op.
+ * results/hbase-client-cellblocks-<time>.{json,md} with medians and ranges per op.
  *
  * --client both compares beacon's client (with --cell-blocks off or on) with HBase's own Java
  * client (tools/dev-hbase/java/BeaconHBaseLoad.java, one warmed JVM; its CPU from /proc) the same way,
- * on the same tables, rows and concurrency: tools/bench/results/hbase-client-java-<time>.{json,md}.
+ * on the same tables, rows and concurrency: results/hbase-client-java-<time>.{json,md}.
  * --client java measures the Java client alone.
  *
  *   npm run bench:hbase-client -- [--gets 20000] [--concurrency 50] [--entries 200000]
@@ -28,12 +29,11 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { parseArgs } = require('node:util')
 const { createHBaseClient } = require('@beacon/hbase-client')
-const { describeMachine, timestampForFile } = require('./lib/machine')
-const { createSampler } = require('./lib/proc-sampler')
+const { describeMachine, timestampForFile, createSampler } = require('../../../tools/bench')
 const { HBASE_RPC_THREADS, readNamedThreads, threadCpuUs } = require('./lib/thread-cpu')
 const { readThreadGroups, groupCpuUs } = require('./lib/thread-groups')
-const { createWorkloads } = require('./lib/hbase-client-workloads')
-const { summarizeRounds, markdown } = require('./lib/hbase-client-report')
+const { createWorkloads } = require('./lib/workloads')
+const { summarizeRounds, markdown } = require('./lib/report')
 const { startJavaLoad } = require('./lib/java-load')
 
 const { values: args } = parseArgs({
@@ -173,9 +173,9 @@ async function idleCpuUsPerSec (hbasePid, seconds = 5) {
 
 // Ports and state dir of the bench's own instance (see the header).
 function ownHBaseOptions () {
-  const infra = require('../dev-hbase')
+  const infra = require('../../../tools/dev-hbase')
   return infra.resolveOptions({
-    stateDir: path.join(__dirname, '..', '..', '.state', 'hbase-bench-client'),
+    stateDir: path.join(__dirname, '..', '..', '..', '.state', 'hbase-bench-client'),
     zkPort: 2381,
     masterPort: 17100,
     rsPort: 17120,
@@ -187,7 +187,7 @@ function ownHBaseOptions () {
 
 /** The infra options of the instance measured (for its classpath and tool classes too). */
 function hbaseOptions () {
-  return args['own-hbase'] ? ownHBaseOptions() : require('../dev-hbase').resolveOptions()
+  return args['own-hbase'] ? ownHBaseOptions() : require('../../../tools/dev-hbase').resolveOptions()
 }
 
 /** @returns {Promise<{ bootstrap: string[], pid: number|null }>} */
@@ -195,7 +195,7 @@ async function resolveHBase () {
   const pid = args['hbase-pid'] ? Number(args['hbase-pid']) : null
   if (args.bootstrap) return { bootstrap: args.bootstrap.split(','), pid }
   if (process.env.BEACON_HBASE_BOOTSTRAP) return { bootstrap: process.env.BEACON_HBASE_BOOTSTRAP.split(','), pid }
-  const info = await require('../dev-hbase').up(hbaseOptions(), { log: (line) => console.error(line) })
+  const info = await require('../../../tools/dev-hbase').up(hbaseOptions(), { log: (line) => console.error(line) })
   return { bootstrap: info.bootstrap, pid: info.pid }
 }
 
@@ -254,7 +254,7 @@ async function main () {
     console.error(`written: ${out}`)
   } finally {
     await Promise.all(Object.values(clients).map((c) => c.close()))
-    if (args['own-hbase'] && args['stop-hbase']) await require('../dev-hbase').down(ownHBaseOptions())
+    if (args['own-hbase'] && args['stop-hbase']) await require('../../../tools/dev-hbase').down(ownHBaseOptions())
   }
 }
 

@@ -1,7 +1,7 @@
 'use strict'
 
 /**
- * Rounds of tools/bench/hbase-client.js → medians, ranges and paired differences, and the markdown
+ * Rounds of packages/hbase-client/bench/run.js → medians, ranges and paired differences, and the markdown
  * report. A run compares variants (cell blocks off/on, or the node/java client) or has one.
  */
 
@@ -65,7 +65,7 @@ function summarizeRounds (rounds, names, variants) {
 const fmt = (s) => s.median == null ? '–' : `${s.median} (${s.min}–${s.max})`
 
 /**
- * @param {Record<string, any>} report as tools/bench/hbase-client.js writes it (variants, axis, summary, rounds…)
+ * @param {Record<string, any>} report as packages/hbase-client/bench/run.js writes it (variants, axis, summary, rounds…)
  * @param {Record<string, string>} labels workload → label
  * @returns {string}
  */
