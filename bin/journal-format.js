@@ -39,11 +39,33 @@ function plural (n, word) {
 }
 
 /**
+ * Entries that wait for a replay, and entries in the live files of writers running on this
+ * machine (a live beacon's journal and write-ahead log: it replays or deletes them itself).
  * @param {Inventory} inv
- * @returns {number} 0 when nothing waits to be replayed, 4 when whole records do
+ * @returns {{ waiting: number, live: number, livePids: number[] }}
+ */
+function split (inv) {
+  let waiting = 0
+  let live = 0
+  const livePids = new Set()
+  for (const f of inv.dirs.flatMap((d) => d.files)) {
+    if (!f.running) {
+      waiting += f.entries
+    } else {
+      live += f.entries
+      livePids.add(f.pid)
+    }
+  }
+  return { waiting, live, livePids: [...livePids].sort((a, b) => a - b) }
+}
+
+/**
+ * @param {Inventory} inv
+ * @returns {number} 0 when nothing waits to be replayed (live files of running writers do not
+ *   wait), 4 when whole records do
  */
 function statusCode (inv) {
-  return inv.totals.entries > 0 ? EXIT_ENTRIES_LEFT : EXIT_OK
+  return split(inv).waiting > 0 ? EXIT_ENTRIES_LEFT : EXIT_OK
 }
 
 /** @param {FileReport} f @returns {string} */
@@ -59,10 +81,15 @@ function fileNote (f) {
  */
 function statusText (inv) {
   const t = inv.totals
-  const waits = t.entries > 0 ? `${entries(t.entries)} wait to be replayed` : 'nothing waits to be replayed'
+  const { waiting, live, livePids } = split(inv)
+  const liveNote = live > 0 || livePids.length > 0
+    ? `; ${entries(live)} in live files of running ${livePids.length === 1 ? 'pid' : 'pids'} ${livePids.join(', ')} ` +
+      '(their writer replays them)'
+    : ''
+  const waits = waiting > 0 ? `${entries(waiting)} wait to be replayed` : 'nothing waits to be replayed'
   if (inv.dirs.length === 0) return `${inv.stateDir}: no journal directory; ${waits}`
   const lines = [`${inv.stateDir}: ${waits} (${plural(t.files, 'file')}, ${plural(t.damagedLines, 'damaged line')}, ` +
-    `${t.bytes} bytes; ${t.quarantined} quarantined)`]
+    `${t.bytes} bytes; ${t.quarantined} quarantined)${liveNote}`]
   const width = Math.max(0, ...inv.dirs.flatMap((d) => d.files.map((f) => f.name.length)))
   for (const d of inv.dirs) {
     lines.push(`${d.dir}  ${d.files.length

@@ -102,12 +102,19 @@ describe('what the commands print', () => {
 
   test('status: a header line, then per directory its files and quarantined files', () => {
     expect(statusText(inv).split('\n')).toEqual([
-      '/s: 4 entries wait to be replayed (2 files, 1 damaged line, 300 bytes; 1 quarantined)',
+      '/s: 3 entries wait to be replayed (2 files, 1 damaged line, 300 bytes; 1 quarantined); ' +
+        '1 entry in live files of running pid 8 (their writer replays them)',
       'journal  4 entries, 1 damaged line',
       '  j-7-w1-1.ndjson      journal  pid 7 not running         3 entries, 1 damaged line, 300 bytes',
       '  j-8-w1-wal-2.ndjson  wal      pid 8 running here        1 entry, 0 damaged lines, 0 bytes  (empty)',
       '  quarantined  j-7-w1-0.ndjson.damaged-5  12 bytes'
     ])
+    expect(statusCode(inv)).toBe(4)
+    // Only a running writer's live files: nothing waits, exit 0 (a pre-stop hook beside a live beacon).
+    const liveOnly = { ...inv, dirs: [{ ...inv.dirs[0], files: [wal], entries: 1 }] }
+    expect(statusText(liveOnly).split('\n')[0]).toBe('/s: nothing waits to be replayed (2 files, 1 damaged line, 300 bytes; ' +
+      '1 quarantined); 1 entry in live files of running pid 8 (their writer replays them)')
+    expect(statusCode(liveOnly)).toBe(0)
     const none = { stateDir: '/e', dirs: [], totals: { files: 0, entries: 0, damagedLines: 0, bytes: 0, quarantined: 0 } }
     expect(statusText(none)).toBe('/e: no journal directory; nothing waits to be replayed')
     expect(statusCode(none)).toBe(0)
