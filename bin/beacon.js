@@ -31,6 +31,7 @@ const { logCommands } = require('./log')
 const { logLifecycleCommands, retentionLines } = require('./log-lifecycle')
 const { journalCommands } = require('./journal')
 const { authHeaders, unauthorizedHint } = require('./admin-auth')
+const { synopsis, optionLines, generalHelp, commandHelp } = require('./help')
 
 const EXIT = Object.freeze({ OK: 0, USAGE: 1, SERVER: 2, DIFFERENT: 3, ENTRIES_LEFT: 4, INTERRUPTED: 130 })
 
@@ -104,7 +105,12 @@ const COMMANDS = [
     run: (args, values, call) => {
       const q = new URLSearchParams()
       if (values.start) q.set('start', values.start)
-      if (values.limit) q.set('limit', values.limit)
+      if (values.limit !== undefined) {
+        if (!/^[1-9][0-9]{0,3}$/.test(values.limit) || Number(values.limit) > 1000) {
+          throw usageError(`--limit must be a whole number from 1 to 1000, not ${JSON.stringify(values.limit)}`)
+        }
+        q.set('limit', values.limit)
+      }
       return call('GET', `/admin/config?${q}`)
     }
   },
@@ -174,59 +180,6 @@ function readJson (value) {
   return json
 }
 
-function synopsis (command) {
-  const options = Object.entries(command.options || {}).map(([name, o]) => {
-    const text = `--${name}${o.arg ? ' ' + o.arg : ''}`
-    return o.required ? text : `[${text}]`
-  })
-  return ['beacon', command.words, ...command.args, ...options].join(' ')
-}
-
-function optionLines (options) {
-  const rows = Object.entries(options).map(([name, o]) =>
-    [(o.short ? `-${o.short}, ` : '    ') + `--${name}` + (o.arg ? ' ' + o.arg : ''), o.help])
-  // One column for the help texts, past the longest flag: a long one never runs into its text.
-  const width = Math.max(20, ...rows.map(([flags]) => flags.length)) + 2
-  return rows.map(([flags, help]) => `  ${flags.padEnd(width)}${help}`)
-}
-
-// A synopsis longer than this gets its summary on the next line.
-const SYNOPSIS_WIDTH = 48
-
-function generalHelp () {
-  const rows = COMMANDS.map((c) => [synopsis(c).slice('beacon '.length), c.summary])
-  const width = Math.max(...rows.map(([s]) => s.length).filter((n) => n <= SYNOPSIS_WIDTH))
-  return [
-    'usage: beacon <command> [options]',
-    '',
-    'commands:',
-    ...rows.map(([s, summary]) => s.length > SYNOPSIS_WIDTH
-      ? `  ${s}\n  ${''.padEnd(width)}  ${summary}`
-      : `  ${s.padEnd(width)}  ${summary}`),
-    '',
-    'options (every command; the journal commands take no --url):',
-    ...optionLines(COMMON),
-    '      --version         print the version',
-    '',
-    'environment:',
-    `  BEACON_ADMIN_URL      the admin API (default http://127.0.0.1:$ADMIN_PORT, port ${DEFAULTS.adminPort})`,
-    '  BEACON_ADMIN_TOKEN    bearer token for /admin/*; status needs none',
-    '  BEACON_ADMIN_TOKEN_FILE  a file holding it; with neither, a local admin URL uses the token',
-    '                        `npm start` keeps in the state dir ($BEACON_STATE_DIR/admin-token)',
-    '  BEACON_HBASE_BOOTSTRAP  the HBase journal replay writes to (else the settings\', else the local one)',
-    '',
-    'exit codes: 0 ok, 1 usage error, 2 server or auth error (unreachable, an error answer, not ready; ' +
-      'journal replay: HBase unreachable, settings), 3 log check found differences, ' +
-      '4 journal entries wait or are left, 130 interrupted (Ctrl-C)'
-  ].join('\n')
-}
-
-function commandHelp (command) {
-  const notes = command.notes ? ['', ...command.notes] : []
-  const options = optionLines({ ...command.options, ...commonOf(command) })
-  return [`usage: ${synopsis(command)}`, '', command.summary, '', 'options:', ...options, ...notes].join('\n')
-}
-
 function version () {
   return JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')).version
 }
@@ -248,7 +201,7 @@ function findCommand (argv) {
     if (command) return { command, rest: argv.slice(n) }
   }
   if (words[0] === 'help' || (words.length === 0 && (argv[0] === '--help' || argv[0] === '-h'))) {
-    return { help: generalHelp() }
+    return { help: generalHelp(COMMANDS, COMMON) }
   }
   if (words.length === 0 && argv[0] === '--version') return { help: version() }
   const area = words[0] && COMMANDS.filter((c) => c.words.startsWith(words[0] + ' '))
@@ -259,7 +212,7 @@ function findCommand (argv) {
     }
     throw usageError(`${words[0]} needs a command:\n${list}`)
   }
-  if (argv.length === 0) throw usageError(generalHelp())
+  if (argv.length === 0) throw usageError(generalHelp(COMMANDS, COMMON))
   throw usageError(`unknown command "${words.join(' ') || argv[0]}"; beacon --help lists the commands`)
 }
 
@@ -353,7 +306,7 @@ async function execute (argv) {
     throw usageError(`${err.message.replace(/\. To specify a positional.*$/s, '')}\nusage: ${synopsis(command)}`)
   }
   const { values, positionals } = parsed
-  if (values.help) return { text: commandHelp(command), code: EXIT.OK }
+  if (values.help) return { text: commandHelp(command, commonOf(command)), code: EXIT.OK }
   if (positionals.length !== command.args.length) throw usageError(`usage: ${synopsis(command)}`)
   if (command.local) {
     const value = await command.run(positionals, values)

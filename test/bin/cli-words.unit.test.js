@@ -26,3 +26,15 @@ test.each([['log', 'retention'], ['log', 'scan'], ['config', 'list']])('`beacon 
   expect([...columns]).toHaveLength(1)
   expect(columns.has(undefined)).toBe(false)
 })
+
+test.each(['abc', '0', '-5', '1001', '2.5'])('`config list --limit %s` is a usage error (exit 1) before any server is asked', (limit) => {
+  // Nobody listens on port 1: a request would fail with exit 2, not 1.
+  let error
+  try {
+    execFileSync(process.execPath, [CLI, 'config', 'list', `--limit=${limit}`, '--url', 'http://127.0.0.1:1'],
+      { encoding: 'utf8', env: { PATH: process.env.PATH }, stdio: 'pipe' })
+  } catch (err) {
+    error = err
+  }
+  expect(error).toMatchObject({ status: 1, stderr: `beacon: --limit must be a whole number from 1 to 1000, not "${limit}"\n` })
+})
