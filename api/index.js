@@ -48,7 +48,7 @@ const { settleWithin, TIMED_OUT } = require('../lib/deadline')
  * port goes to the express fallback (public-app.js); the admin port serves admin-app.js.
  *
  * @param {import('../config/load').Settings} settings validated settings (config/)
- * @param {object} [deps] parts to use instead of the ones built from settings
+ * @param {object} deps parts to use instead of the ones built from settings (a logger at least)
  * @param {import('pino').Logger} deps.logger the app (ops) logger
  * @param {import('@beacon/hbase-client').HBaseClient} [deps.client] the beacon owns it from here on
  *   (closes it); default: a client on settings.hbase.bootstrap
@@ -58,8 +58,8 @@ const { settleWithin, TIMED_OUT } = require('../lib/deadline')
  * @param {string} [deps.writerId] unique among all writers of the access-log table and journal
  *   dir (default: derived from the pid)
  * @param {string} [deps.workerTag] cluster worker tag, part of file-log names (default 'w1')
- * @param {{ metricsText: () => Promise<string>, broadcast: (change: object) => void,
- *   onChange: (apply: (change: object) => void) => void }} [deps.cluster] the cluster IPC
+ * @param {{ metricsText: () => Promise<string>, broadcast: (change: import('./propagation').Change) => void,
+ *   onChange: (apply: (change: import('./propagation').Change) => void) => void }} [deps.cluster] the cluster IPC
  *   (api/cluster-ipc.js); without it a change reaches this process alone
  * @param {() => number} [deps.now] clock for the caches and the rate limits
  */
@@ -155,6 +155,7 @@ function createBeacon (settings, deps) {
   const lifecycle = accessLogLifecycle(settings, client.withKind('lifecycle'))
   const logQuery = accessLogQuery(settings, client.withKind('query'), lifecycle && lifecycle.retention)
 
+  /** @type {Promise<{ forced: boolean, leftOnDisk: number }>|null} */
   let closing = null
   let idsScanned = Promise.resolve()
   const readiness = createReadiness({
@@ -370,7 +371,11 @@ function usesKnownIds (settings) {
     Object.values(settings.endpoints).some((e) => e.source === 'hbase' && e.cache.type === 'lru')
 }
 
-/** Lets in-flight HBase calls finish within `ms`, then aborts what is left. */
+/**
+ * Lets in-flight HBase calls finish within `ms`, then aborts what is left.
+ * @param {import('@beacon/hbase-client').HBaseClient} client
+ * @param {number} ms
+ */
 async function closeClient (client, ms) {
   if (await settleWithin(client.close(), ms) === TIMED_OUT) await client.destroy()
 }
