@@ -32,7 +32,8 @@ function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, retention =
     try {
       await client.ping({ timeout: pingTimeoutMs })
       checks.hbase = 'reachable'
-    } catch (err) {
+    } catch (e) {
+      const err = /** @type {Error & { code?: string }} */ (e)
       hbaseOk = false
       checks.hbase = `unreachable (${err.code || err.message})`
     }
@@ -43,7 +44,8 @@ function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, retention =
       const stats = sink.stats()
       // Memory is full: new entries are spilled or shed (the sink's policy). Still answering,
       // but a load balancer should prefer a host that is not.
-      const full = sink.maxQueue > 0 && stats.pending >= sink.maxQueue
+      const maxQueue = sink.maxQueue ?? 0 // only an HBase sink has a bound
+      const full = maxQueue > 0 && stats.pending >= maxQueue
       // The local disk refuses the sink's writes (a full disk): entries wait in memory, within
       // a bound, and past it are shed. A host that can log should get the traffic instead.
       const failing = typeof stats.writeFailing === 'string'
@@ -94,7 +96,7 @@ async function withinMs (promise, ms) {
  * @returns {string}
  */
 function historyCheck ({ keptMs, promisedMs }) {
-  const hours = (ms) => `${Math.round(ms / 360000) / 10} h`
+  const hours = (/** @type {number} */ ms) => `${Math.round(ms / 360000) / 10} h`
   return `warning: the file log's rotated files hold ${hours(keptMs)} of history, ` +
     `less than the ${hours(promisedMs)} keepFiles promise ` +
     '(rotating on size: raise rotateSize or keepFiles)'
