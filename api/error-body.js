@@ -16,6 +16,12 @@ const JSON_HEADERS = Object.freeze({
   'Cache-Control': 'no-store'
 })
 
+/**
+ * @param {number} status
+ * @param {string} code
+ * @param {string} message
+ * @returns {string}
+ */
 function objectJson (status, code, message) {
   return '{"error":{"status":' + status + ',"code":"' + code + '","message":' + serializeConfig(message) + '}}'
 }

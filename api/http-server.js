@@ -45,7 +45,8 @@ function createHttpServer (handler, httpSettings) {
    */
   server.drain = async function drain (timeoutMs) {
     const state = { closed: false }
-    const whenClosed = new Promise((/** @type {(value?: void) => void} */ resolve) => server.close(() => { state.closed = true; resolve() }))
+    /** @type {Promise<void>} */
+    const whenClosed = new Promise((resolve) => server.close(() => { state.closed = true; resolve() }))
     const deadline = Date.now() + timeoutMs
     while (!state.closed && Date.now() < deadline) {
       server.closeIdleConnections()

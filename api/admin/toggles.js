@@ -192,8 +192,8 @@ function createToggleAdminRouter ({ token, store, maxIdLength, logger, onConfigC
   })
 
   // Body-parser errors keep their 4xx; a failed store call is a retryable 503, logged here once.
-  router.use('/admin', // status: set by body-parser (its HTTP errors); on others undefined, which compares false
-    (/** @type {Error & { type?: string, status: number, code?: string }} */ err,
+  // status: set by body-parser on its HTTP errors; undefined on others, which compares false
+  router.use('/admin', (/** @type {Error & { type?: string, status: number, code?: string }} */ err,
     /** @type {import('express').Request} */ req, /** @type {import('express').Response} */ res,
     /** @type {import('express').NextFunction} */ next) => {
     if (err.type === 'entity.too.large') {

@@ -181,7 +181,7 @@ function privacyGroups (names, endpointSinks, policies) {
  * The sink settings some endpoint logs to: a process builds only those (a declared sink no
  * endpoint uses opens no file and no journal).
  * @param {Settings} settings validated settings
- * @returns {Record<string, object>} sink name → its settings
+ * @returns {Record<string, Settings>} sink name → its settings (each a frozen record of config/schema.js's shape)
  */
 function sinkSettingsInUse (settings) {
   const names = new Set(Object.values(settings.endpoints).flatMap((e) => [...e.accessLog, ...(e.events ? e.events.sinks : [])]))

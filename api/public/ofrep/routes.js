@@ -69,9 +69,8 @@ const STREAM_CORS_ALLOW = Object.freeze({ methods: 'GET', headers: 'Last-Event-I
  */
 
 /**
- * @param {object} settings validated settings (config/load.js)
- * @param {Map<string, { name: string, enabled: boolean, lookup: Function, reload?: Function, sinks: object[],
- *   sinkGroups: any, logBeforeAnswer?: boolean, countOnly?: import('../view').CountOnly }>} endpoints
+ * @param {import('../../../config/load').Settings} settings validated settings (config/load.js)
+ * @param {Map<string, import('../endpoints').Endpoint>} endpoints
  *   from api/public/endpoints.js buildEndpoints
  * @returns {Map<string, OfrepRoute>} keyed by the endpoint's base, `/api/<name>`
  */
