@@ -42,7 +42,7 @@ for (const E of Object.values(ERRORS)) {
  * @returns {{ code: string, statusCode: number, message: string }}
  */
 function coded (err) {
-  const e = /** @type {any} */ (err)
+  const e = /** @type {{ code?: unknown, message?: unknown }|null|undefined} */ (err)
   if (!e || typeof e.code !== 'string' || !FIXED.has(e.code)) return ERRORS.INTERNAL
   const E = ERRORS[e.code]
   return {

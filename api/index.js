@@ -276,7 +276,7 @@ function createBeacon (settings, deps) {
  * What each sink stores of the client (logging/privacy.js). When a sink hashes addresses, the
  * secret of the daily keys is read from the config table (created there by the first host to
  * need it), and retried while HBase cannot be reached; until then hashed addresses are null.
- * @param {Record<string, any>} sinkSettings the sinks in use
+ * @param {Record<string, import('../config/load').Settings>} sinkSettings the sinks in use
  * @param {ReturnType<typeof createToggleStore>} store
  * @param {import('pino').Logger} logger
  * @returns {{ policies: ReturnType<typeof createSinkPolicies>, ready: Promise<void>, stop: () => void }}
@@ -291,7 +291,7 @@ function sinkPrivacy (sinkSettings, store, logger) {
 /**
  * The HBase access-log sink that queries and the traffic view read: the one named `hbase`, else
  * the first HBase sink; null when there is none.
- * @param {any} settings
+ * @param {import('../config/load').Settings} settings
  * @returns {{ table: string, buckets?: number, rollups?: boolean, rollupTable?: string, retention: string,
  *   rollupRetention: string }|null}
  */
@@ -303,7 +303,7 @@ function queriedLogSink (settings) {
 
 /**
  * That sink's retention (logging/retention.js) and what an erase works on (logging/erase.js).
- * @param {any} settings
+ * @param {import('../config/load').Settings} settings
  * @param {import('@beacon/hbase-client').HBaseClient} client
  * @returns {{ retention: ReturnType<typeof createRetention>, target: import('../logging/erase').EraseTarget }|null}
  */
@@ -319,7 +319,7 @@ function accessLogLifecycle (settings, client) {
 }
 
 /**
- * @param {any} settings
+ * @param {import('../config/load').Settings} settings
  * @param {import('@beacon/hbase-client').HBaseClient} client
  * @param {ReturnType<typeof createRetention>|null} retention
  * @returns {ReturnType<typeof createLogQuery>|null} the access-log reader (logging/query/)
@@ -342,7 +342,7 @@ function accessLogQuery (settings, client, retention) {
 
 /**
  * Where the rollups of that sink are, for the dashboard's fleet traffic; null when it keeps none.
- * @param {any} settings
+ * @param {import('../config/load').Settings} settings
  * @returns {{ rollupTable: string, logTable: string, buckets: number }|null}
  */
 function rollupSource (settings) {
@@ -353,7 +353,7 @@ function rollupSource (settings) {
 
 /**
  * The parked minutes of that sink's rollups, for /readyz; null when it keeps none.
- * @param {any} settings
+ * @param {import('../config/load').Settings} settings
  * @param {import('@beacon/hbase-client').HBaseClient} client
  */
 function parkedView (settings, client) {
@@ -363,7 +363,7 @@ function parkedView (settings, client) {
 
 /**
  * Whether this process keeps a known-id filter: it is on, and a cached endpoint reads HBase.
- * @param {any} settings
+ * @param {import('../config/load').Settings} settings
  * @returns {boolean}
  */
 function usesKnownIds (settings) {

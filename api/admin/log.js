@@ -168,7 +168,7 @@ function createLogQueryRouter ({ logQuery, logger }) {
   return router
 }
 
-/** @param {Record<string, any>} query */
+/** @param {{ endpoint?: unknown, id?: unknown, status?: unknown }} query */
 function filtersOf ({ endpoint, id, status }) {
   return Object.fromEntries(Object.entries({ endpoint, id, status }).filter(([, v]) => v !== undefined))
 }
