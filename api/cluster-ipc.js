@@ -16,6 +16,15 @@ const { AggregatorRegistry } = require('prom-client')
 const METRICS_TIMEOUT_MS = 5000
 
 /**
+ * @typedef {import('./propagation').Change} Change
+ * @typedef {{ type: 'beacon:metrics-req', id: number }
+ *   | { type: 'beacon:metrics-res', id: number, text?: string, error?: string }
+ *   | { type: 'beacon:broadcast', change: Change }
+ *   | { type: 'beacon:change', change: Change }} Message one of ours (others, prom-client's, pass by)
+ * @typedef {import('node:cluster').Worker} Worker
+ */
+
+/**
  * The primary's side: answers metrics requests and relays broadcasts.
  *
  * A worker that just died can still look connected: its exit is not processed yet. A message to it
@@ -28,10 +37,10 @@ const METRICS_TIMEOUT_MS = 5000
  */
 function servePrimary (cluster, { onSendError = () => {} } = {}) {
   const aggregator = new AggregatorRegistry()
-  const listen = (worker) => worker.on('error', (err) => onSendError(err, worker))
-  for (const worker of Object.values(cluster.workers ?? {})) listen(worker)
+  const listen = (/** @type {Worker} */ worker) => worker.on('error', (/** @type {Error} */ err) => onSendError(err, worker))
+  for (const worker of Object.values(cluster.workers ?? {})) listen(/** @type {Worker} */ (worker))
   cluster.on('fork', listen)
-  const send = (worker, msg) => { if (worker.isConnected()) worker.send(msg) }
+  const send = (/** @type {Worker} */ worker, /** @type {Message} */ msg) => { if (worker.isConnected()) worker.send(msg) }
   cluster.on('message', (worker, msg) => {
     if (!msg || typeof msg !== 'object') return
     if (msg.type === 'beacon:metrics-req') {
@@ -40,7 +49,9 @@ function servePrimary (cluster, { onSendError = () => {} } = {}) {
         (err) => send(worker, { type: 'beacon:metrics-res', id: msg.id, error: err.message })
       )
     } else if (msg.type === 'beacon:broadcast') {
-      for (const w of Object.values(cluster.workers)) send(w, { type: 'beacon:change', change: msg.change })
+      // The primary's cluster.workers is always set.
+      const workers = /** @type {NonNullable<typeof cluster.workers>} */ (cluster.workers)
+      for (const w of Object.values(workers)) send(/** @type {Worker} */ (w), { type: 'beacon:change', change: msg.change })
     }
   })
 }
@@ -48,25 +59,30 @@ function servePrimary (cluster, { onSendError = () => {} } = {}) {
 /**
  * A worker's side, as the root factory's `cluster` dependency.
  * @param {import('prom-client').Registry} register this worker's registry, served to the primary
- * @returns {{ metricsText: () => Promise<string>, broadcast: (change: object) => void,
- *   onChange: (apply: (change: object) => void) => void }}
+ * @returns {{ metricsText: () => Promise<string>, broadcast: (change: Change) => void,
+ *   onChange: (apply: (change: Change) => void) => void }}
  */
 function workerLink (register) {
   // eslint-disable-next-line no-new -- registers the worker-side listener for the primary's requests
   new AggregatorRegistry()
   AggregatorRegistry.setRegistries([register])
+  /** @type {Map<number, { resolve: (text: string) => void, reject: (err: Error) => void, timer: NodeJS.Timeout }>} */
   const pending = new Map()
   let nextId = 1
+  /** @type {((change: Change) => void)|null} */
   let applyChange = null
-  process.on('message', (/** @type {any} */ msg) => {
-    if (!msg || typeof msg !== 'object') return
+  // A worker is forked by the primary: it has an IPC channel.
+  const proc = /** @type {NodeJS.Process & { send: NonNullable<NodeJS.Process['send']> }} */ (process)
+  process.on('message', (/** @type {unknown} */ message) => {
+    if (!message || typeof message !== 'object') return
+    const msg = /** @type {Message} */ (message)
     if (msg.type === 'beacon:change' && applyChange) applyChange(msg.change)
     if (msg.type === 'beacon:metrics-res' && pending.has(msg.id)) {
-      const { resolve, reject, timer } = pending.get(msg.id)
+      const { resolve, reject, timer } = /** @type {NonNullable<ReturnType<typeof pending.get>>} */ (pending.get(msg.id))
       pending.delete(msg.id)
       clearTimeout(timer)
       if (msg.error) reject(new Error(msg.error))
-      else resolve(msg.text)
+      else resolve(/** @type {string} */ (msg.text)) // an answer without an error has the text
     }
   })
   return {
@@ -77,9 +93,9 @@ function workerLink (register) {
         reject(new Error('the cluster primary did not answer the metrics request'))
       }, METRICS_TIMEOUT_MS)
       pending.set(id, { resolve, reject, timer })
-      process.send({ type: 'beacon:metrics-req', id })
+      proc.send(/** @type {Message} */ ({ type: 'beacon:metrics-req', id }))
     }),
-    broadcast: (change) => process.send({ type: 'beacon:broadcast', change }),
+    broadcast: (change) => proc.send(/** @type {Message} */ ({ type: 'beacon:broadcast', change })),
     onChange: (apply) => { applyChange = apply }
   }
 }

@@ -16,6 +16,12 @@ const JSON_HEADERS = Object.freeze({
   'Cache-Control': 'no-store'
 })
 
+/**
+ * @param {number} status
+ * @param {string} code
+ * @param {string} message
+ * @returns {string}
+ */
 function objectJson (status, code, message) {
   return '{"error":{"status":' + status + ',"code":"' + code + '","message":' + serializeConfig(message) + '}}'
 }
@@ -36,7 +42,7 @@ for (const E of Object.values(ERRORS)) {
  * @returns {{ code: string, statusCode: number, message: string }}
  */
 function coded (err) {
-  const e = /** @type {any} */ (err)
+  const e = /** @type {{ code?: unknown, message?: unknown }|null|undefined} */ (err)
   if (!e || typeof e.code !== 'string' || !FIXED.has(e.code)) return ERRORS.INTERNAL
   const E = ERRORS[e.code]
   return {

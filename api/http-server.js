@@ -45,6 +45,7 @@ function createHttpServer (handler, httpSettings) {
    */
   server.drain = async function drain (timeoutMs) {
     const state = { closed: false }
+    /** @type {Promise<void>} */
     const whenClosed = new Promise((resolve) => server.close(() => { state.closed = true; resolve() }))
     const deadline = Date.now() + timeoutMs
     while (!state.closed && Date.now() < deadline) {
@@ -73,8 +74,9 @@ const SERVED = Symbol('beacon.requestsServed')
 function withRequestCap (handler, max) {
   if (max === 0) return handler
   return function capped (req, res) {
-    const served = (req.socket[SERVED] || 0) + 1
-    req.socket[SERVED] = served
+    const socket = /** @type {import('node:net').Socket & { [SERVED]?: number }} */ (req.socket)
+    const served = (socket[SERVED] || 0) + 1
+    socket[SERVED] = served
     if (served >= max) res.setHeader('Connection', 'close')
     handler(req, res)
   }
@@ -85,6 +87,7 @@ function withRequestCap (handler, max) {
  * this interval (default 30 s), so a slowloris client outlives a 10 s headersTimeout by up to
  * 30 s; sweeping at half the shortest timeout (at most once a second) cuts it within 1.5x the
  * timeout. The sweep walks the connection list, so once a second is cheap.
+ * @param {{ headersTimeoutMs: number, requestTimeoutMs: number }} timeouts
  * @returns {number} milliseconds
  */
 function checkingInterval ({ headersTimeoutMs, requestTimeoutMs }) {

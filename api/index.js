@@ -48,7 +48,7 @@ const { settleWithin, TIMED_OUT } = require('../lib/deadline')
  * port goes to the express fallback (public-app.js); the admin port serves admin-app.js.
  *
  * @param {import('../config/load').Settings} settings validated settings (config/)
- * @param {object} [deps] parts to use instead of the ones built from settings
+ * @param {object} deps parts to use instead of the ones built from settings (a logger at least)
  * @param {import('pino').Logger} deps.logger the app (ops) logger
  * @param {import('@beacon/hbase-client').HBaseClient} [deps.client] the beacon owns it from here on
  *   (closes it); default: a client on settings.hbase.bootstrap
@@ -58,8 +58,8 @@ const { settleWithin, TIMED_OUT } = require('../lib/deadline')
  * @param {string} [deps.writerId] unique among all writers of the access-log table and journal
  *   dir (default: derived from the pid)
  * @param {string} [deps.workerTag] cluster worker tag, part of file-log names (default 'w1')
- * @param {{ metricsText: () => Promise<string>, broadcast: (change: object) => void,
- *   onChange: (apply: (change: object) => void) => void }} [deps.cluster] the cluster IPC
+ * @param {{ metricsText: () => Promise<string>, broadcast: (change: import('./propagation').Change) => void,
+ *   onChange: (apply: (change: import('./propagation').Change) => void) => void }} [deps.cluster] the cluster IPC
  *   (api/cluster-ipc.js); without it a change reaches this process alone
  * @param {() => number} [deps.now] clock for the caches and the rate limits
  */
@@ -155,6 +155,7 @@ function createBeacon (settings, deps) {
   const lifecycle = accessLogLifecycle(settings, client.withKind('lifecycle'))
   const logQuery = accessLogQuery(settings, client.withKind('query'), lifecycle && lifecycle.retention)
 
+  /** @type {Promise<{ forced: boolean, leftOnDisk: number }>|null} */
   let closing = null
   let idsScanned = Promise.resolve()
   const readiness = createReadiness({
@@ -275,7 +276,7 @@ function createBeacon (settings, deps) {
  * What each sink stores of the client (logging/privacy.js). When a sink hashes addresses, the
  * secret of the daily keys is read from the config table (created there by the first host to
  * need it), and retried while HBase cannot be reached; until then hashed addresses are null.
- * @param {Record<string, any>} sinkSettings the sinks in use
+ * @param {Record<string, import('../config/load').Settings>} sinkSettings the sinks in use
  * @param {ReturnType<typeof createToggleStore>} store
  * @param {import('pino').Logger} logger
  * @returns {{ policies: ReturnType<typeof createSinkPolicies>, ready: Promise<void>, stop: () => void }}
@@ -290,7 +291,7 @@ function sinkPrivacy (sinkSettings, store, logger) {
 /**
  * The HBase access-log sink that queries and the traffic view read: the one named `hbase`, else
  * the first HBase sink; null when there is none.
- * @param {any} settings
+ * @param {import('../config/load').Settings} settings
  * @returns {{ table: string, buckets?: number, rollups?: boolean, rollupTable?: string, retention: string,
  *   rollupRetention: string }|null}
  */
@@ -302,7 +303,7 @@ function queriedLogSink (settings) {
 
 /**
  * That sink's retention (logging/retention.js) and what an erase works on (logging/erase.js).
- * @param {any} settings
+ * @param {import('../config/load').Settings} settings
  * @param {import('@beacon/hbase-client').HBaseClient} client
  * @returns {{ retention: ReturnType<typeof createRetention>, target: import('../logging/erase').EraseTarget }|null}
  */
@@ -318,7 +319,7 @@ function accessLogLifecycle (settings, client) {
 }
 
 /**
- * @param {any} settings
+ * @param {import('../config/load').Settings} settings
  * @param {import('@beacon/hbase-client').HBaseClient} client
  * @param {ReturnType<typeof createRetention>|null} retention
  * @returns {ReturnType<typeof createLogQuery>|null} the access-log reader (logging/query/)
@@ -341,7 +342,7 @@ function accessLogQuery (settings, client, retention) {
 
 /**
  * Where the rollups of that sink are, for the dashboard's fleet traffic; null when it keeps none.
- * @param {any} settings
+ * @param {import('../config/load').Settings} settings
  * @returns {{ rollupTable: string, logTable: string, buckets: number }|null}
  */
 function rollupSource (settings) {
@@ -352,7 +353,7 @@ function rollupSource (settings) {
 
 /**
  * The parked minutes of that sink's rollups, for /readyz; null when it keeps none.
- * @param {any} settings
+ * @param {import('../config/load').Settings} settings
  * @param {import('@beacon/hbase-client').HBaseClient} client
  */
 function parkedView (settings, client) {
@@ -362,7 +363,7 @@ function parkedView (settings, client) {
 
 /**
  * Whether this process keeps a known-id filter: it is on, and a cached endpoint reads HBase.
- * @param {any} settings
+ * @param {import('../config/load').Settings} settings
  * @returns {boolean}
  */
 function usesKnownIds (settings) {
@@ -370,7 +371,11 @@ function usesKnownIds (settings) {
     Object.values(settings.endpoints).some((e) => e.source === 'hbase' && e.cache.type === 'lru')
 }
 
-/** Lets in-flight HBase calls finish within `ms`, then aborts what is left. */
+/**
+ * Lets in-flight HBase calls finish within `ms`, then aborts what is left.
+ * @param {import('@beacon/hbase-client').HBaseClient} client
+ * @param {number} ms
+ */
 async function closeClient (client, ms) {
   if (await settleWithin(client.close(), ms) === TIMED_OUT) await client.destroy()
 }

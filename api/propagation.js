@@ -43,6 +43,7 @@ function createPropagation ({
     onConfigChange(id, at)
   }
 
+  /** @param {string} name @param {boolean} enabled */
   function setEndpointEnabled (name, enabled) {
     const endpoint = byName.get(name)
     if (!endpoint || endpoint.enabled === enabled) return
@@ -53,7 +54,7 @@ function createPropagation ({
 
   /** @param {Change} change from this process or relayed by the cluster primary */
   function applyChange (change) {
-    if (change.cmd === 'invalidate') invalidate(change.id, Number.isFinite(change.at) ? change.at : null)
+    if (change.cmd === 'invalidate') invalidate(change.id, Number.isFinite(change.at) ? /** @type {number} */ (change.at) : null)
     else if (change.cmd === 'endpoint') {
       localSwitches++
       setEndpointEnabled(change.name, change.enabled)

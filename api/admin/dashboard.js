@@ -47,6 +47,11 @@ function createDashboardRouter () {
   const assets = assetFiles()
   const page = path.join(PAGE_DIR, 'index.html')
 
+  /**
+   * @param {import('express').Response} res
+   * @param {import('express').NextFunction} next
+   * @param {string} file
+   */
   function send (res, next, file) {
     res.set({
       'Content-Security-Policy': CSP,
@@ -56,7 +61,7 @@ function createDashboardRouter () {
       // Revalidate every load (ETag): a server upgrade never leaves an old script with a new page.
       'Cache-Control': 'no-cache'
     })
-    res.sendFile(file, { cacheControl: false, dotfiles: 'deny' }, (err) => {
+    res.sendFile(file, { cacheControl: false, dotfiles: 'deny' }, (/** @type {Error|undefined} */ err) => {
       if (err && !res.headersSent) next(err)
     })
   }

@@ -39,12 +39,18 @@ function createLogLifecycleRouter ({ lifecycle, maxIdLength, now = Date.now, log
     return router
   }
   const { retention, target } = lifecycle
+  /** @type {(req: import('express').Request, action: string, details: Record<string, unknown>) => void} */
   const audit = (req, action, details) => logger.info(
     { audit: true, action, ip: req.socket.remoteAddress, ...details },
     `admin ${action}`
   )
 
-  /** HBase → 503 with its code; anything else → 500, logged. */
+  /**
+   * HBase → 503 with its code; anything else → 500, logged.
+   * @param {import('express').Response} res
+   * @param {unknown} err
+   * @param {string} what
+   */
   const fail = (res, err, what) => {
     if (err instanceof HBaseError) {
       logger.warn({ code: err.code, message: err.message }, `access-log ${what} failed`)

@@ -38,17 +38,27 @@ function createLogQueryRouter ({ logQuery, logger }) {
     return router
   }
 
-  /** Parses, or answers the 400 and returns null. */
+  /**
+   * Parses, or answers the 400 and returns null.
+   * @param {'scan'|'count'|'check'} kind
+   * @param {import('express').Request} req
+   * @param {import('express').Response} res
+   */
   const parse = (kind, req, res) => {
     try {
-      return logQuery.parse(kind, /** @type {Record<string, unknown>} */ (req.query))
+      // logging/query/index.js types kind as 'scan'|'count'; its parser takes 'check' too.
+      return logQuery.parse(/** @type {'scan'|'count'} */ (kind), /** @type {Record<string, unknown>} */ (req.query))
     } catch (err) {
       sendError(res, err, { withDetail: true })
       return null
     }
   }
 
-  /** Answers a failed query: HBase → 503 with its code; anything else → 500, logged. */
+  /**
+   * Answers a failed query: HBase → 503 with its code; anything else → 500, logged.
+   * @param {import('express').Response} res
+   * @param {unknown} err
+   */
   const fail = (res, err) => {
     if (err instanceof HBaseError) {
       logger.warn({ code: err.code, message: err.message }, 'access-log query failed')
@@ -88,7 +98,8 @@ function createLogQueryRouter ({ logQuery, logger }) {
         if (gone.closed) break
       }
       out.end()
-    } catch (err) {
+    } catch (e) {
+      const err = /** @type {Error & { code?: string }} */ (e)
       logger.warn({ code: err.code, message: err.message }, 'access-log scan failed mid-stream; response cut')
       res.destroy()
     } finally {
@@ -157,7 +168,7 @@ function createLogQueryRouter ({ logQuery, logger }) {
   return router
 }
 
-/** @param {Record<string, any>} query */
+/** @param {{ endpoint?: unknown, id?: unknown, status?: unknown }} query */
 function filtersOf ({ endpoint, id, status }) {
   return Object.fromEntries(Object.entries({ endpoint, id, status }).filter(([, v]) => v !== undefined))
 }

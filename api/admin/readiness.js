@@ -3,6 +3,13 @@
 const { settleWithin, TIMED_OUT } = require('../../lib/deadline')
 
 /**
+ * @typedef {import('../../logging/retention').RetentionView} RetentionView
+ * @typedef {{ pending: number, writeFailing?: string|null, journalBuffered?: number, shed?: number,
+ *   state?: string, journalPending?: number, history?: { short: boolean, keptMs: number, promisedMs: number } }} SinkStats
+ *   what readiness reads of a sink's stats (each sink's own shape: logging/)
+ */
+
+/**
  * The `/readyz` check: may a load balancer send this process traffic? Ready when HBase answers
  * or the caches can serve without it (so a shared-HBase outage does not pull every warm host
  * out at once), no access-log sink is saturated or failing to write to its local disk, and the
@@ -12,13 +19,13 @@ const { settleWithin, TIMED_OUT } = require('../../lib/deadline')
  * @param {{ ping: (opts: { timeout: number }) => Promise<void> }} options.client
  * @param {number} options.pingTimeoutMs
  * @param {Map<string, { cache: { stats: () => { size: number } }|null }>} options.endpoints
- * @param {Map<string, { stats: () => any, type?: string, maxQueue?: number, overload?: string }>} options.sinks
- * @param {{ describe: () => Promise<any> }|null} [options.retention] the queried access log's
+ * @param {Map<string, import('../../logging/sink-set').Sink>} options.sinks
+ * @param {{ describe: () => Promise<RetentionView> }|null} [options.retention] the queried access log's
  *   (logging/retention.js): shown beside the checks, never a reason to be unready
  * @param {{ parked: () => Promise<number[]> }|null} [options.rollups] the queried access log's parked
  *   minutes (logging/rollup/read.js createParkedView): a warning, never a reason to be unready
  * @param {() => boolean} options.closing
- * @returns {() => Promise<{ ready: boolean, checks: Record<string, string|number>, retention?: any }>}
+ * @returns {() => Promise<{ ready: boolean, checks: Record<string, string|number>, retention?: RetentionView|{ error: string } }>}
  */
 function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, retention = null, rollups = null, closing }) {
   return async function readiness () {
@@ -32,7 +39,8 @@ function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, retention =
     try {
       await client.ping({ timeout: pingTimeoutMs })
       checks.hbase = 'reachable'
-    } catch (err) {
+    } catch (e) {
+      const err = /** @type {Error & { code?: string }} */ (e)
       hbaseOk = false
       checks.hbase = `unreachable (${err.code || err.message})`
     }
@@ -40,17 +48,18 @@ function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, retention =
     checks.cachedConfigs = cachedEntries
     let saturated = false
     for (const [name, sink] of sinks) {
-      const stats = sink.stats()
+      const stats = /** @type {SinkStats} */ (sink.stats())
       // Memory is full: new entries are spilled or shed (the sink's policy). Still answering,
       // but a load balancer should prefer a host that is not.
-      const full = sink.maxQueue > 0 && stats.pending >= sink.maxQueue
+      const maxQueue = sink.maxQueue ?? 0 // only an HBase sink has a bound
+      const full = maxQueue > 0 && stats.pending >= maxQueue
       // The local disk refuses the sink's writes (a full disk): entries wait in memory, within
       // a bound, and past it are shed. A host that can log should get the traffic instead.
       const failing = typeof stats.writeFailing === 'string'
       saturated = saturated || full || failing
       let check = 'ok'
       if (failing) {
-        check = writeFailingCheck(sink, stats)
+        check = writeFailingCheck(sink, /** @type {SinkStats & { writeFailing: string }} */ (stats))
       } else if (full) {
         check = `saturated: ${sink.overload === 'shed' ? 'shedding' : 'spilling to the journal'}`
       } else if (stats.state === 'down') {
@@ -79,9 +88,10 @@ function parkedCheck (parked) {
 }
 
 /**
- * @param {Promise<any>} promise
+ * @template T
+ * @param {Promise<T>} promise
  * @param {number} ms
- * @returns {Promise<any>} its value, or `{ error }` when it failed or took longer than ms
+ * @returns {Promise<T|{ error: string }>} its value, or `{ error }` when it failed or took longer than ms
  */
 async function withinMs (promise, ms) {
   const answer = await settleWithin(promise.catch((err) => ({ error: err.code || err.message })), ms)
@@ -94,7 +104,7 @@ async function withinMs (promise, ms) {
  * @returns {string}
  */
 function historyCheck ({ keptMs, promisedMs }) {
-  const hours = (ms) => `${Math.round(ms / 360000) / 10} h`
+  const hours = (/** @type {number} */ ms) => `${Math.round(ms / 360000) / 10} h`
   return `warning: the file log's rotated files hold ${hours(keptMs)} of history, ` +
     `less than the ${hours(promisedMs)} keepFiles promise ` +
     '(rotating on size: raise rotateSize or keepFiles)'

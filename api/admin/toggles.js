@@ -104,10 +104,12 @@ function createToggleAdminRouter ({ token, store, maxIdLength, logger, onConfigC
   })
   router.use('/admin', express.json({ limit: MAX_BODY_BYTES, strict: false, type: () => true }))
 
+  /** @type {(req: import('express').Request, action: string, details: Record<string, string>) => void} */
   const audit = (req, action, details) => logger.info(
     { audit: true, action, ip: req.socket.remoteAddress, ...details },
     `admin ${action}`
   )
+  /** @type {(req: import('express').Request, res: import('express').Response) => boolean} */
   const checkId = (req, res) => {
     if (isSafeName(req.params.id, maxIdLength)) return true
     sendError(res, new ERRORS.BAD_ID())
@@ -190,7 +192,10 @@ function createToggleAdminRouter ({ token, store, maxIdLength, logger, onConfigC
   })
 
   // Body-parser errors keep their 4xx; a failed store call is a retryable 503, logged here once.
-  router.use('/admin', (err, req, res, next) => {
+  // status: set by body-parser on its HTTP errors; undefined on others, which compares false
+  router.use('/admin', (/** @type {Error & { type?: string, status: number, code?: string }} */ err,
+    /** @type {import('express').Request} */ req, /** @type {import('express').Response} */ res,
+    /** @type {import('express').NextFunction} */ next) => {
     if (err.type === 'entity.too.large') {
       return sendError(res, new ERRORS.BODY_TOO_LARGE(`it exceeds ${MAX_BODY_BYTES} bytes`), { withDetail: true })
     }

@@ -14,6 +14,14 @@ const CACHE_MS = 5000
 const UNAVAILABLE = Object.freeze(new ERRORS.LOG_UNAVAILABLE())
 
 /**
+ * @typedef {{ rollupTable: string, logTable: string, buckets: number }} TrafficSource
+ * @typedef {{ id: string, count: number, bots: number, endpoints: Record<string, number> }} TopId
+ * @typedef {{ enabled: true, now: number, logTable: string, from: number, to: number,
+ *   minutes: { t: number, endpoints: Record<string, number>, bots: Record<string, number> }[],
+ *   pending: number[], top: TopId[] }} TrafficBody
+ */
+
+/**
  * Fleet-wide traffic for the dashboard, read from the access-log rollups (logging/rollup/):
  * every host's requests, not this one's. `GET /dashboard/traffic` answers
  * `{ enabled: true, now, logTable, minutes: [{ t, endpoints: { <name>: count }, bots: { <name>: count } }],
@@ -26,7 +34,7 @@ const UNAVAILABLE = Object.freeze(new ERRORS.LOG_UNAVAILABLE())
  *
  * @param {object} deps
  * @param {import('@beacon/hbase-client').HBaseClient} deps.client
- * @param {{ rollupTable: string, logTable: string, buckets: number }|null} deps.source the
+ * @param {TrafficSource|null} deps.source the
  *   rollups of the HBase access log, null when none is kept
  * @param {() => number} deps.now
  * @param {number} deps.timeoutMs per HBase call
@@ -34,15 +42,21 @@ const UNAVAILABLE = Object.freeze(new ERRORS.LOG_UNAVAILABLE())
  */
 function createTrafficRouter ({ client, source, now, timeoutMs }) {
   const router = express.Router()
-  let cached = null // { at, body: Promise }
+  /** @type {{ at: number, body: Promise<TrafficBody> }|null} */
+  let cached = null
 
+  /** @returns {Promise<TrafficBody>} only called with a source (the route answers without one) */
   async function read () {
-    const rollups = { ...source, client, timeout: timeoutMs }
+    const src = /** @type {TrafficSource} */ (source)
+    /** @type {import('../../logging/rollup/read').RollupSource} */
+    const rollups = { ...src, client, timeout: timeoutMs }
     const end = minuteOf(now()) + MINUTE_MS // the minute in progress included
     const from = end - HOUR_MINUTES * MINUTE_MS
     const minutes = []
     for await (const { minute, groups } of rolledMinutes(rollups, from, end, 't')) {
+      /** @type {Record<string, number>} */
       const endpoints = {}
+      /** @type {Record<string, number>} */
       const bots = {}
       for (const [group, n] of groups) {
         const { endpoint, bot } = parseGroup(group)
@@ -53,18 +67,24 @@ function createTrafficRouter ({ client, source, now, timeoutMs }) {
     }
     const top = await topIds(rollups, end - TOP_MINUTES * MINUTE_MS, end)
     const pending = [...await markedMinutes(rollups, from, end)].sort((a, b) => a - b)
-    return { enabled: true, now: now(), logTable: source.logTable, from, to: end, minutes, pending, top }
+    return { enabled: true, now: now(), logTable: src.logTable, from, to: end, minutes, pending, top }
   }
 
   /**
    * The ids with most requests over [from, to), read partition by partition (an id's groups are
    * all in one): once a partition is read its ids are complete, and only the best are kept, so
    * a minute of a million new visitors costs a partition's share of them at once.
+   * @param {import('../../logging/rollup/read').RollupSource} rollups
+   * @param {number} from
+   * @param {number} to
+   * @returns {Promise<TopId[]>}
    */
   async function topIds (rollups, from, to) {
+    /** @type {Map<string, TopId>} */
     const byId = new Map()
+    /** @type {TopId[]} */
     let best = []
-    const keepBest = (partition) => {
+    const keepBest = (/** @type {number|null} */ partition) => {
       for (const [id, row] of byId) {
         if (partition !== null && partitionOfId(id) !== partition) continue
         best.push(row)

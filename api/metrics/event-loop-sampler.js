@@ -43,6 +43,7 @@ function sampleEventLoop ({
   let periodMs = everyMs
   let dueAt = now() + periodMs
   let lastCpu = cpuUsage()
+  /** @type {NodeJS.Timeout|null} */
   let timer = null
   const tick = () => {
     const at = now()
@@ -58,7 +59,7 @@ function sampleEventLoop ({
   timer.unref()
   return {
     stop () {
-      clearTimeout(timer)
+      clearTimeout(/** @type {NodeJS.Timeout|undefined} */ (timer)) // null after a stop: a no-op
       timer = null
     }
   }

@@ -17,6 +17,8 @@
 /**
  * @typedef {{ inc: (n?: number) => void }} HotCounterSeries
  * @typedef {{ observe: (value: number) => void }} HotHistogramSeries
+ * @typedef {{ labels: Record<string, string|number>, value: number, metricName?: string }} Sample one of
+ *   `get()`'s values, as prom-client's metric interface has them
  */
 
 class HotMetric {
@@ -34,9 +36,10 @@ class HotMetric {
     this.type = type
     this.aggregator = 'sum'
     this.bounds = buckets
-    /** @type {Map<string, any>} */
+    /** @type {Map<string, CounterSeries|HistogramSeries>} */
     this.series = new Map()
-    register.registerMetric(/** @type {any} */ (this))
+    // Not a prom-client Metric class, but has the part of its interface the registry reads.
+    register.registerMetric(/** @type {import('prom-client').Metric} */ (/** @type {unknown} */ (this)))
   }
 
   /**
@@ -56,6 +59,7 @@ class HotMetric {
 
   /** prom-client's metric interface: the samples, as `Registry#metrics()` formats them. */
   async get () {
+    /** @type {Sample[]} */
     const values = []
     for (const series of this.series.values()) series.export(this.name, values)
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator }
@@ -77,7 +81,7 @@ class CounterSeries {
     this.value += n
   }
 
-  /** @param {string} name @param {object[]} out */
+  /** @param {string} name @param {Sample[]} out */
   export (name, out) {
     out.push({ labels: this.labels, value: this.value })
   }
@@ -110,7 +114,7 @@ class HistogramSeries {
     this.count++
   }
 
-  /** @param {string} name @param {object[]} out */
+  /** @param {string} name @param {Sample[]} out */
   export (name, out) {
     let cumulative = 0
     for (let i = 0; i < this.bounds.length; i++) {
@@ -134,7 +138,8 @@ class HistogramSeries {
  * @returns {{ child: (labels: Record<string, string>) => HotCounterSeries }}
  */
 function hotCounter (options) {
-  return new HotMetric({ ...options, type: 'counter' })
+  // A counter's series are all CounterSeries.
+  return /** @type {{ child: (labels: Record<string, string>) => HotCounterSeries }} */ (new HotMetric({ ...options, type: 'counter' }))
 }
 
 /**
@@ -142,7 +147,9 @@ function hotCounter (options) {
  * @returns {{ child: (labels: Record<string, string>) => HotHistogramSeries }}
  */
 function hotHistogram (options) {
-  return new HotMetric({ ...options, type: 'histogram' })
+  // A histogram's series are all HistogramSeries.
+  return /** @type {{ child: (labels: Record<string, string>) => HotHistogramSeries }} */ (
+    new HotMetric({ ...options, type: 'histogram' }))
 }
 
 module.exports = { hotCounter, hotHistogram }

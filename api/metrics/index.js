@@ -6,6 +6,7 @@ const { registerHBaseTraffic } = require('./hbase-traffic')
 const { followStats, gaugeStats } = require('./stats')
 const { watchEventLoop } = require('./event-loop')
 const { watchProcessCpu } = require('./process-cpu')
+const { series } = require('./series')
 
 // prom-client's lag gauges sample the loop every 10 ms by default, waking an idle process 100
 // times a second; the per-process histogram (event-loop-metrics.js) is the fine-grained one.
@@ -91,44 +92,34 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
 
   // Registered by declareBrowserPaths, only when some endpoint declares cors or events: a family
   // without samples would be noise.
+  /** @type {import('prom-client').Counter|null} */
   let corsOutcomes = null
+  /** @type {import('prom-client').Counter|null} */
   let eventRequests = null
+  /** @type {import('prom-client').Counter|null} */
   let events = null
 
+  /** @typedef {import('./series').CounterLike} CounterLike */
+  /** @type {Map<string, Map<number, CounterLike>>} */
   const requestChildren = new Map()
+  /** @type {Map<string, Map<null, import('./series').HistogramLike>>} */
   const durationChildren = new Map()
+  /** @type {Map<string, Map<string, CounterLike>>} */
   const cacheChildren = new Map()
+  /** @type {Map<string, Map<null, import('./series').HistogramLike>>} */
   const rpcChildren = new Map()
+  /** @type {Map<string, Map<string, CounterLike>>} */
   const corsChildren = new Map()
+  /** @type {Map<string, Map<string, CounterLike>>} */
   const eventRequestChildren = new Map()
+  /** @type {Map<string, Map<string, CounterLike>>} */
   const eventChildren = new Map()
 
-  /**
-   * The series of a label pair, looked up by the two values: the first the caller's endpoint
-   * name (or method), the second a status code or an outcome, each a constant string or a small
-   * integer, so a lookup neither concatenates nor allocates; the label set is built once.
-   * @param {Map<any, Map<any, any>>} cache
-   * @param {{ child?: Function, labels?: Function }} metric
-   * @param {string} a
-   * @param {string|number|null} b
-   * @param {(a: string, b: any) => Record<string, string>} labelsOf
-   */
-  function series (cache, metric, a, b, labelsOf) {
-    let inner = cache.get(a)
-    if (inner === undefined) cache.set(a, (inner = new Map()))
-    let c = inner.get(b)
-    if (c === undefined) {
-      const labels = labelsOf(a, b)
-      c = metric.child ? metric.child(labels) : metric.labels(labels)
-      inner.set(b, c)
-    }
-    return c
-  }
-  const endpointStatus = (endpoint, status) => ({ endpoint, status: String(status) })
-  const endpointOnly = (endpoint) => ({ endpoint })
-  const endpointOutcome = (endpoint, outcome) => ({ endpoint, outcome })
-  const endpointEvent = (endpoint, event) => ({ endpoint, event })
-  const methodOnly = (method) => ({ method })
+  const endpointStatus = (/** @type {string} */ endpoint, /** @type {number} */ status) => ({ endpoint, status: String(status) })
+  const endpointOnly = (/** @type {string} */ endpoint) => ({ endpoint })
+  const endpointOutcome = (/** @type {string} */ endpoint, /** @type {string} */ outcome) => ({ endpoint, outcome })
+  const endpointEvent = (/** @type {string} */ endpoint, /** @type {string} */ event) => ({ endpoint, event })
+  const methodOnly = (/** @type {string} */ method) => ({ method })
 
   const hooks = {
     /** @param {string} endpoint @param {number} status @param {number} seconds */
@@ -196,6 +187,7 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
    *   `cors`; endpoint name → its event names
    */
   function declareBrowserPaths ({ cors, events: eventNames }) {
+    /** @type {(name: string, help: string, labelNames: string[]) => import('prom-client').Counter} */
     const counter = (name, help, labelNames) => new client.Counter({ name, help, labelNames, registers: [register] })
     if (cors.length > 0 && !corsOutcomes) {
       corsOutcomes = counter(

@@ -11,7 +11,7 @@ const client = require('prom-client')
  *   ReturnType<ReturnType<typeof import('../../lib/toggles/known-ids').createKnownIds>['stats']> }} knownIds
  */
 function registerKnownIds (register, knownIds) {
-  /** @param {string} name @param {string} help @param {(s: any) => number} read */
+  /** @param {string} name @param {string} help @param {(s: ReturnType<typeof knownIds.stats>) => number} read */
   const counter = (name, help, read) => {
     let last = 0
     new client.Counter({ // eslint-disable-line no-new -- registered, read at scrape time

@@ -16,7 +16,9 @@ function createPublicApp ({ logger }) {
   app.disable('x-powered-by')
   app.set('etag', false)
   app.use((req, res) => sendError(res, NOT_FOUND))
-  app.use((err, req, res, next) => {
+  app.use((/** @type {Error & { status: number }} */ err, /** @type {import('express').Request} */ req,
+    /** @type {import('express').Response} */ res, /** @type {import('express').NextFunction} */ next) => {
+    // status: set by express and body-parser on their HTTP errors; undefined on others, which compares false
     if (err.status >= 400 && err.status < 500) return sendError(res, BAD_REQUEST)
     logger.error({ err }, 'public app error')
     sendError(res, err)

@@ -23,6 +23,7 @@ function createConnectionShare ({ maxPerClient, isTrusted }) {
   /** @type {WeakSet<object>} */
   const over = new WeakSet()
 
+  /** @param {import('node:net').Socket} socket */
   function admit (socket) {
     const peer = socket.remoteAddress || ''
     if (maxPerClient === 0 || isTrusted(peer)) return
@@ -31,7 +32,7 @@ function createConnectionShare ({ maxPerClient, isTrusted }) {
     held.set(client, count)
     if (count > maxPerClient) over.add(socket)
     socket.once('close', () => {
-      const left = held.get(client) - 1
+      const left = /** @type {number} */ (held.get(client)) - 1 // set above, until this close
       if (left === 0) held.delete(client)
       else held.set(client, left)
     })

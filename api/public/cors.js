@@ -40,10 +40,16 @@ function createCorsPolicy (spec, allow) {
   const maxAge = String(spec.maxAgeSeconds)
   const expose = allow.expose || null
 
+  /** @param {string|undefined} origin @returns {boolean} */
   function allows (origin) {
     return any || (typeof origin === 'string' && origins.has(origin))
   }
 
+  /**
+   * @param {Record<string, string|number>} headers
+   * @param {string|undefined} origin
+   * @returns {CorsOutcome|null}
+   */
   function decorate (headers, origin) {
     if (any) {
       headers['Access-Control-Allow-Origin'] = '*'
@@ -58,6 +64,7 @@ function createCorsPolicy (spec, allow) {
     return 'allowed'
   }
 
+  /** @param {string} origin @returns {Record<string, string>|null} */
   function preflight (origin) {
     if (!allows(origin)) return null
     /** @type {Record<string, string>} */

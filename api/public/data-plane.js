@@ -59,7 +59,8 @@ const OFREP_RATE_LIMITED = JSON.stringify({
  * @param {(endpoint: string, status: number, seconds: number) => void} [options.onResponse] metrics hook
  * @param {(endpoint: string, outcome: string) => void} [options.onCors] metrics hook: allowed,
  *   denied, preflight, preflight_denied
- * @param {{ limiters: Map<string, import('./rate-limit').RateLimiter>, clientOf: (req: any) => string }} [options.rateLimits]
+ * @param {{ limiters: Map<string, import('./rate-limit').RateLimiter>,
+ *   clientOf: (req: import('http').IncomingMessage) => string }} [options.rateLimits]
  *   per-client limits by endpoint name (api/public/rate-limit.js); a request past its client's share is
  *   answered 429 before anything else is read of it, and is no view (no access-log entry)
  * @param {(socket: object) => boolean} [options.overShare] whether a connection is past its
@@ -81,6 +82,8 @@ function createDataPlane ({
    * Answers 429 when the request's connection is past its client's share, or its client is
    * past its share of this endpoint's requests.
    * @param {string} name the endpoint's
+   * @param {import('http').IncomingMessage} req
+   * @param {import('http').ServerResponse} res
    * @param {'jsonp'|'json'|'ofrep'} kind what body the refusal takes
    * @returns {boolean} refused
    */
@@ -90,7 +93,7 @@ function createDataPlane ({
     if (!closing) {
       const limiter = buckets === null ? undefined : buckets.get(name)
       if (limiter === undefined) return false
-      wait = limiter.take(rateLimits.clientOf(req))
+      wait = limiter.take(/** @type {NonNullable<typeof rateLimits>} */ (rateLimits).clientOf(req))
       if (wait === 0) return false
     }
     if (onRateLimited) onRateLimited(name)
@@ -130,9 +133,16 @@ function createDataPlane ({
     finish(ctx, err.statusCode, headers, renderError(err, { callback: ctx.callback, scriptContext: ctx.scriptContext }))
   }
 
-  // A preflight is not a page view: counted in the CORS metrics, not in the access log.
+  /**
+   * A preflight is not a page view: counted in the CORS metrics, not in the access log. Only
+   * called for an endpoint with `cors` and a request with an Origin (isPreflight).
+   * @param {Endpoint} endpoint
+   * @param {import('http').IncomingMessage} req
+   * @param {import('http').ServerResponse} res
+   */
   function preflight (endpoint, req, res) {
-    const headers = endpoint.cors.preflight(req.headers.origin)
+    const cors = /** @type {import('./cors').CorsPolicy} */ (endpoint.cors)
+    const headers = cors.preflight(/** @type {string} */ (req.headers.origin))
     if (onCors) onCors(endpoint.name, headers ? 'preflight' : 'preflight_denied')
     if (headers !== null) {
       res.writeHead(204, headers)
@@ -162,7 +172,8 @@ function createDataPlane ({
       finish(ctx, 304, { ETag: entry.etag, 'Cache-Control': endpoint.cacheControl }, undefined, !entry.found)
       return
     }
-    const body = renderBody({ id: ctx.id, isDefault: !entry.found, configJson: entry.json, callback })
+    // ctx.id is set before the lookup whose entry this is.
+    const body = renderBody({ id: /** @type {string} */ (ctx.id), isDefault: !entry.found, configJson: entry.json, callback })
     finish(ctx, 200, {
       'Content-Type': callback ? JS_TYPE : JSON_TYPE,
       'Content-Length': Buffer.byteLength(body),
@@ -173,7 +184,8 @@ function createDataPlane ({
   }
 
   return function handle (req, res) {
-    const url = req.url
+    // An http.Server request always has a url.
+    const url = /** @type {string} */ (req.url)
     const q = url.indexOf('?')
     const path = q < 0 ? url : url.slice(0, q)
     const endpoint = endpoints.get(path)
@@ -181,9 +193,14 @@ function createDataPlane ({
       const route = eventRoutes.get(path)
       const ofrep = route === undefined && ofrepRoutes.size > 0 ? matchOfrepRoute(ofrepRoutes, path) : null
       if (route !== undefined) {
-        if (!guarded || !limited(route.endpoint.name, req, res, 'json')) handleEvents(route, req, res)
+        // eventRoutes and ofrepRoutes come with their handlers (api/public/app.js).
+        if (!guarded || !limited(route.endpoint.name, req, res, 'json')) {
+          /** @type {NonNullable<typeof handleEvents>} */ (handleEvents)(route, req, res)
+        }
       } else if (ofrep !== null) {
-        if (!guarded || !limited(ofrep.route.name, req, res, 'ofrep')) handleOfrep(ofrep, req, res)
+        if (!guarded || !limited(ofrep.route.name, req, res, 'ofrep')) {
+          /** @type {NonNullable<typeof handleOfrep>} */ (handleOfrep)(ofrep, req, res)
+        }
       } else {
         fallback(req, res)
       }

@@ -9,6 +9,9 @@ const { ERRORS } = require('../../lib/errors')
 const { groupSinks } = require('../../logging/privacy')
 
 /** @typedef {import('../../lib/toggles/entry').ConfigEntry} ConfigEntry */
+/** @typedef {import('../../config/load').Settings} Settings */
+/** @typedef {import('../../logging/sink-set').Sink} Sink */
+/** @typedef {import('../../logging/privacy').PrivacyPolicy} PrivacyPolicy */
 
 /**
  * A declared endpoint, as the data plane, the event paths and the OFREP paths take it (a View
@@ -37,7 +40,7 @@ const { groupSinks } = require('../../logging/privacy')
  * through the toggle store), optionally an LRU cache in front, and its access-log sinks.
  *
  * @param {object} options
- * @param {object} options.settings validated settings (config/load.js)
+ * @param {Settings} options.settings validated settings (config/load.js)
  * @param {ReturnType<typeof import('../../lib/toggles/store').createToggleStore>} options.store
  * @param {Map<string, import('../../logging/sink-set').Sink>} options.sinks named access-log sinks (logging/)
  * @param {Map<string, import('../../logging/privacy').PrivacyPolicy|null>} [options.policies] sink
@@ -78,7 +81,7 @@ function buildEndpoints ({ settings, store, sinks, policies = new Map(), now, on
         negativeTtlMs: spec.cache.negativeTtlMs,
         maxNegative: spec.cache.maxNegative,
         now,
-        onOutcome: onCacheOutcome && ((outcome) => onCacheOutcome(name, outcome))
+        onOutcome: onCacheOutcome && ((/** @type {string} */ outcome) => onCacheOutcome(name, outcome))
       })
     }
     const endpointSinks = sinksNamed(name, spec.accessLog, sinks)
@@ -109,7 +112,7 @@ function buildEndpoints ({ settings, store, sinks, policies = new Map(), now, on
  * The event paths of the endpoints that declare `events` (api/public/events.js): `/api/<name>/events`
  * (POST) and, unless `gif: false`, `/api/<name>/events.gif` (GET). Each event goes to the
  * sinks `events.sinks` names.
- * @param {object} settings validated settings
+ * @param {Settings} settings validated settings
  * @param {Map<string, { name: string, enabled: boolean }>} endpoints from buildEndpoints
  * @param {Map<string, import('../../logging/sink-set').Sink>} sinks named access-log sinks
  * @param {{ maxIdLength: number }} limits
@@ -117,6 +120,7 @@ function buildEndpoints ({ settings, store, sinks, policies = new Map(), now, on
  * @returns {Map<string, import('./events').EventRoute>} keyed by path
  */
 function buildEventRoutes (settings, endpoints, sinks, limits, policies = new Map()) {
+  /** @type {Map<string, import('./events').EventRoute>} */
   const routes = new Map()
   for (const endpoint of endpoints.values()) {
     const spec = settings.endpoints[endpoint.name].events
@@ -148,6 +152,12 @@ function buildEventRoutes (settings, endpoints, sinks, limits, policies = new Ma
   return routes
 }
 
+/**
+ * @param {string} endpointName
+ * @param {string[]} names
+ * @param {Map<string, Sink>} sinks
+ * @returns {Sink[]}
+ */
 function sinksNamed (endpointName, names, sinks) {
   return names.map((sinkName) => {
     const sink = sinks.get(sinkName)
@@ -156,15 +166,22 @@ function sinksNamed (endpointName, names, sinks) {
   })
 }
 
+/**
+ * @param {string[]} names
+ * @param {Sink[]} endpointSinks
+ * @param {Map<string, PrivacyPolicy|null>} policies
+ */
 function privacyGroups (names, endpointSinks, policies) {
-  return groupSinks(endpointSinks, names.map((name) => policies.get(name) ?? null))
+  // logging/privacy.js types its sinks as writers of any object; a Sink writes AccessEntries.
+  const writers = /** @type {{ write: (entry: object) => void }[]} */ (endpointSinks)
+  return groupSinks(writers, names.map((name) => policies.get(name) ?? null))
 }
 
 /**
  * The sink settings some endpoint logs to: a process builds only those (a declared sink no
  * endpoint uses opens no file and no journal).
- * @param {object} settings validated settings
- * @returns {Record<string, object>} sink name → its settings
+ * @param {Settings} settings validated settings
+ * @returns {Record<string, Settings>} sink name → its settings (each a frozen record of config/schema.js's shape)
  */
 function sinkSettingsInUse (settings) {
   const names = new Set(Object.values(settings.endpoints).flatMap((e) => [...e.accessLog, ...(e.events ? e.events.sinks : [])]))

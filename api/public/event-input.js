@@ -79,6 +79,7 @@ function parseEventBody (body, rules) {
  */
 function parseEventQuery (queryString, rules) {
   const params = new URLSearchParams(queryString)
+  /** @type {Record<string, string>} */
   const item = {}
   for (const key of FIELDS) {
     const values = params.getAll(key)
@@ -105,7 +106,10 @@ function checkEvent (item, rules) {
   return { id, event, variant: variant === undefined ? null : /** @type {string|null} */ (variant) }
 }
 
-/** @returns {ParsedEvents} */
+/**
+ * @param {import('../../lib/errors').BeaconError} error
+ * @returns {ParsedEvents}
+ */
 function fail (error) {
   return { events: null, error }
 }

@@ -26,7 +26,7 @@ const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA
  * @property {boolean} gif the `GET …/events.gif` form, else `POST …/events`
  * @property {import('./cors').CorsPolicy|null} cors
  * @property {import('./event-input').EventRules & { maxBodyBytes: number }} rules
- * @property {{ write: (entry: object) => void }[]} sinks
+ * @property {import('../../logging/sink-set').Sink[]} sinks
  * @property {import('../../logging/privacy').SinkGroup[]|null} [sinkGroups] the sinks by privacy
  *   policy; null: every sink stores entries as they are
  * @property {boolean} logBeforeAnswer a sink is durable: log before answering
@@ -56,6 +56,14 @@ const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA
 function createEventHandler ({ maxUrlLength, hooks = {} }) {
   const { onEventRequest, onEvent, onCors } = hooks
 
+  /** @typedef {import('http').IncomingMessage} Req */
+  /** @typedef {import('http').ServerResponse} Res */
+  /** @typedef {Record<string, string|number>} Headers */
+
+  /**
+   * @param {EventRoute} route
+   * @param {string} outcome
+   */
   function count (route, outcome) {
     if (onEventRequest) onEventRequest(route.endpoint.name, outcome)
   }
@@ -63,6 +71,12 @@ function createEventHandler ({ maxUrlLength, hooks = {} }) {
   /**
    * An error answer. Before the body was read in full the connection is closed after it, so a
    * body nobody reads is never drained.
+   * @param {EventRoute} route
+   * @param {Req} req
+   * @param {Res} res
+   * @param {Headers} headers
+   * @param {import('../../lib/errors').BeaconError} err
+   * @param {boolean} unread
    */
   function reject (route, req, res, headers, err, unread) {
     count(route, err.code)
@@ -76,6 +90,11 @@ function createEventHandler ({ maxUrlLength, hooks = {} }) {
     res.end(req.method === 'HEAD' ? undefined : body)
   }
 
+  /**
+   * @param {EventRoute} route
+   * @param {Req} req
+   * @param {import('./event-input').PageEvent[]} events
+   */
   function record (route, req, events) {
     const ts = Date.now()
     const name = route.endpoint.name
@@ -91,11 +110,19 @@ function createEventHandler ({ maxUrlLength, hooks = {} }) {
         ua: req.headers['user-agent'],
         ref: req.headers.referer
       })
-      writeEntry(sinks, sinkGroups, entry, req.headers)
+      // logging/privacy.js types its sinks as writers of any object; a Sink writes AccessEntries.
+      writeEntry(/** @type {{ write: (entry: object) => void }[]} */ (sinks), sinkGroups, entry, req.headers)
       if (onEvent) onEvent(name, e.event)
     }
   }
 
+  /**
+   * @param {EventRoute} route
+   * @param {Req} req
+   * @param {Res} res
+   * @param {Headers} headers
+   * @param {import('./event-input').PageEvent[]} events
+   */
   function accept (route, req, res, headers, events) {
     if (route.logBeforeAnswer) record(route, req, events)
     headers['Cache-Control'] = 'no-store'
@@ -114,6 +141,8 @@ function createEventHandler ({ maxUrlLength, hooks = {} }) {
   }
 
   return function handleEvents (route, req, res) {
+    // An http.Server request always has a url (only a client-side IncomingMessage lacks it).
+    const url = /** @type {string} */ (req.url)
     const method = route.gif ? 'GET' : 'POST'
     /** @type {Record<string, string|number>} */
     const headers = {}
@@ -128,7 +157,7 @@ function createEventHandler ({ maxUrlLength, hooks = {} }) {
       reject(route, req, res, headers, FAIL.METHOD_NOT_ALLOWED, unread)
       return
     }
-    if (req.url.length > maxUrlLength) return reject(route, req, res, headers, FAIL.URL_TOO_LONG, unread)
+    if (url.length > maxUrlLength) return reject(route, req, res, headers, FAIL.URL_TOO_LONG, unread)
     if (route.cors !== null) {
       const outcome = route.cors.decorate(headers, req.headers.origin)
       if (outcome !== null && onCors) onCors(route.endpoint.name, outcome)
@@ -136,8 +165,8 @@ function createEventHandler ({ maxUrlLength, hooks = {} }) {
     }
     if (!route.endpoint.enabled) return reject(route, req, res, headers, FAIL.ENDPOINT_DISABLED, unread)
     if (route.gif) {
-      const q = req.url.indexOf('?')
-      const parsed = parseEventQuery(q < 0 ? '' : req.url.slice(q + 1), route.rules)
+      const q = url.indexOf('?')
+      const parsed = parseEventQuery(q < 0 ? '' : url.slice(q + 1), route.rules)
       if (parsed.error) return reject(route, req, res, headers, parsed.error, unread)
       return accept(route, req, res, headers, parsed.events)
     }
@@ -150,8 +179,14 @@ function createEventHandler ({ maxUrlLength, hooks = {} }) {
     })
   }
 
+  /**
+   * Only called when `route.cors` is declared.
+   * @param {EventRoute} route
+   * @param {Req} req
+   * @param {Res} res
+   */
   function preflight (route, req, res) {
-    const headers = route.cors.preflight(req.headers.origin)
+    const headers = /** @type {import('./cors').CorsPolicy} */ (route.cors).preflight(/** @type {string} */ (req.headers.origin))
     if (onCors) onCors(route.endpoint.name, headers ? 'preflight' : 'preflight_denied')
     if (headers === null) return reject(route, req, res, { Vary: 'Origin' }, FAIL.ORIGIN_NOT_ALLOWED, false)
     count(route, 'preflight')

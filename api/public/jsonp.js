@@ -35,6 +35,7 @@ function renderBody ({ id, isDefault, configJson, callback }) {
   return wrap(callback, payload)
 }
 
+/** @param {string} callback a validated one @param {string} payload @returns {string} */
 function wrap (callback, payload) {
   return '/**/ typeof ' + callback + " === 'function' && " + callback + '(' + payload + ');'
 }

@@ -44,7 +44,9 @@ const ID_RE = NAME_RE
 const MAX_ENCODED_KEY = 'callback'.length * MAX_ENCODING_GROWTH
 
 /**
- * @typedef {{ id: string|null, callback: string|null, error: import('../../lib/errors').BeaconError|null }} BeaconQuery
+ * @typedef {import('../../lib/errors').BeaconError} BeaconError
+ * @typedef {{ id: string, callback: string|null, error: null }
+ *   | { id: null, callback: null, error: BeaconError }} BeaconQuery
  */
 
 /**
@@ -102,15 +104,23 @@ function parseBeaconQuery (queryString, limits) {
   }
 
   if (idStart === -1) return fail(FAIL.MISSING_ID)
-  const id = readId(queryString, idStart, idEnd, limits.maxIdLength)
+  // An id was found, so there was a query string.
+  const qs = /** @type {string} */ (queryString)
+  const id = readId(qs, idStart, idEnd, limits.maxIdLength)
   if (typeof id !== 'string') return fail(id)
   if (cbStart === -1) return { id, callback: null, error: null }
-  const callback = readCallback(queryString, cbStart, cbEnd, limits.maxCallbackLength)
+  const callback = readCallback(qs, cbStart, cbEnd, limits.maxCallbackLength)
   if (typeof callback !== 'string') return fail(callback)
   return { id, callback, error: null }
 }
 
-/** @returns {string|import('../../lib/errors').BeaconError} */
+/**
+ * @param {string} queryString
+ * @param {number} start
+ * @param {number} end
+ * @param {number} maxLength
+ * @returns {string|BeaconError}
+ */
 function readId (queryString, start, end, maxLength) {
   const length = end - start
   if (length === 0) return FAIL.BAD_ID
@@ -130,7 +140,13 @@ function readId (queryString, start, end, maxLength) {
   return value !== null && ID_RE.test(value) ? value : FAIL.BAD_ID
 }
 
-/** @returns {string|import('../../lib/errors').BeaconError} */
+/**
+ * @param {string} queryString
+ * @param {number} start
+ * @param {number} end
+ * @param {number} maxLength
+ * @returns {string|BeaconError}
+ */
 function readCallback (queryString, start, end, maxLength) {
   const length = end - start
   if (length === 0) return FAIL.BAD_CALLBACK
@@ -146,6 +162,10 @@ function readCallback (queryString, start, end, maxLength) {
 
 /**
  * Decodes one value within a length budget.
+ * @param {string} queryString
+ * @param {number} start
+ * @param {number} end
+ * @param {number} maxLength
  * @returns {string|null|undefined} the value; null when it is too long or there was nothing to
  *   decode (so it stays invalid); undefined when its percent-encoding is malformed or not UTF-8
  */
@@ -168,6 +188,10 @@ function decodeValue (queryString, start, end, maxLength) {
 
 // A key spelled with escapes (`%69d`) is still `id`; one whose escapes are malformed is not a
 // parameter we read, so it is ignored like any other unknown key.
+/**
+ * @param {string} raw
+ * @returns {0|1|2}
+ */
 function decodedKey (raw) {
   if (raw.indexOf('%') === -1) return 0
   let key
@@ -188,6 +212,10 @@ function isCallbackPath (value) {
   return typeof value === 'string' && CALLBACK_RE.test(value)
 }
 
+/**
+ * @param {BeaconError} error
+ * @returns {BeaconQuery}
+ */
 function fail (error) {
   return { id: null, callback: null, error }
 }

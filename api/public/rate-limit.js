@@ -112,16 +112,19 @@ function clientKey (address) {
 /**
  * The limiters of these settings, one per endpoint that has a limit (the global `rateLimit`,
  * or the endpoint's own `rateLimit`, which wins; perSecond 0: none).
- * @param {Readonly<Record<string, any>>} settings validated (config/): `rateLimit` and each
+ * @param {import('../../config/load').Settings} settings validated (config/): `rateLimit` and each
  *   endpoint's `rateLimit`
  * @param {{ now?: () => number }} [deps] now: the buckets' clock in milliseconds (a test's own)
- * @returns {{ limiters: Map<string, RateLimiter>, clientOf: (req: any) => string, isTrusted: (peer: string) => boolean,
- *   describe: Record<string, object> }} isTrusted: whether a peer is a trusted proxy
+ * @returns {{ limiters: Map<string, RateLimiter>, clientOf: (req: import('http').IncomingMessage) => string,
+ *   isTrusted: (peer: string) => boolean, describe: Record<string, { perSecond: number, burst: number }> }}
+ *   isTrusted: whether a peer is a trusted proxy
  */
 function createRateLimits (settings, { now } = {}) {
   const global = settings.rateLimit
   const isTrusted = createProxyTrust(global.trustedProxies)
+  /** @type {Map<string, RateLimiter>} */
   const limiters = new Map()
+  /** @type {Record<string, { perSecond: number, burst: number }>} */
   const describe = {}
   for (const [name, endpoint] of Object.entries(settings.endpoints)) {
     const own = endpoint.rateLimit || {}

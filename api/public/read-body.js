@@ -14,6 +14,7 @@ function readBody (req, maxBytes, done) {
     done(null)
     return
   }
+  /** @type {Buffer[]} */
   const chunks = []
   let size = 0
   let over = false

@@ -14,6 +14,7 @@ const net = require('node:net')
  * (a bounded table), and a request without the header never asks.
  */
 
+/** @type {Readonly<Record<string, [string, number, 'ipv4'|'ipv6'][]>>} */
 const NAMED = Object.freeze({
   loopback: [['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6']],
   // RFC 1918, link-local, and IPv6 unique-local and link-local.

@@ -55,7 +55,8 @@ function createViews ({ onResponse, onCors, onCountedOnly }) {
       const outcome = view.cors.decorate(headers, req.headers.origin)
       if (outcome !== null && onCors) onCors(view.name, outcome)
     }
-    const logged = view.sinks.length > 0 && (view.countOnly === undefined || !countsOnly(view, status, unknown))
+    const logged = view.sinks.length > 0 && (view.countOnly === undefined ||
+      !countsOnly(/** @type {View & { countOnly: CountOnly }} */ (view), status, unknown))
     // Durable mode: the entry is in the write-ahead log before the client has its answer, so
     // an answered request survives a crash of this process (its ms stops before the write).
     const early = logged && view.logBeforeAnswer
@@ -67,7 +68,12 @@ function createViews ({ onResponse, onCors, onCountedOnly }) {
     if (logged && !early) log(view, req, status, id, ms)
   }
 
-  /** @returns {boolean} the policy counts this answer without an entry (and it is counted) */
+  /**
+   * @param {View & { countOnly: CountOnly }} view
+   * @param {number} status
+   * @param {boolean} unknown
+   * @returns {boolean} the policy counts this answer without an entry (and it is counted)
+   */
   function countsOnly (view, status, unknown) {
     const reason = status >= 400 && status < 500 && view.countOnly.clientErrors
       ? 'client_error'
@@ -77,6 +83,13 @@ function createViews ({ onResponse, onCors, onCountedOnly }) {
     return true
   }
 
+  /**
+   * @param {View} view
+   * @param {import('http').IncomingMessage} req
+   * @param {number} status
+   * @param {string|null} id
+   * @param {number} ms
+   */
   function log (view, req, status, id, ms) {
     const entry = accessEntry({
       ts: Date.now(),
@@ -89,7 +102,8 @@ function createViews ({ onResponse, onCors, onCountedOnly }) {
       ref: req.headers.referer
     })
     // Sinks that store less of the client (privacy) get their copy; by default none do.
-    writeEntry(view.sinks, view.sinkGroups, entry, req.headers)
+    // Each sink writes access entries (logging/sink-set.js Sink; privacy.js types them as writers of any object).
+    writeEntry(/** @type {{ write: (entry: object) => void }[]} */ (view.sinks), view.sinkGroups, entry, req.headers)
   }
 
   return { finish }

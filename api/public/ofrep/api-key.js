@@ -20,6 +20,7 @@ const BEARER_RE = /^Bearer +(\S+) *$/i
 /** @type {WeakMap<readonly string[], Buffer[]>} */
 const DIGESTS = new WeakMap()
 
+/** @param {string} key @returns {Buffer} */
 function digest (key) {
   return crypto.createHash('sha256').update(key, 'utf8').digest()
 }

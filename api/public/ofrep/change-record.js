@@ -43,6 +43,7 @@ function createChangeRecord ({ marginMs, retainMs = RETAIN_MS, maxIds = MAX_IDS,
   /** @type {Map<string, number>} endpoint name → when its switch last changed here */
   const endpoints = new Map()
 
+  /** @param {number} t now */
   function forget (t) {
     const limit = t - retainMs
     for (const [id, change] of ids) {

@@ -55,7 +55,10 @@ function createFlagSets ({ name, source, disabledConfig, limits }) {
   /** @type {Linked|null} */
   let disabledLinked = null
 
-  /** @returns {EntryFlags} */
+  /**
+   * @param {import('../../../lib/toggles/entry').ConfigEntry} entry
+   * @returns {EntryFlags}
+   */
   function of (entry) {
     let kept = byEntry.get(entry)
     if (kept === undefined) {

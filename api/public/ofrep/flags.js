@@ -58,6 +58,7 @@ function flagsOf (config, limits = {}) {
   const kept = new Map()
   if (!isObject(config)) return Object.freeze([])
   // Breadth first: a key met earlier is on a path at most as long, so "first wins" is the rule.
+  /** @type {{ prefix: string, value: Record<string, unknown>, path: number[] }[]} */
   let level = [{ prefix: '', value: config, path: [] }]
   for (let depth = 1; depth <= maxDepth && level.length > 0; depth++) {
     const next = []
@@ -91,6 +92,7 @@ function ordered (kept) {
   return Object.freeze(entries.map((e) => e.flag))
 }
 
+/** @param {number[]} a @param {number[]} b @returns {number} */
 function comparePaths (a, b) {
   const n = Math.min(a.length, b.length)
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i]

@@ -46,6 +46,12 @@ const { lastModifiedOf } = require('./refetch')
  *   res: import('http').ServerResponse) => void}
  */
 function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {}) {
+  /** @typedef {import('./routes').OfrepRoute} OfrepRoute */
+  /** @typedef {import('../view').ViewContext & { view: OfrepRoute }} OfrepContext */
+  /** @typedef {import('http').IncomingMessage} Req */
+  /** @typedef {import('http').ServerResponse} Res */
+  /** @typedef {Readonly<import('./errors').OfrepError>} OfrepError */
+
   const { onCors } = hooks
   const { finish } = createViews(hooks)
   const warnLookupFailure = createLookupWarning(logger)
@@ -62,8 +68,15 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {
     finish(ctx, answer.status, answer.headers, answer.body, unknown)
   }
 
+  /**
+   * Only called with `cors` declared and a request with an Origin (isPreflight).
+   * @param {OfrepRoute} route
+   * @param {Req} req
+   * @param {Res} res
+   */
   function preflight (route, req, res) {
-    const headers = route.cors.preflight(req.headers.origin)
+    const cors = /** @type {import('../cors').CorsPolicy} */ (route.cors)
+    const headers = cors.preflight(/** @type {string} */ (req.headers.origin))
     if (onCors) onCors(route.name, headers ? 'preflight' : 'preflight_denied')
     // Not a view (no config is read): counted in the CORS metrics only, as for the JSONP path.
     const answer = headers ? { status: 204, headers, body: null } : errorResponse(OFREP_ERRORS.ORIGIN_NOT_ALLOWED)
@@ -72,6 +85,12 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {
     res.end(answer.body === null ? undefined : answer.body)
   }
 
+  /**
+   * @param {OfrepContext} ctx
+   * @param {string|null} key the single flag's; null: the bulk path
+   * @param {{ id: string }} parsed the evaluation request
+   * @param {string|null} apiKey the key the request carried, when the endpoint has keys
+   */
   function evaluate (ctx, key, parsed, apiKey) {
     const { view: route, req } = ctx
     const { flagSets, endpoint } = route
@@ -83,7 +102,7 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {
       const answer = key === null ? bulkResponse(flagSets.disabledBulk(streams), ifNoneMatch) : flagResponse(flagSets.disabledFlag(key))
       return send(ctx, answer)
     }
-    const answerWith = (entry) => {
+    const answerWith = (/** @type {import('./refetch').ConfigEntry} */ entry) => {
       const unknown = !entry.found
       if (key === null) {
         return send(ctx, bulkResponse(flagSets.bulk(entry, streams), req.headers['if-none-match']), false, unknown)
@@ -92,14 +111,20 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {
       const answer = item === null ? errorResponse(OFREP_ERRORS.FLAG_NOT_FOUND, key) : flagResponse(item)
       send(ctx, answer, false, unknown)
     }
+    /** @type {import('./refetch').Looked} */
     let result
     try {
-      result = key === null && route.configs ? route.refetch.lookup(endpoint, id, lastModifiedIn(req.url)) : endpoint.lookup(id)
+      // An http.Server request always has a url.
+      const url = /** @type {string} */ (req.url)
+      result = key === null && route.configs ? route.refetch.lookup(endpoint, id, lastModifiedIn(url)) : endpoint.lookup(id)
     } catch (err) {
       result = Promise.reject(err)
     }
-    if (typeof result.then !== 'function') return answerWith(result)
-    result.then(answerWith, (err) => {
+    if (typeof (/** @type {{ then?: unknown }} */ (result)).then !== 'function') {
+      return answerWith(/** @type {import('./refetch').ConfigEntry} */ (result))
+    }
+    const pending = /** @type {Promise<import('./refetch').ConfigEntry>} */ (result)
+    pending.then(answerWith, (/** @type {Error & { code?: string }} */ err) => {
       // The store is unreachable and nothing usable is cached: the OFREP 503 with Retry-After.
       warnLookupFailure(route.name, err)
       send(ctx, errorResponse(OFREP_ERRORS.CONFIG_UNAVAILABLE, key ?? undefined))
@@ -114,8 +139,9 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {
     const parsedKey = rawKey === null ? null : parseFlagKey(rawKey, route.limits)
     const bodyKey = parsedKey === null ? undefined : parsedKey.key
     const unread = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined
+    /** @type {OfrepContext} */
     const ctx = { view: route, req, res, started, id: null }
-    const refuse = (error, stillUnread = unread) => send(ctx, errorResponse(error, bodyKey), stillUnread)
+    const refuse = (/** @type {OfrepError} */ error, stillUnread = unread) => send(ctx, errorResponse(error, bodyKey), stillUnread)
 
     if (route.cors !== null && isPreflight(req)) return preflight(route, req, res)
     if (req.method !== 'POST') {
@@ -149,7 +175,12 @@ function lastModifiedIn (url) {
 
 const NOT_FOUND = errorBody(new ERRORS.NOT_FOUND())
 
-/** The change stream of a handler built without one: the 404 of an unknown path. */
+/**
+ * The change stream of a handler built without one: the 404 of an unknown path.
+ * @param {import('./routes').OfrepRoute} route
+ * @param {import('http').IncomingMessage} req
+ * @param {import('http').ServerResponse} res
+ */
 function noStream (route, req, res) {
   res.writeHead(404, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(NOT_FOUND) })
   res.end(NOT_FOUND)

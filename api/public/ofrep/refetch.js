@@ -39,7 +39,9 @@ function lastModifiedOf (query) {
 }
 
 /**
- * @typedef {{ lookup: (id: string) => any, reload?: (id: string) => Promise<any> }} Reloadable
+ * @typedef {import('../../../lib/toggles/entry').ConfigEntry} ConfigEntry
+ * @typedef {ConfigEntry|Promise<ConfigEntry>} Looked a lookup's answer: synchronous on a cache hit
+ * @typedef {{ lookup: (id: string) => Looked, reload?: (id: string) => Looked }} Reloadable
  *   an endpoint: its lookup (cache + source) and a read that bypasses the cache
  */
 
@@ -48,13 +50,15 @@ function lastModifiedOf (query) {
  * @param {number} options.windowMs how long after a change its refetches read the store
  * @param {() => number} [options.now] epoch ms
  * @param {number} [options.max] reloads remembered at once
- * @returns {{ lookup: (endpoint: Reloadable, id: string, lastModifiedSec: number|null) => any,
+ * @returns {{ lookup: (endpoint: Reloadable, id: string, lastModifiedSec: number|null) => Looked,
  *   size: () => number }}
  */
 function createRefetchGate ({ windowMs, now = Date.now, max = MAX_RELOADS }) {
-  /** @type {Map<string, { at: number, settled: boolean, promise: Promise<any> }>} oldest first */
+  /** @typedef {{ at: number, settled: boolean, promise: Promise<ConfigEntry> }} Reload */
+  /** @type {Map<string, Reload>} oldest first */
   const reloads = new Map()
 
+  /** @param {number} t now */
   function forget (t) {
     for (const [key, reload] of reloads) {
       if (reload.at >= t - windowMs && reloads.size <= max) break
@@ -68,6 +72,12 @@ function createRefetchGate ({ windowMs, now = Date.now, max = MAX_RELOADS }) {
      * refetch of a recent change, whose first on this worker reloads the id (and the others wait
      * for that read).
      */
+    /**
+     * @param {Reloadable} endpoint
+     * @param {string} id
+     * @param {number|null} lastModifiedSec
+     * @returns {Looked}
+     */
     lookup (endpoint, id, lastModifiedSec) {
       if (lastModifiedSec === null || typeof endpoint.reload !== 'function') return endpoint.lookup(id)
       const t = now()
@@ -75,10 +85,13 @@ function createRefetchGate ({ windowMs, now = Date.now, max = MAX_RELOADS }) {
       const key = id + '\n' + lastModifiedSec
       const known = reloads.get(key)
       if (known !== undefined) return known.settled ? endpoint.lookup(id) : known.promise
-      const reload = { at: t, settled: false, promise: null }
+      // promise is set on the next line, before anyone reads it
+      const reload = /** @type {Reload} */ (/** @type {unknown} */ ({ at: t, settled: false, promise: null }))
       // A failed read falls back on the lookup, which serves a stale entry while it may, and
       // is forgotten: the next refetch of the change tries the store again.
-      reload.promise = Promise.resolve().then(() => endpoint.reload(id)).then((entry) => {
+      // reload is a function: checked above
+      const reloadable = /** @type {Required<Reloadable>} */ (endpoint)
+      reload.promise = Promise.resolve().then(() => reloadable.reload(id)).then((entry) => {
         reload.settled = true
         return entry
       }, () => {

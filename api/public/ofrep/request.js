@@ -109,7 +109,10 @@ function parseFlagKey (raw, limits = {}) {
   return { ok: true, key }
 }
 
-/** @returns {ParsedRequest} */
+/**
+ * @param {Readonly<import('./errors').OfrepError>} error
+ * @returns {ParsedRequest}
+ */
 function fail (error) {
   return { ok: false, error }
 }

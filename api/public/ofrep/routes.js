@@ -39,7 +39,7 @@ const STREAM_CORS_ALLOW = Object.freeze({ methods: 'GET', headers: 'Last-Event-I
 /**
  * @typedef {object} OfrepRoute one endpoint's OFREP paths; also the view (api/public/view.js) they log as
  * @property {string} name the endpoint's name
- * @property {{ name: string, enabled: boolean, lookup: Function, reload?: Function }} endpoint its
+ * @property {{ name: string, enabled: boolean } & import('./refetch').Reloadable} endpoint its
  *   runtime state (`enabled` is switched at runtime), config lookup (cache + source) and a read
  *   past the cache
  * @property {import('../cors').CorsPolicy|null} cors
@@ -69,9 +69,8 @@ const STREAM_CORS_ALLOW = Object.freeze({ methods: 'GET', headers: 'Last-Event-I
  */
 
 /**
- * @param {object} settings validated settings (config/load.js)
- * @param {Map<string, { name: string, enabled: boolean, lookup: Function, reload?: Function, sinks: object[],
- *   sinkGroups: any, logBeforeAnswer?: boolean, countOnly?: import('../view').CountOnly }>} endpoints
+ * @param {import('../../../config/load').Settings} settings validated settings (config/load.js)
+ * @param {Map<string, import('../endpoints').Endpoint>} endpoints
  *   from api/public/endpoints.js buildEndpoints
  * @returns {Map<string, OfrepRoute>} keyed by the endpoint's base, `/api/<name>`
  */

@@ -52,7 +52,8 @@ const STREAM_HEADERS = Object.freeze({
 const RETRY_AFTER_FULL = '5'
 
 /**
- * @typedef {{ id: string|null, token: string|null, error: import('../../../lib/errors').BeaconError|null }} StreamQuery
+ * @typedef {{ id: string, token: string|null, error: null }
+ *   | { id: null, token: null, error: import('../../../lib/errors').BeaconError }} StreamQuery
  *   id is set when error is null
  */
 
@@ -74,7 +75,10 @@ function parseStreamQuery (query, maxIdLength) {
   return { id: ids[0], token: tokens.length === 0 ? null : tokens.length === 1 ? tokens[0] : '', error: null }
 }
 
-/** @returns {StreamQuery} */
+/**
+ * @param {import('../../../lib/errors').BeaconError} error
+ * @returns {StreamQuery}
+ */
 function failed (error) {
   return { id: null, token: null, error }
 }
@@ -110,6 +114,13 @@ function createStreamHandler ({
   onCors,
   clientOf = (req) => clientKey(req.socket.remoteAddress || '')
 }) {
+  /** @typedef {import('./routes').OfrepRoute & { stream: import('./routes').StreamSettings }} StreamingRoute */
+
+  /**
+   * @param {StreamingRoute} route
+   * @param {import('http').IncomingMessage} req
+   * @param {Record<string, string|number>} headers
+   */
   function decorate (route, req, headers) {
     const { cors } = route.stream
     if (cors === null) return
@@ -117,6 +128,13 @@ function createStreamHandler ({
     if (outcome !== null && onCors) onCors(route.name, outcome)
   }
 
+  /**
+   * @param {StreamingRoute} route
+   * @param {import('http').IncomingMessage} req
+   * @param {import('http').ServerResponse} res
+   * @param {import('../../../lib/errors').BeaconError} error
+   * @param {Record<string, string>} [extra]
+   */
   function refuse (route, req, res, error, extra = {}) {
     hub.refused(route.name, error.code)
     const body = errorBody(error)
@@ -133,27 +151,38 @@ function createStreamHandler ({
     res.end(req.method === 'HEAD' ? undefined : body)
   }
 
+  /**
+   * Only called when the stream declares `cors` and the request is a preflight (it has an Origin).
+   * @param {StreamingRoute} route
+   * @param {import('http').IncomingMessage} req
+   * @param {import('http').ServerResponse} res
+   */
   function preflight (route, req, res) {
-    const headers = route.stream.cors.preflight(req.headers.origin)
+    const cors = /** @type {import('../cors').CorsPolicy} */ (route.stream.cors)
+    const headers = cors.preflight(/** @type {string} */ (req.headers.origin))
     if (onCors) onCors(route.name, headers ? 'preflight' : 'preflight_denied')
     if (headers === null) return refuse(route, req, res, FAIL.ORIGIN_NOT_ALLOWED, { Vary: 'Origin' })
     res.writeHead(204, headers)
     res.end()
   }
 
-  return function handleStream (route, req, res) {
+  return function handleStream (anyRoute, req, res) {
+    // Only routes with a change stream are routed here (api/public/ofrep/routes.js).
+    const route = /** @type {StreamingRoute} */ (anyRoute)
     const { stream } = route
+    // An http.Server request always has a url.
+    const url = /** @type {string} */ (req.url)
     if (stream.cors !== null && isPreflight(req)) return preflight(route, req, res)
     if (req.method !== 'GET') {
       return refuse(route, req, res, FAIL.METHOD_NOT_ALLOWED, { Allow: stream.cors ? 'GET, OPTIONS' : 'GET' })
     }
-    if (req.url.length > stream.maxUrlLength) return refuse(route, req, res, FAIL.URL_TOO_LONG)
+    if (url.length > stream.maxUrlLength) return refuse(route, req, res, FAIL.URL_TOO_LONG)
     const origin = req.headers.origin
     if (stream.cors !== null && origin !== undefined && !stream.cors.allows(origin)) {
       return refuse(route, req, res, FAIL.ORIGIN_NOT_ALLOWED)
     }
-    const q = req.url.indexOf('?')
-    const query = parseStreamQuery(q < 0 ? '' : req.url.slice(q + 1), maxIdLength)
+    const q = url.indexOf('?')
+    const query = parseStreamQuery(q < 0 ? '' : url.slice(q + 1), maxIdLength)
     if (query.error !== null) return refuse(route, req, res, query.error)
     const denied = route.apiKeys === null ? null : authorize(req.headers, route.apiKeys, route.name, query)
     // RFC 9110 wants a challenge with every 401.

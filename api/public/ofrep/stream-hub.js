@@ -48,6 +48,8 @@ const SWITCH_EXTRA_MS = 1000
  * @property {{ maxStreams: number, maxStreamsPerClient?: number,
  *   heartbeatMs: number, maxStreamAgeSec?: number }|null} stream
  *
+ * @typedef {StreamRoute & { stream: NonNullable<StreamRoute['stream']> }} StreamingRoute one with a stream
+ *
  * @typedef {{ res: import('http').ServerResponse, endpoint: string, id: string, endsAt: number }} Watcher
  *   endsAt: epoch ms past which it is ended with a reconnect hint (Infinity: never)
  *
@@ -68,7 +70,7 @@ const SWITCH_EXTRA_MS = 1000
  * @param {ReturnType<typeof createChangeRecord>} [options.record]
  */
 function createStreamHub ({ routes, controlPollMs, now = Date.now, random = Math.random, record }) {
-  const streaming = [...routes].filter((route) => route.stream !== null)
+  const streaming = /** @type {StreamingRoute[]} */ ([...routes].filter((route) => route.stream !== null))
   const withConfigs = streaming.filter((route) => route.configs).map((route) => route.name)
   const changes = record || createChangeRecord({ marginMs: controlPollMs + MARGIN_EXTRA_MS, now })
   const settleMs = controlPollMs > 0 ? controlPollMs + SWITCH_EXTRA_MS : 0
@@ -78,8 +80,10 @@ function createStreamHub ({ routes, controlPollMs, now = Date.now, random = Math
   const heartbeats = new Map()
   /** @type {Set<NodeJS.Timeout>} switch notices waiting for every host to apply the switch */
   const settling = new Set()
-  /** @type {Map<string, EndpointCounts>} */
+  /** @type {Map<string, EndpointCounts>} one per streaming route: `countsOf` never misses */
   const counts = new Map(streaming.map((route) => [route.name, { opened: 0, events: 0, cut: 0, aged: 0, refused: {} }]))
+  /** @param {string} name a streaming route's @returns {EndpointCounts} */
+  const countsOf = (name) => /** @type {EndpointCounts} */ (counts.get(name))
   let closed = false
 
   const retryMs = () => RETRY_BASE_MS + Math.floor(random() * RETRY_SPREAD_MS)
@@ -90,27 +94,30 @@ function createStreamHub ({ routes, controlPollMs, now = Date.now, random = Math
     if (res.destroyed || res.writableEnded) return
     res.write(bytes)
     if (res.writableLength > MAX_BUFFERED_BYTES) {
-      counts.get(watcher.endpoint).cut++
+      countsOf(watcher.endpoint).cut++
       res.destroy()
     }
   }
 
   /** @param {string} endpoint @param {Iterable<Watcher>} watchers @param {string} bytes */
   function notify (endpoint, watchers, bytes) {
-    const count = counts.get(endpoint)
+    const count = countsOf(endpoint)
     for (const watcher of watchers) {
       write(watcher, bytes)
       count.events++
     }
   }
 
-  /** @param {StreamRoute} route @param {number} t @returns {number} when a stream opened at t ends */
+  /** @param {StreamingRoute} route @param {number} t @returns {number} when a stream opened at t ends */
   function endOf (route, t) {
     const maxAgeMs = (route.stream.maxStreamAgeSec || 0) * 1000
     return maxAgeMs > 0 ? t + maxAgeMs * (1 - AGE_SPREAD * random()) : Infinity
   }
 
-  /** Starts an endpoint's heartbeats with its first stream: one slot a tick; ends the old ones. */
+  /**
+   * Starts an endpoint's heartbeats with its first stream: one slot a tick; ends the old ones.
+   * @param {StreamingRoute} route
+   */
   function beat (route) {
     if (heartbeats.has(route.name)) return
     let slot = 0
@@ -125,7 +132,7 @@ function createStreamHub ({ routes, controlPollMs, now = Date.now, random = Math
       for (const watcher of aged) {
         write(watcher, reconnectBytes(retryMs()))
         watcher.res.end()
-        counts.get(route.name).aged++
+        countsOf(route.name).aged++
       }
       slot = (slot + 1) % SLOTS
     }, Math.max(1, Math.floor(route.stream.heartbeatMs / SLOTS)))
@@ -138,7 +145,7 @@ function createStreamHub ({ routes, controlPollMs, now = Date.now, random = Math
      * Opens the change stream of `id` on `res` (the caller has checked the request) and writes
      * its first bytes: the reconnection delay, a stamp, and a refetchEvaluation if its client
      * may have missed a change. Past the endpoint's cap nothing is written.
-     * @param {StreamRoute} route
+     * @param {StreamingRoute} route
      * @param {string} id
      * @param {import('http').IncomingMessage} req
      * @param {import('http').ServerResponse} res
@@ -165,7 +172,7 @@ function createStreamHub ({ routes, controlPollMs, now = Date.now, random = Math
       const verdict = changes.missedSince(route.name, id, stampOf(req.headers['last-event-id']), route.configs)
       res.writeHead(200, headers)
       res.write(openingBytes(retryMs(), t) + (verdict.missed ? refetchEvent(t, verdict.changedAt) : ''))
-      const count = counts.get(route.name)
+      const count = countsOf(route.name)
       count.opened++
       if (verdict.missed) count.events++
       beat(route)
@@ -214,7 +221,7 @@ function createStreamHub ({ routes, controlPollMs, now = Date.now, random = Math
      * @param {string} code the error code answered
      */
     refused (name, code) {
-      const refused = counts.get(name).refused
+      const refused = countsOf(name).refused
       refused[code] = (refused[code] || 0) + 1
     },
 

@@ -36,7 +36,7 @@ function createStreamRegistry ({ slots }) {
   const clientOf = new WeakMap()
   let total = 0
 
-  /** @returns {EndpointStreams<W>} */
+  /** @param {string} endpoint @returns {EndpointStreams<W>} */
   function streamsOf (endpoint) {
     let streams = byEndpoint.get(endpoint)
     if (streams === undefined) {
@@ -94,7 +94,8 @@ function createStreamRegistry ({ slots }) {
       const watchers = streams && streams.byId.get(id)
       if (!watchers || !watchers.delete(watcher)) return false
       if (watchers.size === 0) streams.byId.delete(id)
-      streams.slots[slotOf.get(watcher)].delete(watcher)
+      // every added watcher has a slot
+      streams.slots[/** @type {number} */ (slotOf.get(watcher))].delete(watcher)
       const client = clientOf.get(watcher) || ''
       const held = (streams.byClient.get(client) || 1) - 1
       if (held === 0) streams.byClient.delete(client)
