@@ -97,7 +97,7 @@ class Connection extends EventEmitter {
 
   /**
    * Sends one call and resolves with the decoded response.
-   * @param {{ name: string, request: object, response: object }} method from protocol.METHODS
+   * @param {{ name: string, request: import('protobufjs').Type, response: import('protobufjs').Type }} method from protocol.METHODS
    * @param {object} request
    * @param {number} timeoutMs per-call timeout
    * @param {KindTally} [kind] the tally of the caller's kind: counts the frame and its answer
