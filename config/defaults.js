@@ -329,7 +329,7 @@ const CONFIG_FILE_ENV = 'BEACON_CONFIG_FILE'
 function deepFreeze (value) {
   if (value && typeof value === 'object') {
     Object.freeze(value)
-    for (const key of Object.keys(value)) deepFreeze(value[key])
+    for (const key of Object.keys(value)) deepFreeze(/** @type {Record<string, unknown>} */ (value)[key])
   }
   return value
 }

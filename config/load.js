@@ -11,6 +11,7 @@ const { schema } = require('./schema')
 const { fillOfrep, resolveOfrepKeys } = require('./ofrep')
 const { retentionIssues } = require('./duration')
 const { ERRORS } = require('../lib/errors')
+const { originOf, forget, valueAt, displayPointer, escapePointer } = require('./pointer')
 
 // ajv's CommonJS export is the class itself (its types describe the ES module).
 const ajv = new (/** @type {any} */ (Ajv))({ allErrors: true, discriminator: true, allowUnionTypes: true, verbose: true })
@@ -22,6 +23,8 @@ const COLLECTIONS = new Set(['endpoints', 'logSinks'])
 const DATA_KEYS = new Set(['value', 'defaultConfig'])
 
 /**
+ * @typedef {import('./load-types').Layer} Layer
+ * @typedef {import('./load-types').LoadedSettings} LoadedSettings
  * @typedef {Readonly<Record<string, any>>} Settings deep-frozen, validated settings (shape: config/schema.js)
  */
 
@@ -44,8 +47,11 @@ const DATA_KEYS = new Set(['value', 'defaultConfig'])
  * @throws {Error} code CONFIG_INVALID; the message names every bad key and where it was set
  */
 function loadSettings ({ env = process.env, file, overrides } = {}) {
+  /** @type {string[]} */
   const issues = []
-  const origins = new Map() // JSON pointer → where it was last set
+  /** @type {Map<string, string>} JSON pointer → where it was last set */
+  const origins = new Map()
+  /** @type {Layer} */
   const settings = structuredClone(DEFAULTS)
 
   const fileName = file || env[CONFIG_FILE_ENV]
@@ -64,7 +70,7 @@ function loadSettings ({ env = process.env, file, overrides } = {}) {
     const raw = env[name]
     if (raw === undefined || raw === null || raw === '') continue
     const keys = keyPath.split('.')
-    if (keys[0] === 'logSinks' && !isPlainObject(settings.logSinks[keys[1]])) continue
+    if (keys[0] === 'logSinks' && !isPlainObject(/** @type {Layer} */ (settings.logSinks)[keys[1]])) continue
     applyLayer(settings, nest(keys, parseEnv(String(raw), kind)), 'from env ' + name, origins, issues)
   }
 
@@ -83,13 +89,15 @@ function loadSettings ({ env = process.env, file, overrides } = {}) {
   // Later checks assume the schema holds, so a schema failure stops here.
   if (!validateSchema(settings)) throw invalid([...issues, ...schemaIssues(validateSchema.errors, settings, origins)])
 
-  resolveValueFiles(settings, origins, issues)
-  resolveOfrepKeys(settings, env,
+  // The schema holds from here on.
+  const valid = /** @type {LoadedSettings} */ (/** @type {unknown} */ (settings))
+  resolveValueFiles(valid, origins, issues)
+  resolveOfrepKeys(valid, env,
     (name) => originOf(origins, `/endpoints/${escapePointer(name)}/ofrep/apiKeysEnv`), issues)
-  resolvePaths(settings)
-  crossCheck(settings, origins, issues)
+  resolvePaths(valid)
+  crossCheck(valid, origins, issues)
   if (issues.length) throw invalid(issues)
-  return deepFreeze(settings)
+  return deepFreeze(valid)
 }
 
 /**
@@ -108,11 +116,13 @@ function describeEndpoints (settings) {
   }))
 }
 
+/** @param {Layer} settings @param {Layer} layer @param {string} origin @param {Map<string, string>} origins @param {string[]} issues */
 function applyLayer (settings, layer, origin, origins, issues) {
   normalizeShorthands(layer)
   merge(settings, layer, '', [], origin, origins, issues)
 }
 
+/** @param {Layer} layer */
 function normalizeShorthands (layer) {
   if (!isPlainObject(layer.endpoints)) return
   for (const endpoint of Object.values(layer.endpoints)) {
@@ -122,6 +132,10 @@ function normalizeShorthands (layer) {
   }
 }
 
+/**
+ * @param {Layer} target @param {Layer} layer @param {string} pointer of target @param {string[]} keys path of target
+ * @param {string} origin @param {Map<string, string>} origins @param {string[]} issues
+ */
 function merge (target, layer, pointer, keys, origin, origins, issues) {
   for (const key of Object.keys(layer)) {
     const value = layer[key]
@@ -153,11 +167,13 @@ function merge (target, layer, pointer, keys, origin, origins, issues) {
 }
 
 // The kind of an endpoint (`source`) or of a cache or sink (`type`).
+/** @param {Layer} current @param {Layer} value */
 function kindChanged (current, value) {
   return (Object.hasOwn(value, 'type') && Object.hasOwn(current, 'type') && value.type !== current.type) ||
     (Object.hasOwn(value, 'source') && Object.hasOwn(current, 'source') && value.source !== current.source)
 }
 
+/** @param {Layer} settings */
 function fillDefaults (settings) {
   if (isPlainObject(settings.endpoints)) {
     for (const endpoint of Object.values(settings.endpoints)) {
@@ -171,20 +187,23 @@ function fillDefaults (settings) {
   }
   if (isPlainObject(settings.logSinks)) {
     for (const [name, sink] of Object.entries(settings.logSinks)) {
-      if (!isPlainObject(sink) || !Object.hasOwn(SINK_DEFAULTS, sink.type)) continue
-      fillMissing(sink, { ...SINK_DEFAULTS[sink.type], privacy: {} })
+      const type = /** @type {string} */ (isPlainObject(sink) ? sink.type : undefined)
+      if (!isPlainObject(sink) || !Object.hasOwn(SINK_DEFAULTS, type)) continue
+      fillMissing(sink, { ...(/** @type {Record<string, Layer>} */ (SINK_DEFAULTS)[type]), privacy: {} })
       if (isPlainObject(sink.privacy)) fillMissing(sink.privacy, SINK_PRIVACY_DEFAULTS)
       if (sink.type === 'hbase' && !Object.hasOwn(sink, 'journalDir')) sink.journalDir = 'journal/' + name
     }
   }
 }
 
+/** @param {Layer} target @param {Record<string, unknown>} defaults */
 function fillMissing (target, defaults) {
   for (const key of Object.keys(defaults)) {
     if (!Object.hasOwn(target, key)) target[key] = structuredClone(defaults[key])
   }
 }
 
+/** @param {LoadedSettings} settings @param {Map<string, string>} origins @param {string[]} issues */
 function resolveValueFiles (settings, origins, issues) {
   for (const [name, endpoint] of Object.entries(settings.endpoints)) {
     if (endpoint.valueFile === undefined) continue
@@ -199,11 +218,12 @@ function resolveValueFiles (settings, origins, issues) {
       endpoint.value = readJsonObject(filePath, `${at}.valueFile`)
       endpoint.valueFile = filePath
     } catch (err) {
-      issues.push(err.issues.join('; ') + where)
+      issues.push(/** @type {{ issues: string[] }} */ (err).issues.join('; ') + where)
     }
   }
 }
 
+/** @param {LoadedSettings} settings */
 function resolvePaths (settings) {
   settings.stateDir = path.resolve(settings.stateDir)
   for (const sink of Object.values(settings.logSinks)) {
@@ -212,6 +232,7 @@ function resolvePaths (settings) {
   }
 }
 
+/** @param {LoadedSettings} settings @param {Map<string, string>} origins @param {string[]} issues */
 function crossCheck (settings, origins, issues) {
   const sinkNames = Object.keys(settings.logSinks)
   for (const [name, endpoint] of Object.entries(settings.endpoints)) {
@@ -224,6 +245,7 @@ function crossCheck (settings, origins, issues) {
       const key = endpoint.valueFile !== undefined ? 'valueFile' : 'value'
       issues.push(`endpoints.${name}.${key} applies only to fixed endpoints${originOf(origins, pointer + '/' + key)}`)
     }
+    /** @type {Array<[string, string[]]>} */
     const sinkLists = [['accessLog', endpoint.accessLog], ['events.sinks', endpoint.events ? endpoint.events.sinks : []]]
     for (const [key, list] of sinkLists) {
       for (const sinkName of list.filter((n) => !sinkNames.includes(n))) {
@@ -244,18 +266,26 @@ function crossCheck (settings, origins, issues) {
     issues.push(`adminPort must differ from port (both ${settings.port})${originOf(origins, '/adminPort')}`)
   }
   retentionIssues(settings.logSinks, (name, key) => originOf(origins, `/logSinks/${escapePointer(name)}/${key}`), issues)
+  /** @type {Map<string, string>} */
   const owners = new Map()
   for (const [name, sink] of Object.entries(settings.logSinks)) {
-    const key = sink.type === 'file' ? 'path' : 'journalDir'
-    const other = owners.get(sink[key])
+    const [key, where] = sink.type === 'file' ? ['path', sink.path] : ['journalDir', sink.journalDir]
+    const other = owners.get(where)
     // Two writers on one file or journal would interleave and corrupt each other.
-    if (other) issues.push(`logSinks.${name}.${key} is also used by logSinks.${other} (${sink[key]})`)
-    else owners.set(sink[key], name)
+    if (other) issues.push(`logSinks.${name}.${key} is also used by logSinks.${other} (${where})`)
+    else owners.set(where, name)
   }
 }
 
+/**
+ * @param {import('./load-types').SchemaError[]} errors
+ * @param {Layer} settings @param {Map<string, string>} origins
+ * @returns {string[]}
+ */
 function schemaIssues (errors, settings, origins) {
+  /** @type {string[]} */
   const messages = []
+  /** @type {string[]} */
   const explained = [] // schema paths of oneOf failures already described as a whole
   for (const e of errors) {
     if (e.keyword === 'oneOf' && e.parentSchema.description) explained.push(e.schemaPath + '/')
@@ -280,10 +310,10 @@ function schemaIssues (errors, settings, origins) {
         text = `is not a valid name (must match ${e.parentSchema.propertyNames.pattern})`
         break
       case 'enum':
-        text = 'must be one of: ' + e.params.allowedValues.map((v) => JSON.stringify(v)).join(', ')
+        text = 'must be one of: ' + e.params.allowedValues.map((/** @type {unknown} */ v) => JSON.stringify(v)).join(', ')
         break
       case 'discriminator':
-        if (e.params.error === 'tag' && !Object.hasOwn(valueAt(settings, pointer) || {}, 'type')) continue
+        if (e.params.error === 'tag' && !Object.hasOwn(/** @type {object} */ (valueAt(settings, pointer) || {}), 'type')) continue
         pointer = originPointer = pointer + '/type'
         text = e.params.error === 'mapping'
           ? 'must be one of: ' + e.parentSchema.oneOf.map((s) => JSON.stringify(s.properties.type.const)).join(', ')
@@ -300,25 +330,31 @@ function schemaIssues (errors, settings, origins) {
   return [...new Set(messages)]
 }
 
+/** @param {string} filePath @param {string} what @returns {Layer} */
 function readJsonObject (filePath, what) {
   let text
   try {
     text = fs.readFileSync(filePath, 'utf8')
   } catch (err) {
-    throw invalid([`cannot read ${what} ${filePath}: ${err.code || err.message}`])
+    const e = /** @type {NodeJS.ErrnoException} */ (err)
+    throw invalid([`cannot read ${what} ${filePath}: ${e.code || e.message}`])
   }
   let value
   try {
     value = JSON.parse(text)
   } catch (err) {
-    throw invalid([`${what} ${filePath} is not valid JSON: ${err.message}`])
+    throw invalid([`${what} ${filePath} is not valid JSON: ${/** @type {Error} */ (err).message}`])
   }
   if (!isPlainObject(value)) throw invalid([`${what} ${filePath} must hold a JSON object`])
   return value
 }
 
+/** @type {Record<string, boolean>} */
+const BOOLEANS = { 1: true, true: true, yes: true, 0: false, false: false, no: false }
+
+/** @param {string} raw @param {string} kind @returns {unknown} */
 function parseEnv (raw, kind) {
-  if (kind === 'bool') return ({ 1: true, true: true, yes: true, 0: false, false: false, no: false })[raw.trim().toLowerCase()] ?? raw
+  if (kind === 'bool') return BOOLEANS[raw.trim().toLowerCase()] ?? raw
   if (kind === 'int') return /^-?[0-9]+$/.test(raw.trim()) ? Number(raw.trim()) : raw
   if (kind === 'list') return raw.split(',').map((s) => s.trim()).filter(Boolean)
   // <per second>[:<burst>] (0 = off); anything else goes on as text, for validation to name
@@ -327,70 +363,32 @@ function parseEnv (raw, kind) {
   return raw
 }
 
+/** @param {string} keyPath */
 function envNameOf (keyPath) {
   const row = ENV_VARS.find(([, p]) => p === keyPath)
   return row ? row[0] : keyPath
 }
 
+/** @param {string[]} keys at least one @param {unknown} value @returns {Layer} */
 function nest (keys, value) {
-  return keys.reduceRight((inner, key) => ({ [key]: inner }), value)
+  return /** @type {Layer} */ (keys.reduceRight((inner, key) => ({ [key]: inner }), value))
 }
 
-// Where a pointer (or its nearest ancestor) was last set; '' for defaults.
-function originOf (origins, pointer) {
-  for (let p = pointer; ; p = p.slice(0, p.lastIndexOf('/'))) {
-    const origin = origins.get(p)
-    if (origin) return ' (' + origin + ')'
-    if (p === '') return ''
-  }
-}
-
-function forget (origins, pointer) {
-  for (const key of origins.keys()) {
-    if (key === pointer || key.startsWith(pointer + '/')) origins.delete(key)
-  }
-}
-
-function valueAt (root, pointer) {
-  let value = root
-  for (const key of pointer.split('/').slice(1)) {
-    if (value === null || typeof value !== 'object') return undefined
-    value = value[unescapePointer(key)]
-  }
-  return value
-}
-
-function displayPointer (pointer, root) {
-  let out = ''
-  let value = root
-  for (const raw of pointer.split('/').slice(1)) {
-    const key = unescapePointer(raw)
-    out += Array.isArray(value) ? '[' + key + ']' : (out ? '.' : '') + key
-    value = value !== null && typeof value === 'object' ? value[key] : undefined
-  }
-  return out || '(settings)'
-}
-
-function escapePointer (key) {
-  return String(key).replace(/~/g, '~0').replace(/\//g, '~1')
-}
-
-function unescapePointer (key) {
-  return key.replace(/~1/g, '/').replace(/~0/g, '~')
-}
-
+/** @param {unknown} value @returns {value is Layer} */
 function isPlainObject (value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
 }
 
+/** @template T @param {T} value @returns {T} */
 function deepFreeze (value) {
   if (value !== null && typeof value === 'object') {
     Object.freeze(value)
-    for (const key of Object.keys(value)) deepFreeze(value[key])
+    for (const key of Object.keys(value)) deepFreeze(/** @type {Record<string, unknown>} */ (value)[key])
   }
   return value
 }
 
+/** @param {string[]} issues */
 function invalid (issues) {
   const err = new ERRORS.CONFIG_INVALID(issues.join('; '))
   return Object.assign(err, { issues })

@@ -17,7 +17,8 @@ function fillOfrep (endpoint) {
   else if (endpoint.ofrep === true) endpoint.ofrep = {}
   const ofrep = endpoint.ofrep
   if (ofrep === null || typeof ofrep !== 'object' || Array.isArray(ofrep)) return
-  for (const key of Object.keys(OFREP_DEFAULTS)) if (!Object.hasOwn(ofrep, key)) ofrep[key] = OFREP_DEFAULTS[key]
+  const defaults = /** @type {Record<string, number>} */ (OFREP_DEFAULTS)
+  for (const key of Object.keys(defaults)) if (!Object.hasOwn(ofrep, key)) ofrep[key] = defaults[key]
 }
 
 /**

@@ -15,11 +15,13 @@ const { SIZE_PATTERN } = require('./size')
 const NAME_PATTERN = safeNamePattern(64) // endpoint and sink names
 const TABLE_PATTERN = '^([A-Za-z0-9_-]+:)?[A-Za-z0-9_][A-Za-z0-9_.-]*$'
 
+/** @param {number} minimum @param {number} [maximum] */
 const int = (minimum, maximum) => (
   maximum === undefined ? { type: 'integer', minimum } : { type: 'integer', minimum, maximum }
 )
 const str = (extra = {}) => ({ type: 'string', minLength: 1, ...extra })
 const port = int(0, 65535)
+/** @param {Record<string, object>} properties @param {string[]} [required] */
 const closed = (properties, required = Object.keys(properties)) => ({
   type: 'object',
   additionalProperties: false,
@@ -96,6 +98,7 @@ const cache = {
 // An origin exactly as a browser sends it in `Origin` (scheme://host[:port], lower case, no
 // path or trailing slash), or "*" (any page; load.js checks that it stands alone).
 const ORIGIN_PATTERN = '^(\\*|https?://([a-z0-9-]+(\\.[a-z0-9-]+)*|\\[[0-9a-f:.]+\\])(:[0-9]{1,5})?)$'
+/** @param {number} maxItems */
 const nameList = (maxItems) => ({
   type: 'array',
   minItems: 1,

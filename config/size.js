@@ -7,7 +7,7 @@
 
 const SIZE_PATTERN = '^(0|[1-9][0-9]*[kmg]?)$'
 const SIZE_RE = new RegExp(SIZE_PATTERN)
-const UNITS = Object.freeze({ k: 1024, m: 1024 ** 2, g: 1024 ** 3 })
+const UNITS = /** @type {Readonly<Record<string, number>>} */ (Object.freeze({ k: 1024, m: 1024 ** 2, g: 1024 ** 3 }))
 
 /**
  * @param {string} text a size SIZE_PATTERN accepts (validated settings)

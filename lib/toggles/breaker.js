@@ -10,11 +10,13 @@
  *   onStateChange?: (state: 'closed'|'open'|'half-open') => void }} [options]
  */
 function createCircuitBreaker ({ failureThreshold = 3, openMs = 1000, now = Date.now, onStateChange } = {}) {
+  /** @type {'closed'|'open'|'half-open'} */
   let state = 'closed'
   let failures = 0
   let openedAt = 0
   let trialInFlight = false
 
+  /** @param {'closed'|'open'|'half-open'} next */
   function setState (next) {
     if (next === state) return
     state = next

@@ -6,6 +6,9 @@ const noop = () => {}
 const BACKGROUND = Object.freeze({ background: true })
 const PAST_FILTERS = Object.freeze({ fresh: true })
 
+/** @typedef {'hit'|'miss'|'coalesced'|'stale'|'negative_hit'|'stale_on_error'|'refresh_error'} Outcome */
+/** @typedef {{ entry: import('./entry').ConfigEntry, fetchedAt: number }} Cached */
+
 /**
  * Local LRU cache in front of a config source.
  *
@@ -39,7 +42,7 @@ function createConfigCache ({
   source, max, ttlMs, staleWhileRevalidateMs, maxStaleMs, negativeTtlMs,
   maxNegative = Math.max(1, Math.floor(max / 10)), now = Date.now, onOutcome
 }) {
-  /** @param {number} size @returns {LRUCache<string, { entry: import('./entry').ConfigEntry, fetchedAt: number }>} */
+  /** @param {number} size @returns {LRUCache<string, Cached>} */
   const lru = (size) => new LRUCache({
     max: size,
     // The LRU drops what is past any use (older than every window); freshness is decided here.
@@ -50,23 +53,27 @@ function createConfigCache ({
   const known = lru(max)
   const absent = lru(maxNegative)
   const cache = {
+    /** @param {string} id */
     get: (id) => known.get(id) ?? absent.get(id),
-    /** An id lives in one of the two: the one its last read says. */
+    /** An id lives in one of the two: the one its last read says. @param {string} id @param {Cached} value */
     set (id, value) {
       const [into, out] = value.entry.found ? [known, absent] : [absent, known]
       out.delete(id)
       into.set(id, value)
     },
+    /** @param {string} id */
     delete: (id) => known.delete(id) || absent.delete(id),
     clear () {
       known.clear()
       absent.clear()
     }
   }
+  /** @type {Map<string, Promise<import('./entry').ConfigEntry>>} */
   const inflight = new Map()
   /** @type {Set<string>} ids whose read in flight no one waits on yet */
   const background = new Set()
   const counters = { hit: 0, miss: 0, coalesced: 0, stale: 0, negative_hit: 0, stale_on_error: 0, refresh_error: 0 }
+  /** @type {(outcome: Outcome) => void} */
   const count = onOutcome
     ? (outcome) => { counters[outcome]++; onOutcome(outcome) }
     : (outcome) => { counters[outcome]++ }
@@ -105,6 +112,7 @@ function createConfigCache ({
     if (background.delete(id) && source.hurry) source.hurry(id)
   }
 
+  /** @param {string} id @returns {import('./entry').ConfigEntry|Promise<import('./entry').ConfigEntry>} */
   function lookup (id) {
     const cached = cache.get(id)
     if (cached !== undefined) {
@@ -156,6 +164,7 @@ function createConfigCache ({
     lookup,
     reload,
     /** Drops one id so the next lookup reads the store (admin changes on this process). */
+    /** @param {string} id */
     invalidate: (id) => cache.delete(id),
     clear: () => cache.clear(),
     stats: () => ({ ...counters, size: known.size + absent.size, negativeSize: absent.size, inflight: inflight.size })

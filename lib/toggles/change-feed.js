@@ -35,6 +35,7 @@ function publishChange (store, id, retainMs = RETAIN_MS) {
  * @returns {{ ready: Promise<void>, stop: () => void }}
  */
 function watchChangeFeed ({ store, invalidate, intervalMs, logger }) {
+  /** @type {number|null} */
   let watermark = null
   let failing = false
 
@@ -50,7 +51,7 @@ function watchChangeFeed ({ store, invalidate, intervalMs, logger }) {
       failing = false
     } catch (err) {
       if (!failing && logger) {
-        logger.warn({ code: err.code, message: err.message },
+        logger.warn({ code: /** @type {NodeJS.ErrnoException} */ (err).code, message: /** @type {Error} */ (err).message },
           'cannot read the config change feed; cached configs expire by their TTL')
       }
       failing = true

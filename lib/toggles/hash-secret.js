@@ -58,7 +58,8 @@ function createHashSecretSource ({ store, randomBytes = crypto.randomBytes }) {
  *   or failed; never rejects
  */
 function loadHashSecret ({ source, onSecret, retryMs = 5000, logger }) {
-  let timer = null
+  /** @type {NodeJS.Timeout|undefined} */
+  let timer
   let stopped = false
   let failing = false
   async function attempt () {
@@ -70,7 +71,7 @@ function loadHashSecret ({ source, onSecret, retryMs = 5000, logger }) {
     } catch (err) {
       if (!failing && logger) {
         logger.warn(
-          { code: err.code, message: err.message },
+          { code: /** @type {NodeJS.ErrnoException} */ (err).code, message: /** @type {Error} */ (err).message },
           'cannot read the access-log hash secret; hashed addresses are stored as null until it is read'
         )
       }

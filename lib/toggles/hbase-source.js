@@ -15,6 +15,11 @@ const MIN_READ_MS = 10
 const DEFAULT_REFRESH_LINGER_MS = 50
 
 /**
+ * One caller waiting on an id's read.
+ * @typedef {{ resolve: (entry: import('./entry').ConfigEntry) => void, reject: (err: unknown) => void }} Waiter
+ */
+
+/**
  * Config source reading toggles from HBase through the toggle store (lib/toggles/store.js).
  * Lookups made in the same turn of the event loop are coalesced into one multi-get (one RPC per
  * RegionServer) instead of one RPC each, and an id asked for twice in that turn is read once. At
@@ -64,12 +69,15 @@ function createHBaseSource ({
   now = performance.now.bind(performance), knownIds
 }) {
   const defaultEntry = configEntry(defaultConfig, contentVersion('d', defaultConfig), false)
-  let queue = new Map() // id → [{ resolve, reject }]
+  /** @type {Map<string, Waiter[]>} id → its waiters */
+  let queue = new Map()
   let urgentSince = -1 // when the oldest lookup someone waits on in `queue` was made (-1: none)
   let scheduled = false
+  /** @type {NodeJS.Timeout|null} */
   let refreshTimer = null // background lookups only: their wait
   let inFlight = 0
 
+  /** @param {string} id @param {import('./store').DecodedRow} stored @returns {import('./entry').ConfigEntry} */
   function toEntry (id, stored) {
     if (!stored) return defaultEntry
     if ('invalid' in stored) {
@@ -80,6 +88,11 @@ function createHBaseSource ({
     return configEntry(stored.toggles, stored.version, true)
   }
 
+  /**
+   * @param {Waiter[]} waiters
+   * @param {string} id
+   * @param {import('./store').DecodedRow|Error} result
+   */
   function settle (waiters, id, result) {
     if (result instanceof Error) {
       for (const w of waiters) w.reject(result)
@@ -129,7 +142,7 @@ function createHBaseSource ({
    * The oldest `most` ids of the queue (all of it when it holds no more): as many multi-gets as
    * there is room for in flight; the rest keep their place, and their time, for done().
    * @param {number} most
-   * @returns {Map<string, Array<{ resolve: Function, reject: Function }>>}
+   * @returns {Map<string, Waiter[]>}
    */
   function takeBatch (most) {
     if (queue.size <= most) {
@@ -138,6 +151,7 @@ function createHBaseSource ({
       urgentSince = -1
       return all
     }
+    /** @type {Map<string, Waiter[]>} */
     const batch = new Map()
     for (const [id, waiters] of queue) {
       if (batch.size >= most) break
@@ -156,15 +170,17 @@ function createHBaseSource ({
     const since = urgentSince < 0 ? now() : urgentSince
     const batch = takeBatch((maxInFlight - inFlight) * MAX_IDS_PER_MULTI_GET)
     const ids = [...batch.keys()]
+    /** Every id of `ids` has its waiters in `batch`. @param {string} id */
+    const waitersOf = (id) => /** @type {Waiter[]} */ (batch.get(id))
     // A store without a deadline of its own leaves it to the client's default.
-    const timeoutMs = Number.isFinite(store.timeoutMs) ? Math.floor(store.timeoutMs - (now() - since)) : undefined
+    const timeoutMs = Number.isFinite(store.timeoutMs) ? Math.floor(/** @type {number} */ (store.timeoutMs) - (now() - since)) : undefined
     const late = timeoutMs !== undefined && timeoutMs < MIN_READ_MS
     let rpcs = 0
     for (let from = 0; from < ids.length; from += MAX_IDS_PER_MULTI_GET) {
       const chunk = ids.slice(from, from + MAX_IDS_PER_MULTI_GET)
       if (late || !breaker.allow()) {
         const why = late ? LOOKUP_TIMEOUT : CIRCUIT_OPEN
-        for (const id of chunk) settle(batch.get(id), id, why)
+        for (const id of chunk) settle(waitersOf(id), id, why)
         continue
       }
       rpcs++
@@ -174,10 +190,10 @@ function createHBaseSource ({
         store.read(id, { timeoutMs })
           .then((row) => {
             breaker.success()
-            settle(batch.get(id), id, row)
+            settle(waitersOf(id), id, row)
           }, (err) => {
-            if (/** @type {any} */ (err).retryable) breaker.failure()
-            settle(batch.get(id), id, err)
+            if (/** @type {{ retryable?: boolean }} */ (err).retryable) breaker.failure()
+            settle(waitersOf(id), id, err)
           })
           .finally(done)
       } else {
@@ -186,12 +202,12 @@ function createHBaseSource ({
             // The breaker tracks whether the store answers at all. Rows that failed while others
             // were read (one region in transition, the rest served) fail alone: counting them
             // against the breaker would fail every id for the sake of one region.
-            if (rows.every((row) => row instanceof Error && /** @type {any} */ (row).retryable)) breaker.failure()
+            if (rows.every((row) => row instanceof Error && /** @type {{ retryable?: boolean }} */ (row).retryable)) breaker.failure()
             else breaker.success()
-            rows.forEach((row, i) => settle(batch.get(chunk[i]), chunk[i], row))
+            rows.forEach((row, i) => settle(waitersOf(chunk[i]), chunk[i], row))
           }, (err) => {
-            if (/** @type {any} */ (err).retryable) breaker.failure()
-            chunk.forEach((id) => settle(batch.get(id), id, err))
+            if (/** @type {{ retryable?: boolean }} */ (err).retryable) breaker.failure()
+            chunk.forEach((id) => settle(waitersOf(id), id, err))
           })
           .finally(done)
       }

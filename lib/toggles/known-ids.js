@@ -39,6 +39,7 @@ function createKnownIds ({
   let addedDuringScan = null
   /** @type {Promise<void>|null} */
   let scanning = null
+  /** @type {NodeJS.Timeout|null} */
   let timer = null
   let stopped = false
   let failing = false
@@ -68,7 +69,7 @@ function createKnownIds ({
     } catch (err) {
       counts.scanFailures++
       if (!failing && logger) {
-        logger.warn({ code: err.code, message: err.message },
+        logger.warn({ code: /** @type {NodeJS.ErrnoException} */ (err).code, message: /** @type {Error} */ (err).message },
           filter ? 'cannot scan the config ids; keeping the last scan' : 'cannot scan the config ids; reading every id')
       }
       failing = true

@@ -8,6 +8,7 @@
  * @returns {{ ready: Promise<void>, stop: () => void }} ready: the first run is done
  */
 function startPoller (poll, intervalMs) {
+  /** @type {NodeJS.Timeout|null} */
   let timer = null
   let stopped = false
   function schedule () {

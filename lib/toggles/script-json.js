@@ -5,6 +5,7 @@
 // Inside a <script>, `</script>` and `<!--` end or change the element whatever the JS says, and
 // before ES2019 U+2028/U+2029 ended a string literal. Escaped, they are the same JSON value.
 const UNSAFE_RE = /[<>&\u2028\u2029]/g
+/** @type {Record<string, string>} the keys UNSAFE_RE matches */
 const UNSAFE_ESCAPES = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' }
 
 /**
@@ -24,10 +25,12 @@ function serializeConfig (value) {
   return json.replace(UNSAFE_RE, escapeUnsafe)
 }
 
+/** @param {string} key @param {unknown} value @returns {unknown} */
 function withoutProtoKeys (key, value) {
   return key === '__proto__' ? undefined : value
 }
 
+/** @param {string} ch @returns {string} */
 function escapeUnsafe (ch) {
   return UNSAFE_ESCAPES[ch]
 }

@@ -95,6 +95,7 @@ function decodeToggles (cell) {
  */
 function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
   const columns = [`${family}:${qualifier}`]
+  /** @param {import('@beacon/hbase-client').Row|null} row @returns {DecodedRow} */
   const decodeRow = (row) => (row ? decodeToggles(findCell(row, family, qualifier)) : null)
 
   return {

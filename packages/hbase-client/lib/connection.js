@@ -97,7 +97,7 @@ class Connection extends EventEmitter {
 
   /**
    * Sends one call and resolves with the decoded response.
-   * @param {{ name: string, request: object, response: object }} method from protocol.METHODS
+   * @param {{ name: string, request: import('protobufjs').Type, response: import('protobufjs').Type }} method from protocol.METHODS
    * @param {object} request
    * @param {number} timeoutMs per-call timeout
    * @param {KindTally} [kind] the tally of the caller's kind: counts the frame and its answer
@@ -119,7 +119,8 @@ class Connection extends EventEmitter {
     let frame
     try {
       frame = encodeCall(callId, method, request, timeoutMs, this.cellBlocks)
-    } catch (err) {
+    } catch (caught) {
+      const err = /** @type {Error} */ (caught)
       return Promise.reject(new HBaseError('HBASE_BAD_ARGUMENT', `cannot encode ${method.name}: ${err.message}`, { cause: err }))
     }
     const tally = this._tally
@@ -298,7 +299,8 @@ class Connection extends EventEmitter {
     let header, reader
     try {
       ({ header, reader } = decodeResponseHeader(payload))
-    } catch (err) {
+    } catch (caught) {
+      const err = /** @type {Error} */ (caught)
       this._fail(
         new HBaseError('HBASE_PROTOCOL', `undecodable response header from ${this.address}: ${err.message}`, {
           retryable: true,

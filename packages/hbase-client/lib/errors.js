@@ -44,6 +44,7 @@ const CODES = Object.freeze({
 })
 
 // Server exception simple class name → how the client reacts.
+/** @type {Record<string, { code: string, retryable: boolean, relocate?: boolean }>} */
 const REMOTE = {
   NotServingRegionException: { code: 'HBASE_REGION_UNAVAILABLE', retryable: true, relocate: true },
   RegionMovedException: { code: 'HBASE_REGION_UNAVAILABLE', retryable: true, relocate: true },
@@ -75,7 +76,8 @@ const REMOTE = {
  * @returns {HBaseError}
  */
 function remoteError (className, detail, flags = {}) {
-  const simple = String(className || 'UnknownException').split('.').pop()
+  // split() returns at least one piece, so pop() has one to return.
+  const simple = /** @type {string} */ (String(className || 'UnknownException').split('.').pop())
   const known = REMOTE[simple]
   const firstLine = detail ? String(detail).split('\n', 1)[0].slice(0, 500) : simple
   const retryable = known ? known.retryable : !flags.doNotRetry && !/DoNotRetry|UnknownProtocol|AccessDenied/.test(simple)

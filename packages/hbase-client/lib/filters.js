@@ -54,12 +54,12 @@ function encode (type, message) {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
 }
 
-/** @returns {Filter} */
+/** @param {string} type @param {object} message @returns {Filter} */
 function filter (type, message) {
   return Object.freeze({ name: PACKAGE + type, serializedFilter: encode(type, message) })
 }
 
-/** @returns {Comparator} */
+/** @param {string} type @param {object} message @returns {Comparator} */
 function comparator (type, message) {
   return Object.freeze({ name: PACKAGE + type, serializedComparator: encode(type, message) })
 }

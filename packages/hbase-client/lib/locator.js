@@ -204,7 +204,8 @@ class RegionLocator {
     try {
       const res = await this._invoke(meta.server, 'ClientService', 'Scan', request, this._timeout(deadline))
       return (res.results || []).map(parseMetaRow)
-    } catch (err) {
+    } catch (caught) {
+      const err = /** @type {{ relocate?: boolean, code?: string }} */ (caught)
       if (err.relocate || err.code === 'HBASE_CONNECTION' || err.code === 'HBASE_CALL_TIMEOUT') this._meta = null
       throw err
     }
@@ -276,6 +277,7 @@ function byDeadline (promise, deadline) {
   const late = () =>
     new HBaseError('HBASE_CALL_TIMEOUT', "a shared hbase:meta lookup did not finish within this call's deadline", { retryable: true })
   if (left <= 0) return Promise.reject(late())
+  /** @type {NodeJS.Timeout|undefined} */
   let timer
   const expired = new Promise((resolve, reject) => { timer = setTimeout(() => reject(late()), left) })
   return Promise.race([promise, expired]).finally(() => clearTimeout(timer))

@@ -59,6 +59,7 @@ const SERVICES = {
 
 // Method names are the wire names, case included (MasterService has a lower-case getProcedureResult).
 // Resolve the type objects once so the hot path does no lookups.
+/** @type {Record<string, Record<string, { name: string, request: protobuf.Type, response: protobuf.Type }>>} */
 const METHODS = {}
 for (const [service, methods] of Object.entries(SERVICES)) {
   METHODS[service] = {}

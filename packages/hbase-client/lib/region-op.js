@@ -42,7 +42,7 @@ function regionOp (core, method, table, key, buildRequest, timeout, kind) {
     try {
       return await pool.invoke(region.server, 'ClientService', method, buildRequest(region), policy.rpcTimeout(deadline), kind)
     } catch (err) {
-      if (err.relocate) locator.invalidate(region)
+      if (/** @type {{ relocate?: boolean }} */ (err).relocate) locator.invalidate(region)
       throw err
     }
   })

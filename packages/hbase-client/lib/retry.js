@@ -94,7 +94,7 @@ class RetryPolicy {
     try {
       await sleep(ms, undefined, { signal: this.signal })
     } catch (err) {
-      throw clientClosed(err)
+      throw clientClosed(/** @type {Error} */ (err))
     }
   }
 
@@ -112,7 +112,8 @@ class RetryPolicy {
       try {
         return await attempt()
       } catch (err) {
-        if (this.aborted) throw err.code === 'HBASE_CLIENT_CLOSED' ? err : clientClosed(err)
+        const e = /** @type {Error & { code?: string }} */ (err)
+        if (this.aborted) throw e.code === 'HBASE_CLIENT_CLOSED' ? err : clientClosed(e)
         if (!(err instanceof HBaseError) || !err.retryable) throw err
         const wait = this.waitBefore(n, err, deadline)
         if (wait === null) {
