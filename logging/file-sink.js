@@ -315,7 +315,8 @@ function sinkFiles (base, extension) {
   let names
   try {
     names = fs.readdirSync(dir)
-  } catch (err) {
+  } catch (caught) {
+    const err = /** @type {NodeJS.ErrnoException} */ (caught)
     if (err.code === 'ENOENT') return []
     throw err
   }
@@ -341,7 +342,8 @@ function countLines (dirOrFiles) {
     let st
     try {
       st = fs.lstatSync(dirOrFiles)
-    } catch (err) {
+    } catch (caught) {
+      const err = /** @type {NodeJS.ErrnoException} */ (caught)
       if (err.code === 'ENOENT') return 0
       throw err
     }
@@ -353,7 +355,8 @@ function countLines (dirOrFiles) {
     let st
     try {
       st = fs.lstatSync(file)
-    } catch (err) {
+    } catch (caught) {
+      const err = /** @type {NodeJS.ErrnoException} */ (caught)
       if (err.code === 'ENOENT') continue // rotated away meanwhile
       throw err
     }

@@ -179,7 +179,8 @@ function createRoller ({
         tried.delete(minute)
         rolled++
         streak = 0
-      } catch (err) {
+      } catch (caught) {
+        const err = /** @type {NodeJS.ErrnoException} */ (caught)
         failures++
         streak++
         error = err

@@ -131,7 +131,8 @@ function createJournal (options) {
       log('warn', { file: file.from || path.basename(file.path), to, reason },
         'access-log journal: damaged file quarantined')
       return to
-    } catch (err) {
+    } catch (caught) {
+      const err = /** @type {NodeJS.ErrnoException} */ (caught)
       if (err.code !== 'ENOENT') {
         log('error', { err, file: file.path, reason }, 'access-log journal: damaged file could not be quarantined')
       }
@@ -150,7 +151,8 @@ function createJournal (options) {
     try {
       await ensureDir()
       await io.rename(original, target)
-    } catch (err) {
+    } catch (caught) {
+      const err = /** @type {NodeJS.ErrnoException} */ (caught)
       if (err.code !== 'ENOENT') {
         log('error', { err, file: name }, 'access-log journal: could not claim an orphan file; skipped')
       }
@@ -162,7 +164,8 @@ function createJournal (options) {
       if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EISDIR' })
       const lines = st.size === 0 ? 0 : await countFileLines(target, io)
       file = new JournalFile(target, { lines, bytes: st.size, from: name })
-    } catch (err) {
+    } catch (caught) {
+      const err = /** @type {NodeJS.ErrnoException} */ (caught)
       if (TRANSIENT_CODES.has(err.code)) {
         await io.rename(target, original).catch(() => {}) // claimed again later
         return null
@@ -254,7 +257,8 @@ function createJournal (options) {
       let names
       try {
         names = await io.readdir(opts.dir)
-      } catch (err) {
+      } catch (caught) {
+        const err = /** @type {NodeJS.ErrnoException} */ (caught)
         if (err.code === 'ENOENT') return []
         throw err
       }
