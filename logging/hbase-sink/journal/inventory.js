@@ -120,6 +120,7 @@ async function inspectDir (stateDir, dir, buffer) {
     if (err.code === 'ENOENT') return []
     throw err
   })).sort()
+  /** @type {DirReport} */
   const report = {
     dir: path.relative(stateDir, dir) || '.',
     path: dir,
