@@ -54,8 +54,11 @@ function createRollupMarker ({ client, rollupTable, logTable, writerId, rideMs =
   let writing = null
   /** @type {Set<Promise<void>>} the writes of the log that took marks along, until answered */
   const rides = new Set()
+  /** @type {NodeJS.Timeout|null} */
   let retryTimer = null
+  /** @type {NodeJS.Timeout|null} */
   let rideTimer = null
+  /** @type {number|undefined} the timeout of the marks waiting for a ride */
   let rideTimeout
   let backoff = RETRY_BASE_MS
   let closed = false
