@@ -147,7 +147,7 @@ function createFileSink (options) {
 
   // A write failed: lines wait in memory (bounded by maxPendingLines) and the writer retries
   // every retryMs, no more often, so a full disk never turns into a busy loop.
-  writer.onError((/** @type {any} */ err) => {
+  writer.onError((err) => {
     recordError(err)
     disk.failed(err)
   })

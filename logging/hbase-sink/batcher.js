@@ -298,9 +298,10 @@ async function putRecords (opts, records, ahead) {
   let results
   try {
     results = await opts.client.multiPut(opts.table, puts, { timeout, coalesce: true })
-  } catch (err) {
+  } catch (caught) {
+    const err = /** @type {PutFailure} */ (caught) // the call itself failed (client closed, bad argument)
     if (ride) ride.landed(err)
-    return records.map(() => /** @type {PutFailure} */ (err)) // the call itself failed (client closed, bad argument)
+    return records.map(() => err)
   }
   if (ride) {
     let err = null
