@@ -229,7 +229,7 @@ function alive (pid) {
     process.kill(pid, 0)
     return true
   } catch (err) {
-    return /** @type {any} */ (err).code === 'EPERM'
+    return /** @type {NodeJS.ErrnoException} */ (err).code === 'EPERM'
   }
 }
 
