@@ -26,6 +26,7 @@ const MAX_HEADER_CHARS = 512
  * @property {string|null} ref referer, at most 512 chars
  */
 
+/** @param {unknown} value a header @returns {string|null} */
 function clip (value) {
   if (typeof value !== 'string') return null
   return value.length > MAX_HEADER_CHARS ? value.slice(0, MAX_HEADER_CHARS) : value
@@ -94,6 +95,10 @@ const KEYS = ['ts', 'endpoint', 'id', 'bot', 'status', 'ms', 'ip', 'ua', 'ref']
 // eslint-disable-next-line no-control-regex -- JSON must escape U+0000..U+001F
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/
 
+/**
+ * @param {object} entry
+ * @returns {entry is AccessEntry} its own keys are exactly KEYS, in order (their values may be any)
+ */
 function isEntryShape (entry) {
   let n = 0
   for (const key in entry) {
@@ -102,11 +107,13 @@ function isEntryShape (entry) {
   return n === KEYS.length
 }
 
+/** @param {unknown} value @returns {string} */
 function str (value) {
   if (typeof value === 'string') return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : '"' + value + '"'
   return value == null ? 'null' : JSON.stringify(value)
 }
 
+/** @param {unknown} value @returns {string} */
 function num (value) {
   if (typeof value === 'number') return Number.isFinite(value) ? '' + value : 'null'
   return value == null ? 'null' : JSON.stringify(value)

@@ -38,7 +38,7 @@ class DiskBuffer {
   #timer = null
   #stopped = false
   #errors = 0
-  /** @type {any} */
+  /** @type {NodeJS.ErrnoException|null} */
   #lastError = null
 
   /**
@@ -75,14 +75,15 @@ class DiskBuffer {
 
   /**
    * A write failed: the lines wait and are tried again after `retryMs`.
-   * @param {any} err
+   * @param {unknown} err a write's (an errno error)
    */
   failed (err) {
+    const e = /** @type {NodeJS.ErrnoException} */ (err)
     this.#errors++
-    this.#lastError = err
+    this.#lastError = e
     const now = this.#now()
     if (!this.#failure) {
-      this.#failure = { code: err.code || err.message, since: now }
+      this.#failure = { code: e.code || e.message, since: now }
       this.#lastLog = now
       this.#log('error', { err, ...this.#fields() },
         `${this.#what} cannot be written; lines wait in memory and are retried`)
@@ -137,7 +138,7 @@ class DiskBuffer {
     return this.#errors
   }
 
-  /** @returns {any} the last write error */
+  /** @returns {NodeJS.ErrnoException|null} the last write error */
   get lastError () {
     return this.#lastError
   }

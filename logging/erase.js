@@ -67,7 +67,8 @@ async function eraseId (target, { id, from, to, dryRun = false }, { signal } = {
     for await (const row of client.scan(table, {
       ...range,
       columns: [COLUMN],
-      filter: match.filter,
+      // scan takes null as no filter (scan.js: `!= null`); its JSDoc says Filter|undefined
+      filter: /** @type {import('@beacon/hbase-client').Filter|undefined} */ (match.filter),
       caching: ROWS_PER_RPC,
       timeout
     })) {

@@ -29,6 +29,7 @@ function createFileHistory ({ files, keepFiles, rotateFrequency, now = Date.now,
   const expectedMs = Math.max(0, keepFiles - 2) * periodMs
   const promisedMs = (keepFiles - 1) * periodMs
   let earlyRotations = 0
+  /** @type {number|null} */
   let keptMs = null
   let short = false
 

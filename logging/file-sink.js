@@ -17,6 +17,7 @@ const DEFAULTS = Object.freeze({
   createWriter: createRollWriter
 })
 // Date part of rotated names, so a restart never appends to an older period's file.
+/** @type {Record<string, string>} by rotateFrequency */
 const DATE_FORMATS = { daily: 'yyyy-MM-dd', hourly: 'yyyy-MM-dd-HH' }
 
 /**
@@ -106,13 +107,17 @@ function createFileSink (options) {
   })
   if (writer.onCleanup) writer.onCleanup(history.check)
 
+  /** @type {string[]} lines not yet handed to the writer */
   let batch = []
+  /** @type {NodeJS.Timeout|null} */
   let batchTimer = null
   let accepted = 0
   let written = 0
   let errors = 0
   let rejectedAfterClose = 0
+  /** @type {string|null} */
   let lastError = null
+  /** @type {Promise<void>|null} */
   let closing = null
   const disk = new DiskBuffer({
     what: 'file access log',
@@ -127,18 +132,22 @@ function createFileSink (options) {
   const shedBy = { disk_full: 0, write_error: 0, write_backlog: 0 }
   let shed = 0
 
+  /** @param {unknown} err a write's or the close's */
   function recordError (err) {
+    const e = /** @type {NodeJS.ErrnoException} */ (err)
     errors++
-    lastError = err.code || err.message
+    lastError = e.code || e.message
   }
 
+  /** @param {string} level @param {object} fields @param {string} message */
   function log (level, fields, message) {
-    if (opts.logger && typeof opts.logger[level] === 'function') opts.logger[level]({ file: base, ...fields }, message)
+    const logger = /** @type {Record<string, Function|undefined>|undefined} */ (opts.logger)
+    if (logger && typeof logger[level] === 'function') logger[level]({ file: base, ...fields }, message)
   }
 
   // A write failed: lines wait in memory (bounded by maxPendingLines) and the writer retries
   // every retryMs, no more often, so a full disk never turns into a busy loop.
-  writer.onError((/** @type {any} */ err) => {
+  writer.onError((err) => {
     recordError(err)
     disk.failed(err)
   })
@@ -302,6 +311,7 @@ function createFileSink (options) {
   return { type: /** @type {'file'} */ ('file'), base, write, flush, close, stats, files }
 }
 
+/** @param {string} filePath @param {string|null} [workerTag] */
 function baseName (filePath, workerTag) {
   const ext = path.extname(filePath)
   const stem = path.basename(filePath, ext)
@@ -309,13 +319,15 @@ function baseName (filePath, workerTag) {
   return { base: path.join(path.dirname(filePath), name), extension: (ext || '.log').slice(1) }
 }
 
+/** @param {string} base @param {string} extension @returns {string[]} */
 function sinkFiles (base, extension) {
   const dir = path.dirname(base)
   const prefix = path.basename(base) + '.'
   let names
   try {
     names = fs.readdirSync(dir)
-  } catch (err) {
+  } catch (caught) {
+    const err = /** @type {NodeJS.ErrnoException} */ (caught)
     if (err.code === 'ENOENT') return []
     throw err
   }
@@ -341,7 +353,8 @@ function countLines (dirOrFiles) {
     let st
     try {
       st = fs.lstatSync(dirOrFiles)
-    } catch (err) {
+    } catch (caught) {
+      const err = /** @type {NodeJS.ErrnoException} */ (caught)
       if (err.code === 'ENOENT') return 0
       throw err
     }
@@ -353,7 +366,8 @@ function countLines (dirOrFiles) {
     let st
     try {
       st = fs.lstatSync(file)
-    } catch (err) {
+    } catch (caught) {
+      const err = /** @type {NodeJS.ErrnoException} */ (caught)
       if (err.code === 'ENOENT') continue // rotated away meanwhile
       throw err
     }

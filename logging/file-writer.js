@@ -8,6 +8,11 @@ const PINO_ROLL = require.resolve('pino-roll')
 const EXIT_MARGIN_BYTES = 64 * 1024
 
 /**
+ * pino-roll's destination: a sonic-boom, with the fields it has that its types leave out.
+ * @typedef {import('sonic-boom').SonicBoom & { file?: string, fd: number, destroyed: boolean }} RollDest
+ */
+
+/**
  * The file sink's destination: pino-roll in this thread, an asynchronous sonic-boom writing on
  * libuv's pool, with size and time rotation. It keeps the books the sink needs: how many of
  * the lines handed over are confirmed written (sonic-boom reports written bytes).
@@ -16,22 +21,30 @@ const EXIT_MARGIN_BYTES = 64 * 1024
  * them again (and re-opens the file set if pino-roll could not open it at all). The caller
  * stops handing over lines meanwhile, so what waits here is bounded by what it handed before.
  *
- * @param {object} rollOptions pino-roll's options
+ * @param {{ file: string } & Record<string, unknown>} rollOptions pino-roll's options
  */
 function createRollWriter (rollOptions) {
+  /** @type {Array<(err: Error) => void>} */
   const errorHandlers = []
+  /** @type {Array<(bytes: number) => void>} */
   const writtenHandlers = []
+  /** @type {Array<() => void>} */
   const cleanupHandlers = []
+  /** @type {RollDest|null} */
   let dest = null
+  /** @type {Promise<void>|null} */
   let opening = null
+  /** @type {Error|null} */
   let setupError = null
   // Lines whose bytes sonic-boom reported written: [cumulative bytes, cumulative lines] marks.
+  /** @type {Array<[number, number]>} */
   const marks = []
   let handedBytes = 0
   let handedLines = 0
   let doneBytes = 0
   let doneLines = 0
 
+  /** @param {Error} err */
   function emitError (err) {
     for (const fn of errorHandlers) fn(err)
   }
@@ -40,19 +53,19 @@ function createRollWriter (rollOptions) {
     setupError = null
     // minLength > 0 makes sonic-boom's flush(cb) wait for in-flight writes (with 0 it calls
     // back at once); the sink already hands over whole batches, so 1 byte is enough.
-    opening = require(PINO_ROLL)({ ...rollOptions, sync: false, minLength: 1 }).then((d) => {
+    opening = require(PINO_ROLL)({ ...rollOptions, sync: false, minLength: 1 }).then((/** @type {RollDest} */ d) => {
       dest = d
-      dest.on('error', emitError)
+      d.on('error', emitError)
       // After a rotation, pino-roll deletes the files past its limit and says so.
-      dest.on('cleanup-complete', () => { for (const fn of cleanupHandlers) fn() })
-      dest.on('write', (n) => {
+      d.on('cleanup-complete', () => { for (const fn of cleanupHandlers) fn() })
+      d.on('write', (/** @type {number} */ n) => {
         doneBytes += n
         let i = 0
         while (i < marks.length && marks[i][0] <= doneBytes) doneLines = marks[i++][1]
         if (i) marks.splice(0, i)
         for (const fn of writtenHandlers) fn(n)
       })
-    }, (err) => {
+    }, (/** @type {Error} */ err) => {
       setupError = err
       emitError(err)
     }).finally(() => { opening = null })
@@ -91,7 +104,8 @@ function createRollWriter (rollOptions) {
       handedBytes += Buffer.byteLength(chunk)
       handedLines += lines
       marks.push([handedBytes, handedLines])
-      dest.write(chunk)
+      const target = /** @type {RollDest} */ (dest) // the caller checks ready() first
+      target.write(chunk)
     },
 
     /** Tries the bytes that failed again, or the opening of the file set if that failed. */
@@ -135,20 +149,22 @@ function createRollWriter (rollOptions) {
     async flush () {
       await settled()
       if (setupError) throw setupError
-      await new Promise((resolve, reject) => dest.flush((err) => (err ? reject(err) : resolve())))
+      const target = /** @type {RollDest} */ (dest) // settled() without setupError: the file set is open
+      await new Promise((resolve, reject) => target.flush((err) => (err ? reject(err) : resolve(undefined))))
     },
 
     /** @param {number} timeoutMs */
     async end (timeoutMs) {
       await settled()
       if (!dest || dest.destroyed) return
+      const target = dest
       const closed = await new Promise((resolve) => {
         const timer = setTimeout(resolve, timeoutMs, false)
-        dest.once('close', () => {
+        target.once('close', () => {
           clearTimeout(timer)
           resolve(true)
         })
-        dest.end()
+        target.end()
       })
       // Not closed in time (a disk that refuses the last bytes): let go of the file anyway.
       if (!closed && !dest.destroyed) dest.destroy()

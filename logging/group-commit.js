@@ -7,7 +7,7 @@
  * for it. A commit that fails handles its own failure (counts it, keeps the entries in memory):
  * the answers go out all the same, only not durable, and the metrics say so.
  * @typedef {object} Committer
- * @property {() => void|Promise<void>} commit
+ * @property {() => undefined|Promise<void>} commit
  */
 
 /**

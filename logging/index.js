@@ -21,6 +21,16 @@ const KINDS = Object.freeze({ log: 'log', mark: 'rollup-mark', rollup: 'rollup' 
 const RIDE_INTERVALS = 2
 
 /**
+ * One sink's settings (config/schema.js, `sinks`), as createSinks() reads them.
+ * @typedef {{ type: 'file', path: string, rotateSize?: string|number, rotateFrequency?: 'daily'|'hourly'|number,
+ *   keepFiles?: number, maxPendingLines?: number }} FileSinkSettings
+ * @typedef {{ type: 'hbase', table: string, journalDir?: string, rollups?: boolean, rollupTable?: string,
+ *   privacy?: unknown, retention?: unknown, rollupRetention?: unknown, flushIntervalMs?: number }
+ *   & Record<string, unknown>} HBaseSinkSettings the rest go to createHBaseSink() as they are
+ * @typedef {FileSinkSettings|HBaseSinkSettings} SinkSettings
+ */
+
+/**
  * Builds the access-log sinks of one process from their settings (the root factory passes the
  * ones some endpoint logs to). Every sink keeps one contract (sink-set.js, Sink).
  *
@@ -39,10 +49,13 @@ const RIDE_INTERVALS = 2
  */
 function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, logger, clock }) {
   const sinks = new SinkSet()
-  const hbaseCount = Object.values(sinkSettings).filter((s) => s && s.type === 'hbase').length
+  // The caller's are validated settings (config/schema.js) typed `object` (api/public/endpoints.js).
+  const specs = /** @type {Record<string, SinkSettings>} */ (sinkSettings)
+  const hbaseCount = Object.values(specs).filter((s) => s && s.type === 'hbase').length
+  /** @param {string} p */
   const resolve = (p) => (path.isAbsolute(p) ? p : path.resolve(stateDir || process.cwd(), p))
   try {
-    for (const [name, spec] of Object.entries(sinkSettings)) {
+    for (const [name, spec] of Object.entries(specs)) {
       const sinkLogger = logger && typeof logger.child === 'function' ? logger.child({ sink: name }) : logger
       if (spec.type === 'file') {
         sinks.set(name, createFileSink({
@@ -86,7 +99,7 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
           ...rollup
         }))
       } else {
-        throw new ERRORS.INVALID_OPTION(`access-log sink "${name}" has unknown type "${spec.type}"`)
+        throw new ERRORS.INVALID_OPTION(`access-log sink "${name}" has unknown type "${/** @type {{ type: unknown }} */ (spec).type}"`)
       }
     }
   } catch (err) {

@@ -19,6 +19,7 @@ function createLogger ({ level = 'info', destination = 1, base, name } = {}) {
   const stream = typeof destination === 'object' && destination !== null
     ? destination
     : pino.destination({ dest: destination, sync: false, mkdir: typeof destination === 'string' })
+  /** @type {import('pino').LoggerOptions} */
   const options = { level }
   if (base !== undefined) options.base = base
   if (name) options.name = name

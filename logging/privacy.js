@@ -75,7 +75,10 @@ function createPrivacyPolicy (settings, { hashKeys } = {}) {
 function addressMask (mode, hashKeys) {
   switch (mode) {
     case 'truncate': return (ip) => truncateAddress(ip)
-    case 'hash': return (ip, ts) => hashAddress(ip, hashKeys.keyFor(ts))
+    case 'hash': {
+      const keys = /** @type {HashKeys} */ (hashKeys) // createPrivacyPolicy() throws without them
+      return (ip, ts) => hashAddress(ip, keys.keyFor(ts))
+    }
     case 'none': return () => null
     default: return (ip) => (ip == null ? null : ip)
   }
@@ -122,7 +125,8 @@ function groupSinks (sinks, policies) {
   sinks.forEach((sink, i) => {
     const policy = policies[i]
     if (!groups.has(policy)) groups.set(policy, { policy, sinks: [] })
-    groups.get(policy).sinks.push(sink)
+    const group = /** @type {SinkGroup} */ (groups.get(policy)) // set just above if it was not
+    group.sinks.push(sink)
   })
   return [...groups.values()]
 }
@@ -168,8 +172,10 @@ function writeEntry (sinks, groups, entry, headers) {
  * @returns {HashKeys & { setSecret: (secret: Buffer) => void }}
  */
 function createHashKeys () {
+  /** @type {Buffer|null} */
   let secret = null
   let day = NaN
+  /** @type {Buffer|null} */
   let key = null
   return {
     setSecret (value) {

@@ -16,8 +16,10 @@ const { rowOf, valueOf, ownBytes } = require('./journal/record-bytes')
  * @property {number} gen settle-barrier generation
  * @property {boolean} spilled handed to the journal (settled)
  * @property {boolean} [unconfirmed] a write of it failed in a way that may have applied it
- * @property {any} wal its write-ahead-log segment, or null
+ * @property {import('./journal/wal').Segment|null} wal its write-ahead-log segment, or null
  */
+
+/** @typedef {Error & { code?: string, retryable?: boolean }} PutFailure why a put did not go through (an HBaseError) */
 
 /**
  * The live path to HBase: a queue sent in batches of up to `batchSize` in one multiPut, when a
@@ -56,6 +58,7 @@ class Batcher {
     this.inFlight = new Set()
     this.inFlightEntries = 0
     this.forcing = 0 // > 0 while a flush or close wants partial batches sent now (forceWhile)
+    /** @type {{ flush: NodeJS.Timeout|null, retry: NodeJS.Timeout|null, pumpScheduled: boolean }} */
     this.timers = { flush: null, retry: null, pumpScheduled: false }
     /** Whether a batch is already queued to go (within a flush interval): marks can wait to ride in it. */
     this.writeAhead = () => !this.health.down && this.queue.length > 0
@@ -140,6 +143,7 @@ class Batcher {
     this.inFlight.delete(items)
     let ok = 0
     let down = true
+    /** @type {Array<[Item, PutFailure]>} */
     const failures = []
     for (let i = 0; i < items.length; i++) {
       const item = items[i]
@@ -168,7 +172,7 @@ class Batcher {
     this.pump()
   }
 
-  /** @param {Item} item @param {any} err */
+  /** @param {Item} item @param {PutFailure} err */
   onFailure (item, err) {
     const { opts } = this
     if (!err.retryable) {
@@ -178,7 +182,7 @@ class Batcher {
     }
     const now = opts.clock.now()
     // Down (another batch found out): retrying would only wait for the same HBase.
-    if (this.health.down || now - item.firstTry >= opts.retryMaxMs) {
+    if (this.health.down || now - /** @type {number} */ (item.firstTry) >= opts.retryMaxMs) {
       this.hooks.spill(item)
       return
     }
@@ -199,7 +203,9 @@ class Batcher {
   onRetryTimer () {
     this.timers.retry = null
     const now = this.opts.clock.now()
+    /** @type {Item[]} */
     const due = []
+    /** @type {Item[]} */
     const later = []
     for (const item of this.retrying) (this.forcing > 0 || item.retryAt <= now ? due : later).push(item)
     this.retrying = later
@@ -281,20 +287,21 @@ function toPut (item) {
  * @param {Readonly<import('./options').SinkOptions>} opts
  * @param {Array<{ key: string, line?: Buffer, value?: string }>} records
  * @param {() => boolean} [ahead] a write of the log is queued to go (within a flush interval)
- * @returns {Promise<Array<any>>} per record: null (written) or why not (an HBaseError: code, retryable)
+ * @returns {Promise<Array<PutFailure|null>>} per record: null (written) or why not (an HBaseError: code, retryable)
  */
 async function putRecords (opts, records, ahead) {
   const timeout = opts.writeTimeoutMs || undefined
   const marker = opts.rollupMarker
   const ride = marker && marker.ride ? marker.ride() : null
-  const puts = /** @type {Array<{ row: string|Buffer, cells: any, table?: string }>} */ (records.map(toPut))
+  const puts = /** @type {Parameters<import('@beacon/hbase-client').HBaseClient['multiPut']>[1]} */ (records.map(toPut))
   if (ride) for (const put of ride.puts) puts.push(put)
   let results
   try {
     results = await opts.client.multiPut(opts.table, puts, { timeout, coalesce: true })
-  } catch (err) {
+  } catch (caught) {
+    const err = /** @type {PutFailure} */ (caught) // the call itself failed (client closed, bad argument)
     if (ride) ride.landed(err)
-    return records.map(() => err) // the call itself failed (client closed, bad argument)
+    return records.map(() => err)
   }
   if (ride) {
     let err = null

@@ -109,7 +109,8 @@ class FileReads {
     let handle
     try {
       handle = await journal.open(file, opts.maxReplayFileBytes)
-    } catch (err) {
+    } catch (caught) {
+      const err = /** @type {NodeJS.ErrnoException} */ (caught)
       if (TRANSIENT_CODES.has(err.code)) throw err
       this.damaged(file.replay, file.lines)
       if (err.code === 'ENOENT') {

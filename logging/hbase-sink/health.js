@@ -1,5 +1,7 @@
 'use strict'
 
+/** @typedef {import('./batcher').PutFailure} PutFailure */
+
 /**
  * Whether HBase answers this sink, as its writes found: the one owner of up/down. Down (spill
  * mode only) when a write of live entries or of the replay got nothing through for a reason
@@ -9,7 +11,7 @@
  */
 class Health {
   #down = false
-  /** @type {Array<{ down: (err: any) => void, up: () => void }>} */
+  /** @type {Array<{ down: (err: PutFailure) => void, up: () => void }>} */
   #listeners = []
 
   /** @returns {boolean} whether HBase is thought down */
@@ -24,13 +26,13 @@ class Health {
 
   /**
    * Hears each change, in the order the listeners came.
-   * @param {{ down: (err: any) => void, up: () => void }} listener
+   * @param {{ down: (err: PutFailure) => void, up: () => void }} listener
    */
   listen (listener) {
     this.#listeners.push(listener)
   }
 
-  /** @param {any} err why: the first error of a write that got nothing through */
+  /** @param {PutFailure} err why: the first error of a write that got nothing through */
   markDown (err) {
     if (this.#down) return
     this.#down = true

@@ -10,6 +10,8 @@ const { leftOnDisk } = require('./left-on-disk')
 const { SettleBarrier } = require('./settle-barrier')
 const { WalGuard } = require('./wal-guard')
 const { Batcher } = require('./batcher')
+
+/** @typedef {import('./journal/wal').Segment} Segment */
 const { Health } = require('./health')
 const { Replayer } = require('./replayer')
 const { settleBy, TIMED_OUT } = require('../../lib/deadline')
@@ -101,6 +103,7 @@ function createHBaseSink (options) {
     }
   })
   let seq = 0
+  /** @type {Promise<{ leftOnDisk: { entries: number, files: Array<{ file: string, entries: number }> } }>|null} */
   let closing = null
   /** @type {{ entries: number, files: Array<{ file: string, entries: number }> }} */
   let left = { entries: 0, files: [] }
@@ -108,7 +111,7 @@ function createHBaseSink (options) {
   /**
    * A pending entry goes to the journal, or is shed when the journal cannot take it.
    * @param {string} line its record (journal-files.js formatRecord), without a newline
-   * @param {any} segment its write-ahead-log segment, or null
+   * @param {Segment|null} segment its write-ahead-log segment, or null
    * @param {boolean} [unconfirmed] a write of it may have reached HBase
    */
   function toJournal (line, segment, unconfirmed = false) {
@@ -125,7 +128,7 @@ function createHBaseSink (options) {
    * Drops one entry, counted by reason. Its write-ahead-log record is released: a replay must
    * not bring back an entry counted as shed.
    * @param {string} reason one of SHED_REASONS
-   * @param {any} segment
+   * @param {Segment|null} segment
    * @param {boolean} [unconfirmed] a write of it may have reached HBase
    */
   function shed (reason, segment, unconfirmed = false) {
@@ -164,7 +167,7 @@ function createHBaseSink (options) {
     const key = accessLogRowKey(n % opts.buckets, ts, opts.writerId + '-' + n)
     // Encoded once: the write-ahead log stores these bytes and the put sends views of them.
     const line = walGuard ? encodeRecord(key, value) : null
-    const segment = walGuard ? walGuard.append(line) : null
+    const segment = walGuard ? walGuard.append(/** @type {Buffer} */ (line)) : null
     if (health.down && opts.overload === 'spill') {
       toJournal(formatRecord(key, value), segment)
       return
@@ -220,7 +223,7 @@ function createHBaseSink (options) {
       try {
         await settleBy(flush(), sendBy)
       } catch (err) {
-        ledger.error(err.code || err.message)
+        ledger.error(errorCode(err))
       }
       for (const item of batcher.takeAll()) spill(item)
       await settleBy(replayer.drain(sendBy), sendBy)
@@ -247,7 +250,7 @@ function createHBaseSink (options) {
       if (walGuard) await walGuard.close({ discard: true })
     } catch (err) {
       if (walGuard) await walGuard.close({ discard: false }) // kept: the next sink to start replays it
-      ledger.error(err.code || err.message)
+      ledger.error(errorCode(err))
       if (logger) {
         logger.error({ err, journalBuffered: journal.bufferedLines() },
           'HBase access log: journal could not be closed cleanly; the entries still in memory are lost')
@@ -302,6 +305,16 @@ function createHBaseSink (options) {
     replay,
     ready: replayer.started
   }
+}
+
+/**
+ * What the ledger records of a caught error: its code, else its message.
+ * @param {unknown} err
+ * @returns {string}
+ */
+function errorCode (err) {
+  const e = /** @type {NodeJS.ErrnoException} */ (err)
+  return e.code || e.message
 }
 
 module.exports = { createHBaseSink, DEFAULTS }

@@ -30,7 +30,8 @@ const DEFAULTS = Object.freeze({
 
 /**
  * @typedef {typeof DEFAULTS & { journalMaxBytes: number, client: import('@beacon/hbase-client').HBaseClient,
- *   table: string, journalDir: string, writerId: string, clock: { now(): number }, logger?: any }} SinkOptions
+ *   table: string, journalDir: string, writerId: string, clock: { now(): number },
+ *   logger?: import('./types').Logger }} SinkOptions
  */
 
 /**
@@ -39,10 +40,14 @@ const DEFAULTS = Object.freeze({
  * @returns {Readonly<SinkOptions>}
  */
 function resolveSinkOptions (options) {
-  const o = /** @type {any} */ ({ ...DEFAULTS, ...options })
+  // What the checks below hold it to; until they ran, any field may be of any type.
+  const o = /** @type {SinkOptions} */ ({ ...DEFAULTS, ...options })
+  /** @param {string} why @returns {never} */
   const bad = (why) => { throw new ERRORS.INVALID_OPTION(`hbase sink: ${why}`) }
+  /** @param {string} name @param {number} min */
   const integer = (name, min) => {
-    if (!Number.isInteger(o[name]) || o[name] < min) bad(`${name} must be an integer >= ${min}`)
+    const v = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (o))[name]
+    if (!Number.isInteger(v) || /** @type {number} */ (v) < min) bad(`${name} must be an integer >= ${min}`)
   }
   if (!o.client || typeof o.client.multiPut !== 'function') bad('client must be an HBase client')
   if (typeof o.table !== 'string' || o.table.length === 0) bad('table is required')
@@ -69,7 +74,7 @@ function resolveSinkOptions (options) {
   try {
     o.journalMaxBytes = sizeBytes(o.journalMaxSize)
   } catch (err) {
-    bad(`journalMaxSize: ${err.message}`)
+    bad(`journalMaxSize: ${/** @type {Error} */ (err).message}`)
   }
   if (o.rollupMarker !== null && typeof o.rollupMarker?.mark !== 'function') bad('rollupMarker must have mark()')
   if (!o.clock) o.clock = Date

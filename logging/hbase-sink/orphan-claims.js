@@ -16,7 +16,7 @@ class OrphanClaims {
    * @param {import('./ledger').Ledger} deps.ledger
    * @param {number} deps.intervalMs
    * @param {() => void} deps.claimed files were claimed: replay them
-   * @param {any} [deps.logger]
+   * @param {import('./types').Logger} [deps.logger]
    */
   constructor ({ journal, ledger, intervalMs, claimed, logger }) {
     this.journal = journal
@@ -46,8 +46,9 @@ class OrphanClaims {
   }
 
   async claimNow () {
+    /** @param {import('./journal/journal-file').JournalFile} f a file claimed */
     const counted = (f) => {
-      const m = FILE_PATTERN.exec(f.from)
+      const m = FILE_PATTERN.exec(/** @type {string} */ (f.from)) // claimed: it had another writer's name
       this.ledger.claim(f.lines, Boolean(m && m[2].endsWith('-wal')))
     }
     const files = await this.journal.claimOrphans(counted)

@@ -98,6 +98,7 @@ class Replayer {
   /** @returns {Promise<boolean>} true when the journal is empty */
   run () {
     if (this.running) return this.running
+    /** @param {boolean} done */
     const again = (done) => {
       this.running = null
       if (done) {
@@ -199,7 +200,7 @@ class Replayer {
     ledger.replayedOk(acked)
     if (acked > 0) health.markUp()
     if (failures.length) {
-      const firstError = results.find(Boolean)
+      const firstError = /** @type {import('./batcher').PutFailure} */ (results.find(Boolean)) // failures.length > 0
       ledger.error(firstError.code)
       if (acked === 0 && firstError.retryable && opts.overload === 'spill') health.markDown(firstError)
     }
@@ -249,7 +250,8 @@ class Replayer {
       let chunk
       try {
         chunk = await this.reads.next(progress, this.chunkSize())
-      } catch (err) {
+      } catch (caught) {
+        const err = /** @type {NodeJS.ErrnoException} */ (caught)
         if (TRANSIENT_CODES.has(err.code)) throw err // the reader stays where it was: tried again
         await this.reads.unreadable(file, err)
         return true

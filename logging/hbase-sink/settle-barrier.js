@@ -32,7 +32,7 @@ class SettleBarrier {
     if (gen === this.gen) {
       this.genCount--
     } else {
-      const left = this.older.get(gen) - 1
+      const left = /** @type {number} */ (this.older.get(gen)) - 1
       if (left === 0) this.older.delete(gen)
       else this.older.set(gen, left)
     }

@@ -2,6 +2,8 @@
 
 const { createWal } = require('./journal/wal')
 
+/** @typedef {import('./journal/wal').Segment} Segment */
+
 const WARN_EVERY_MS = 5000
 const RELEASE_RETRY_MS = 1000
 const PAUSE_AFTER_FAILURE_MS = 1000
@@ -28,7 +30,7 @@ class WalGuard {
     this.ledger = ledger
     this.logger = logger
     this.lastWarn = 0
-    /** @type {any[]} segments of spilled entries, released once the journal is flushed */
+    /** @type {Segment[]} segments of spilled entries, released once the journal is flushed */
     this.awaitingJournal = []
     this.flushing = false
     this.closed = false
@@ -37,7 +39,7 @@ class WalGuard {
 
   /**
    * @param {Buffer} line the entry's record, encoded (../record-bytes.js)
-   * @returns {any} the segment holding the entry, or null when the append failed
+   * @returns {Segment|null} the segment holding the entry, or null when the append failed
    */
   append (line) {
     // After a failure the log is left alone for a second: a full disk must not cost every
@@ -48,7 +50,8 @@ class WalGuard {
     }
     try {
       return this.wal.appendLine(line)
-    } catch (err) {
+    } catch (caught) {
+      const err = /** @type {NodeJS.ErrnoException} */ (caught)
       this.ledger.walFailed()
       this.ledger.error(err.code || err.message)
       const now = Date.now()
@@ -62,12 +65,12 @@ class WalGuard {
     }
   }
 
-  /** @param {any} segment the entry is in HBase, or counted as shed */
+  /** @param {Segment|null} segment the entry is in HBase, or counted as shed */
   done (segment) {
     if (segment) this.wal.done(segment)
   }
 
-  /** @param {any} segment the entry was handed to the journal: release once that is on disk */
+  /** @param {Segment|null} segment the entry was handed to the journal: release once that is on disk */
   afterJournal (segment) {
     if (!segment) return
     this.awaitingJournal.push(segment)

@@ -56,6 +56,7 @@ async function countBuckets (source, { from, to, keysOnly = false, filter = null
   let failure = null
   const stopped = () => failure !== null || Boolean(signal && signal.aborted)
 
+  /** @param {number} bucket */
   async function countBucket (bucket) {
     const { startRow, stopRow } = bucketRange(bucket, from, to)
     /** @type {import('@beacon/hbase-client').ScanOptions} */

@@ -58,6 +58,7 @@ function csvHeader () {
  * @returns {string}
  */
 function csvLine ({ ts, key, entry }) {
+  /** @type {Record<string, unknown>} */
   const values = { ...entry, ts, time: new Date(ts).toISOString(), key }
   return CSV_COLUMNS.map((column) => csvField(values[column])).join(',') + '\r\n'
 }

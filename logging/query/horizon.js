@@ -27,6 +27,7 @@ const { horizons } = require('../retention')
 function countHorizon (result, ttl, now) {
   if (!ttl) return { known: false }
   const edge = horizons(ttl, now)
+  /** @param {number|null} ms */
   const iso = (ms) => (ms === null ? null : new Date(Math.max(0, ms)).toISOString())
   /** @type {CountHorizon} */
   const horizon = { known: true, rows: iso(edge.rows), retention: formatDuration(ttl.log), complete: true }

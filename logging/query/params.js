@@ -28,6 +28,7 @@ const ROW_KEY = /^[0-9a-f]{2}\d{13}[\x21-\x7e]{1,200}$/
  * @typedef {import('./count').CountQuery} CountParams
  */
 
+/** @param {string} detail */
 const bad = (detail) => new ERRORS.BAD_LOG_QUERY(detail)
 
 /**

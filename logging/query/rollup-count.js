@@ -39,10 +39,12 @@ async function countFromRollups (source, rollups, query, options = {}) {
   const midFrom = Math.ceil(query.from / MINUTE_MS) * MINUTE_MS
   const midTo = Math.floor(query.to / MINUTE_MS) * MINUTE_MS
   const maxGroups = source.maxGroups || 100000
+  /** @type {Map<string, number>} group → rows */
   const groups = new Map()
   let truncated = false
   let total = 0
   let scanned = 0
+  /** @param {string} key @param {number} n */
   const add = (key, n) => {
     if (!groups.has(key) && groups.size >= maxGroups) {
       truncated = true
@@ -109,6 +111,7 @@ async function countFromRollups (source, rollups, query, options = {}) {
   }
   const rollupMinutes = fromRollups.size
   scannedMinutes += fromScans.size
+  /** @type {import('./count').CountResult & { rollupMinutes: number, scannedMinutes: number }} */
   const result = { total, scanned, rollupMinutes, scannedMinutes, rawFrom: rawFrom === Infinity ? null : rawFrom }
   if (by !== undefined) {
     result.groups = [...groups].map(([key, count]) => ({ key, count }))

@@ -43,8 +43,9 @@ function offsetMinutes (zone) {
  * @returns {number|null} epoch ms, null when a field is out of range (2026-02-30, 24:00)
  */
 function isoMs (m) {
-  const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1, 7)
-    .map((x) => (x === undefined ? undefined : Number(x)))
+  // (ISO always captures year, month and day; the rest may be missing: the defaults)
+  const [year, month, day, hour = 0, minute = 0, second = 0] = /** @type {number[]} */ (m.slice(1, 7)
+    .map((x) => (x === undefined ? undefined : Number(x))))
   const ms = m[7] ? Number(m[7].padEnd(3, '0')) : 0
   const utc = Date.UTC(year, month - 1, day, hour, minute, second, ms)
   const d = new Date(utc)
@@ -67,7 +68,7 @@ function parseTime (text, now, name) {
   if (typeof text === 'string') {
     let m
     if (text === 'now') ms = now
-    else if ((m = RELATIVE.exec(text))) ms = now - Number(m[1]) * UNIT_MS[m[2]]
+    else if ((m = RELATIVE.exec(text))) ms = now - Number(m[1]) * UNIT_MS[/** @type {keyof typeof UNIT_MS} */ (m[2])]
     else if (EPOCH_MS.test(text)) ms = Number(text)
     else if ((m = ISO.exec(text))) ms = isoMs(m)
   }

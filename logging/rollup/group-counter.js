@@ -32,7 +32,7 @@ const DEFAULT_SPILL_DIR = path.join(os.tmpdir(), 'beacon-rollup-spill')
  */
 
 /**
- * @param {{ maxGroups?: number, spillDir?: string, keep?: (qualifier: string) => boolean }} [options]
+ * @param {{ maxGroups?: number, spillDir?: string, keep?: ((qualifier: string) => boolean)|null }} [options]
  *   keep: the groups the caller reads (default every one); the others go into the totals only,
  *   never to disk
  */
@@ -194,7 +194,10 @@ async function * readCounts (file) {
   }
 }
 
-/** FNV-1a of a string, seeded: another split of the same groups at each depth. */
+/**
+ * FNV-1a of a string, seeded: another split of the same groups at each depth.
+ * @param {string} text @param {number} seed
+ */
 function hashOf (text, seed) {
   let hash = (0x811c9dc5 ^ seed) >>> 0
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193)
@@ -226,7 +229,7 @@ function alive (pid) {
     process.kill(pid, 0)
     return true
   } catch (err) {
-    return /** @type {any} */ (err).code === 'EPERM'
+    return /** @type {NodeJS.ErrnoException} */ (err).code === 'EPERM'
   }
 }
 

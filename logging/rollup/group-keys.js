@@ -14,6 +14,7 @@ const UNREADABLE = JSON.stringify(['', '', 'unreadable'])
 // are safe names, lib/names.js, so no escapes); an event's has `"event":"<name>"` where the
 // status is. Read within the first 160 bytes, which hold it with room to spare.
 const HEAD_BYTES = 160
+/** @param {string} text */
 const bytes = (text) => Uint8Array.from(Buffer.from(text, 'latin1'))
 const TS = bytes('{"ts":')
 const ENDPOINT = bytes(',"endpoint":"')
@@ -32,16 +33,23 @@ const NAME_BYTE = new Uint8Array(256)
 for (const c of Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-', 'latin1')) {
   NAME_BYTE[c] = 1
 }
+/** @param {number} c */
 const isDigit = (c) => c >= 0x30 && c <= 0x39
 
-/** @returns {number} the index after `text` when it is at `at` (and ends before `end`), else -1 */
+/**
+ * @param {Uint8Array} value @param {number} at @param {Uint8Array} text @param {number} end
+ * @returns {number} the index after `text` when it is at `at` (and ends before `end`), else -1
+ */
 function matchAt (value, at, text, end) {
   if (at < 0 || at + text.length > end) return -1
   for (let i = 0; i < text.length; i++) if (value[at + i] !== text[i]) return -1
   return at + text.length
 }
 
-/** @returns {number} the index after the name bytes from `at` */
+/**
+ * @param {Uint8Array} value @param {number} at @param {number} end
+ * @returns {number} the index after the name bytes from `at`
+ */
 function skipName (value, at, end) {
   while (at < end && NAME_BYTE[value[at]] === 1) at++
   return at

@@ -8,10 +8,11 @@ const RETRY_MAX_MS = 5000
 /**
  * The marks one write of the log takes along (ride()): puts into the rollup table, and what to say
  * once that write is answered.
+ * @typedef {Error & { code?: string, retryable?: boolean }} MarkFailure why a mark write failed (an HBaseError)
  * @typedef {object} Ride
  * @property {Array<{ table: string, row: string,
  *   cells: Array<{ family: string, qualifier: string, value: string }> }>} puts
- * @property {(err: any) => void} landed call once with the first error among the puts' results
+ * @property {(err: MarkFailure|null) => void} landed call once with the first error among the puts' results
  *   (an HBaseError), or null when all were written
  */
 
@@ -50,12 +51,15 @@ function createRollupMarker ({ client, rollupTable, logTable, writerId, rideMs =
   const stats = { marks: 0, marksRidden: 0, markFailures: 0, disabled: /** @type {string|null} */ (null) }
   /** @type {Set<number>} minutes whose rows are written and whose mark is not yet */
   const waiting = new Set()
-  /** @type {Promise<any>|null} the mark write in flight: one at a time */
+  /** @type {Promise<MarkFailure|null>|null} the mark write in flight: one at a time */
   let writing = null
   /** @type {Set<Promise<void>>} the writes of the log that took marks along, until answered */
   const rides = new Set()
+  /** @type {NodeJS.Timeout|null} */
   let retryTimer = null
+  /** @type {NodeJS.Timeout|null} */
   let rideTimer = null
+  /** @type {number|undefined} the timeout of the marks waiting for a ride */
   let rideTimeout
   let backoff = RETRY_BASE_MS
   let closed = false
@@ -71,7 +75,7 @@ function createRollupMarker ({ client, rollupTable, logTable, writerId, rideMs =
     }))
   }
 
-  /** @param {number[]} minutes @param {number} [timeout] @returns {Promise<any>} an HBaseError, or null */
+  /** @param {number[]} minutes @param {number} [timeout] @returns {Promise<MarkFailure|null>} an HBaseError, or null */
   async function put (minutes, timeout) {
     const puts = putsOf(minutes)
     let results
@@ -96,8 +100,8 @@ function createRollupMarker ({ client, rollupTable, logTable, writerId, rideMs =
   /**
    * How a write of these minutes' marks went: counted; on a reason that passes they wait again.
    * @param {number[]} minutes
-   * @param {any} err an HBaseError, or null
-   * @returns {any} err, or null when it switched rollups off
+   * @param {MarkFailure|null} err an HBaseError, or null
+   * @returns {MarkFailure|null} err, or null when it switched rollups off
    */
   function settle (minutes, err) {
     if (!err) {
@@ -124,7 +128,7 @@ function createRollupMarker ({ client, rollupTable, logTable, writerId, rideMs =
   /**
    * Writes the marks of every waiting minute, after the write in flight.
    * @param {number} [timeout] ms
-   * @returns {Promise<any>} null when they landed (or rollups are off), else why not (an HBaseError)
+   * @returns {Promise<MarkFailure|null>} null when they landed (or rollups are off), else why not (an HBaseError)
    */
   async function write (timeout) {
     // One write at a time; minutes added meanwhile go in the next one.

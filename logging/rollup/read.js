@@ -162,7 +162,10 @@ async function * exactMinutes (source, from, to, { totals = false, groups = null
   const wanted = groups ? new Set(groups) : null
   // Only what the question reads is kept of a marked minute's groups: none for totals.
   const keep = totals ? () => false : wanted ? (/** @type {string} */ g) => wanted.has(g) : null
-  /** The parts of a marked minute, counted from its raw rows. */
+  /**
+   * The parts of a marked minute, counted from its raw rows.
+   * @param {number} minute
+   */
   async function * scanned (minute) {
     const bound = { maxGroups: source.maxGroups, spillDir: source.spillDir, keep }
     const { counter } = await countMinutePartitions(source.client, { ...source, minute }, bound)
@@ -207,10 +210,12 @@ async function checkRollups (source, from, to) {
   const last = minuteOf(to + MINUTE_MS - 1)
   const marked = await markedMinutes(source, first, last)
   const parked = await parkedMinutes(source, first, last)
+  /** @type {Array<{ minute: string, group: string, raw: number, rollup: number }>} */
   const differences = []
   let differenceCount = 0
   let unmarkedDifferences = 0
   let rows = 0
+  /** @param {number} minute @param {string} group @param {number} raw @param {number} rollup */
   const differ = (minute, group, raw, rollup) => {
     differenceCount++
     if (!marked.has(minute)) unmarkedDifferences++
@@ -226,6 +231,7 @@ async function checkRollups (source, from, to) {
       let open = -1
       /** @type {Map<string, number>} */
       let rolled = new Map()
+      /** @param {number} upTo */
       const finish = async (upTo) => {
         for (; open < upTo; open++) {
           for (const [group, n] of rolled) differ(minute, group, 0, n)

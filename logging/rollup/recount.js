@@ -45,7 +45,7 @@ async function recountMinute ({ client, logTable, rollupTable, buckets, timeout,
     previous.push({ row: totals, timestamp: version - 1 },
       { row: rollupKey('c', logTable, minute), timestamp: version })
     throwFirst(await client.multiDelete(rollupTable, previous, { timeout }))
-    /** @type {Array<{ row: string, cells: object[] }>} */
+    /** @type {Array<{ row: string, cells: ReturnType<typeof countCells> }>} */
     let puts = []
     let cells = 0
     const send = async () => {

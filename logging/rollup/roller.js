@@ -55,6 +55,7 @@ function createRoller ({
     lagSeconds: 0
   }
   let attemptSeq = 0
+  /** @type {NodeJS.Timeout|null} */
   let timer = null
   /** @type {Promise<number>|null} */
   let running = null
@@ -74,6 +75,7 @@ function createRoller ({
   }
 
   /** Scans the marks of this log table: the marked minutes, oldest first. */
+  /** @param {number} limit @returns {Promise<Array<{ key: string, cells: import('@beacon/hbase-client').Cell[] }>>} */
   async function markedMinutes (limit) {
     const marked = []
     for await (const row of rowsOf('m')) {
@@ -164,6 +166,7 @@ function createRoller ({
     const parked = [...tried.values()].filter((t) => t.parked).length
     // More than a run takes: those left tell the lag. Resting minutes are read past.
     const marked = await markedMinutes(maxMinutesPerRun * 2 + parked)
+    /** @param {{ key: string }} m */
     const isDue = (m) => minuteOfRollupKey(m.key) <= ready && !resting(tried.get(minuteOfRollupKey(m.key)), now)
     const due = marked.filter(isDue).slice(0, maxMinutesPerRun)
     let rolled = 0
@@ -179,7 +182,8 @@ function createRoller ({
         tried.delete(minute)
         rolled++
         streak = 0
-      } catch (err) {
+      } catch (caught) {
+        const err = /** @type {NodeJS.ErrnoException} */ (caught)
         failures++
         streak++
         error = err

@@ -22,6 +22,7 @@ const RECORD_HEAD = '{"k":"'
 const RECORD_MID = '","v":'
 // Errors that say "this disk has no room", as opposed to a disk that fails.
 // Errors that pass by themselves: a file that meets one is tried again later, not quarantined.
+/** @type {ReadonlySet<string|undefined>} (has() takes an error's code, which may be missing) */
 const TRANSIENT_CODES = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'EBUSY', 'ENOMEM', 'EINTR'])
 
 // Writers with an open journal in this process, by directory and writer id: a file of this
@@ -52,7 +53,7 @@ function pidRunning (pid) {
     process.kill(pid, 0)
     return true
   } catch (err) {
-    return err.code === 'EPERM' // exists, owned by someone else
+    return /** @type {NodeJS.ErrnoException} */ (err).code === 'EPERM' // exists, owned by someone else
   }
 }
 
@@ -83,6 +84,7 @@ function formatRecord (key, value) {
   return RECORD_HEAD + key + RECORD_MID + value + '}'
 }
 
+/** @param {string} key */
 function isKey (key) {
   if (key.length === 0) return false
   for (let i = 0; i < key.length; i++) {
@@ -206,11 +208,12 @@ async function quarantineFile (file, originalName, io = fsp) {
   return to
 }
 
+/** @param {string} dir @param {RegExp} pattern @returns {string[]} */
 function listMatching (dir, pattern) {
   try {
     return fs.readdirSync(dir).filter((n) => pattern.test(n)).map((n) => path.join(dir, n))
   } catch (err) {
-    if (err.code === 'ENOENT') return []
+    if (/** @type {NodeJS.ErrnoException} */ (err).code === 'ENOENT') return []
     throw err
   }
 }

@@ -60,6 +60,7 @@ function createJournal (options) {
   const releaseWriter = holdWriter(opts.dir, opts.writerId)
   const prefix = `j-${opts.pid}-${opts.writerId}-`
   let fileSeq = 0
+  /** @type {Promise<unknown>|null} the directory's mkdir, once it started */
   let dirReady = null
   let closed = false
   let quarantined = 0
@@ -70,12 +71,15 @@ function createJournal (options) {
   let overBudget = false
   const maxBytes = opts.maxBytes || 0
 
+  /** @param {string} level @param {object} fields @param {string} message */
   function log (level, fields, message) {
-    if (opts.logger && typeof opts.logger[level] === 'function') {
-      opts.logger[level]({ dir: opts.dir, ...fields }, message)
+    const logger = /** @type {Record<string, Function|undefined>|undefined} */ (opts.logger)
+    if (logger && typeof logger[level] === 'function') {
+      logger[level]({ dir: opts.dir, ...fields }, message)
     }
   }
 
+  /** @returns {Promise<unknown>} */
   function ensureDir () {
     if (!dirReady) dirReady = io.mkdir(opts.dir, { recursive: true }).catch((err) => { dirReady = null; throw err })
     return dirReady
@@ -98,16 +102,18 @@ function createJournal (options) {
     log
   })
 
+  /** @param {JournalFile} file */
   function list (file) {
     sealed.push(file)
     sealedBytes += file.bytes
   }
 
+  /** @param {JournalFile|{ path: string, from?: string }} file */
   function unlist (file) {
-    const i = sealed.indexOf(file)
+    const i = sealed.indexOf(/** @type {JournalFile} */ (file))
     if (i === -1) return
     sealed.splice(i, 1)
-    sealedBytes -= file.bytes
+    sealedBytes -= /** @type {JournalFile} */ (file).bytes // listed: a JournalFile
   }
 
   /** @returns {number} bytes the journal holds on disk */
@@ -131,7 +137,8 @@ function createJournal (options) {
       log('warn', { file: file.from || path.basename(file.path), to, reason },
         'access-log journal: damaged file quarantined')
       return to
-    } catch (err) {
+    } catch (caught) {
+      const err = /** @type {NodeJS.ErrnoException} */ (caught)
       if (err.code !== 'ENOENT') {
         log('error', { err, file: file.path, reason }, 'access-log journal: damaged file could not be quarantined')
       }
@@ -150,7 +157,8 @@ function createJournal (options) {
     try {
       await ensureDir()
       await io.rename(original, target)
-    } catch (err) {
+    } catch (caught) {
+      const err = /** @type {NodeJS.ErrnoException} */ (caught)
       if (err.code !== 'ENOENT') {
         log('error', { err, file: name }, 'access-log journal: could not claim an orphan file; skipped')
       }
@@ -162,7 +170,8 @@ function createJournal (options) {
       if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EISDIR' })
       const lines = st.size === 0 ? 0 : await countFileLines(target, io)
       file = new JournalFile(target, { lines, bytes: st.size, from: name })
-    } catch (err) {
+    } catch (caught) {
+      const err = /** @type {NodeJS.ErrnoException} */ (caught)
       if (TRANSIENT_CODES.has(err.code)) {
         await io.rename(target, original).catch(() => {}) // claimed again later
         return null
@@ -254,7 +263,8 @@ function createJournal (options) {
       let names
       try {
         names = await io.readdir(opts.dir)
-      } catch (err) {
+      } catch (caught) {
+        const err = /** @type {NodeJS.ErrnoException} */ (caught)
         if (err.code === 'ENOENT') return []
         throw err
       }

@@ -45,7 +45,8 @@ async function journalDirs (stateDir, extra = []) {
       // A directory with a journal file's name is a damaged file, not a sink's directory.
       if (entry.isDirectory() && !FILE_PATTERN.test(entry.name)) dirs.push(path.join(root, entry.name))
     }
-  } catch (err) {
+  } catch (caught) {
+    const err = /** @type {NodeJS.ErrnoException} */ (caught)
     if (err.code !== 'ENOENT' && err.code !== 'ENOTDIR') throw err
   }
   const found = []
@@ -73,7 +74,8 @@ async function countFile (file, buffer) {
       return { entries: 0, damagedLines: 0, bytes, error: 'not a regular file' }
     }
     bytes = st.size
-  } catch (err) {
+  } catch (caught) {
+    const err = /** @type {NodeJS.ErrnoException} */ (caught)
     if (handle) await handle.close().catch(() => {})
     // open(2) of a directory succeeds; other file types and I/O errors land here.
     return { entries: 0, damagedLines: 0, bytes, error: err.code || err.message }
@@ -98,7 +100,8 @@ async function countFile (file, buffer) {
         else damagedLines++
       }
     }
-  } catch (err) {
+  } catch (caught) {
+    const err = /** @type {NodeJS.ErrnoException} */ (caught)
     return { entries, damagedLines, bytes, error: err.code || err.message }
   } finally {
     await reader.close().catch(() => {})
@@ -117,6 +120,7 @@ async function inspectDir (stateDir, dir, buffer) {
     if (err.code === 'ENOENT') return []
     throw err
   })).sort()
+  /** @type {DirReport} */
   const report = {
     dir: path.relative(stateDir, dir) || '.',
     path: dir,

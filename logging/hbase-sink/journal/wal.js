@@ -9,6 +9,12 @@ const { SINK_INTERNALS } = require('../../../config/defaults')
 const DEFAULTS = Object.freeze({ ...SINK_INTERNALS.wal, pid: process.pid, fs })
 
 /**
+ * One file of the log: entries are appended until it is sealed; deleted once none is pending.
+ * @typedef {{ path: string, fd: number|null, bytes: number, lines: number, pending: number,
+ *   sealed: boolean, openedAt: number }} Segment
+ */
+
+/**
  * The write-ahead log of an HBase sink in durable mode: every accepted entry is written to a
  * local file *synchronously*, before the request handler answers, so a crash of the process
  * (SIGKILL, OOM) after a client saw its answer cannot lose the entry. The page cache is
@@ -38,7 +44,9 @@ function createWal (options) {
   const release = holdWriter(opts.dir, opts.writerId)
   io.mkdirSync(opts.dir, { recursive: true })
   let fileSeq = 0
+  /** @type {Segment|null} */
   let active = null // segment being appended to
+  /** @type {Set<Segment>} */
   const segments = new Set() // every segment with a file on disk
   let appended = 0
   let errors = 0
@@ -61,6 +69,7 @@ function createWal (options) {
     return segment
   }
 
+  /** @param {Segment} segment */
   function seal (segment) {
     segment.sealed = true
     if (segment.fd !== null) {
@@ -70,6 +79,7 @@ function createWal (options) {
     if (segment.pending === 0) drop(segment)
   }
 
+  /** @param {Segment} segment @param {boolean} [sync] */
   function drop (segment, sync = false) {
     segments.delete(segment)
     if (!sync) {
@@ -81,7 +91,7 @@ function createWal (options) {
     try {
       io.unlinkSync(segment.path)
     } catch (err) {
-      if (err.code !== 'ENOENT') throw err
+      if (/** @type {NodeJS.ErrnoException} */ (err).code !== 'ENOENT') throw err
     }
   }
 
@@ -90,7 +100,7 @@ function createWal (options) {
    * decides what an entry that is not durable means.
    * @param {string} key row key
    * @param {string} value the entry's JSON
-   * @returns {object} the segment, to hand back to done() once the entry is safe elsewhere
+   * @returns {Segment} the segment, to hand back to done() once the entry is safe elsewhere
    */
   function append (key, value) {
     return appendLine(Buffer.from(formatRecord(key, value) + '\n'))
@@ -99,7 +109,7 @@ function createWal (options) {
   /**
    * append() of a record already encoded (record-bytes.js): its line, newline included.
    * @param {Buffer} record
-   * @returns {object} the segment, to hand back to done() once the entry is safe elsewhere
+   * @returns {Segment} the segment, to hand back to done() once the entry is safe elsewhere
    */
   function appendLine (record) {
     if (closed) throw new Error('wal: closed')
@@ -113,7 +123,7 @@ function createWal (options) {
     try {
       // write(2) may take part of a record (a disk that fills up): write the rest, or fail.
       while (done < record.length) {
-        const n = io.writeSync(segment.fd, record, done, record.length - done)
+        const n = io.writeSync(/** @type {number} */ (segment.fd), record, done, record.length - done) // active: open
         if (!(n > 0)) throw Object.assign(new Error('write(2) wrote nothing'), { code: 'EIO' })
         done += n
       }
@@ -124,7 +134,7 @@ function createWal (options) {
       // fails, the replay skips the cut line and quarantines the file. Start a new one.
       if (done > 0) {
         try {
-          io.ftruncateSync(segment.fd, segment.bytes)
+          io.ftruncateSync(/** @type {number} */ (segment.fd), segment.bytes)
         } catch {}
       }
       seal(segment)
@@ -143,7 +153,7 @@ function createWal (options) {
 
   /**
    * One entry of `segment` is written to HBase or durable in the spill journal.
-   * @param {object} segment from append()
+   * @param {Segment} segment from append()
    */
   function done (segment) {
     segment.pending--

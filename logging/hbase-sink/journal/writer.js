@@ -2,6 +2,8 @@
 
 const { DiskBuffer } = require('../../disk-buffer')
 
+/** @typedef {{ path: string, fh: import('node:fs/promises').FileHandle, bytes: number, lines: number }} ActiveFile */
+
 /**
  * The write side of the spill journal (journal.js): lines appended in memory, written in
  * batches from a later tick through a FileHandle (libuv's pool), never on the caller's stack,
@@ -16,7 +18,7 @@ const { DiskBuffer } = require('../../disk-buffer')
  *
  * @param {object} options
  * @param {import('node:fs/promises')} options.io the file system
- * @param {() => Promise<void>} options.ensureDir
+ * @param {() => Promise<unknown>} options.ensureDir
  * @param {() => string} options.nextName path of the next file
  * @param {(file: { path: string, lines: number, bytes: number }) => void} options.onSealed
  * @param {number} options.maxFileBytes
@@ -28,10 +30,13 @@ const { DiskBuffer } = require('../../disk-buffer')
 function createJournalWriter ({
   io, ensureDir, nextName, onSealed, maxFileBytes, maxBufferedLines, maxWriteBytes, retryMs, log
 }) {
+  /** @type {string[]} */
   let buffer = [] // lines (without newline) not yet in a file
   let lent = 0 // lines lend() handed to a replay and not yet settled
   let inWrite = 0 // lines of the write in progress (back in the buffer if it fails)
-  let active = null // { path, fh, bytes, lines }
+  /** @type {ActiveFile|null} */
+  let active = null
+  /** @type {Promise<void>|null} */
   let writing = null // promise of the running write loop
   let scheduled = false
   const disk = new DiskBuffer({
@@ -83,16 +88,18 @@ function createJournalWriter ({
       inWrite = lines.length
       try {
         if (!active) await openActive()
+        // (casts: openActive() set it; only sealActive() clears it, after this write)
         while (done < chunk.length) {
-          const { bytesWritten } = await active.fh.write(chunk, done, chunk.length - done, null)
+          const { bytesWritten } = await /** @type {ActiveFile} */ (active).fh.write(chunk, done, chunk.length - done, null)
           if (!(bytesWritten > 0)) throw Object.assign(new Error('write(2) wrote nothing'), { code: 'EIO' })
           done += bytesWritten
         }
-        active.bytes += chunk.length
-        active.lines += lines.length
+        const written = /** @type {ActiveFile} */ (active)
+        written.bytes += chunk.length
+        written.lines += lines.length
         inWrite = 0
         disk.worked()
-        if (active.bytes >= maxFileBytes) await sealActive()
+        if (written.bytes >= maxFileBytes) await sealActive()
       } catch (err) {
         const kept = await keepWholeLines(chunk, done)
         // The rest waits in memory, in order, and is tried again: a full disk may not stay full.
@@ -108,6 +115,8 @@ function createJournalWriter ({
    * A write that went through in part: keep the whole lines it wrote and cut the file back to
    * them. If the cut fails too, the file is sealed as it is (its last line is cut short: the
    * replay skips it and quarantines the file) and the next write starts a new one.
+   * @param {Buffer} chunk the lines written, newlines included
+   * @param {number} done bytes of it the file took
    * @returns {Promise<number>} lines of the chunk that are in the file
    */
   async function keepWholeLines (chunk, done) {
