@@ -4,7 +4,9 @@
 // server.js → api/ → (logging/, lib/<domain>/) → @beacon/hbase-client, and no module imports a
 // floor above its own. config/ (settings) and lib/errors.js, lib/names.js, lib/deadline.js are leaves everyone may
 // read. The HBase client is a workspace package (packages/hbase-client): the product reaches it by
-// its name and entry only, and it reaches nothing outside itself.
+// its name and entry only, and it reaches nothing outside itself. index.js (package.json "main") is
+// the product's entry for what lives outside it: the tools (tools/*, the client's bench) reach
+// beacon through it, the client by its name and each other by their entries, never a module inside.
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -12,14 +14,19 @@ const path = require('node:path')
 const ROOT = path.join(__dirname, '..')
 const CLIENT = 'packages/hbase-client'
 const CLIENT_NAME = require(path.join(ROOT, CLIENT, 'package.json')).name
-const PRODUCT = ['server.js', 'api', 'lib/toggles', 'lib/shared', 'logging', 'config', 'bin']
+// The product's entry for tools and embedders: a floor above api/ that only re-exports.
+const ENTRY = 'index.js'
+const PRODUCT = ['server.js', ENTRY, 'api', 'lib/toggles', 'lib/shared', 'logging', 'config', 'bin']
 // The one module of the product that may load a tool: the dev HBase `npm start` runs.
 const HOOK = 'config/embedded-hbase.js'
 const TOOLS = ['tools/dev-hbase', 'tools/topology', 'tools/lb', 'tools/bench', 'tools/chaos']
+// The HBase client's bench: a tool beside its package, not part of it (it may start HBase).
+const CLIENT_BENCH = CLIENT + '/bench'
 
 /** Which top-level areas each area may import (besides itself, node: and npm packages). */
 const ALLOWED = {
   'server.js': ['api', 'config', 'logging', 'lib', HOOK],
+  [ENTRY]: ['api', 'logging', 'lib', 'config'],
   api: ['logging', 'lib/toggles', 'lib/shared', 'config'],
   logging: ['lib/shared', 'config'],
   'lib/toggles': ['lib/shared'],
@@ -28,20 +35,21 @@ const ALLOWED = {
   [HOOK]: ['tools/dev-hbase'],
   bin: ['config', 'logging', 'lib/shared', HOOK],
   [CLIENT]: [],
-  // Tools around the server: the server never reads them. The dev HBase still reads the tables'
-  // layouts from the product's modules.
-  'tools/dev-hbase': ['lib', 'logging', 'config', 'tools/topology'],
+  // Tools around the server: the server never reads them, and they read the product through its
+  // entry only (the dev HBase reads the tables' layouts there).
+  'tools/dev-hbase': [ENTRY, 'tools/topology'],
   'tools/topology': [],
   'tools/lb': [],
-  'tools/bench': ['lib', 'logging', 'config', 'api', 'tools'],
-  'tools/chaos': ['logging', 'config', 'tools']
+  'tools/bench': [ENTRY, 'tools'],
+  'tools/chaos': [ENTRY, 'tools'],
+  [CLIENT_BENCH]: [ENTRY, 'tools']
 }
 
 function areaOf (file) {
   const rel = path.relative(ROOT, file).split(path.sep).join('/')
-  if (rel === 'server.js' || rel === HOOK) return rel
+  if (rel === 'server.js' || rel === ENTRY || rel === HOOK) return rel
   if (['lib/errors.js', 'lib/names.js', 'lib/deadline.js'].includes(rel)) return 'lib/shared'
-  for (const area of ['lib/toggles', CLIENT, ...TOOLS]) if (rel.startsWith(area + '/')) return area
+  for (const area of ['lib/toggles', CLIENT_BENCH, CLIENT, ...TOOLS]) if (rel.startsWith(area + '/')) return area
   return rel.split('/')[0]
 }
 
@@ -58,7 +66,8 @@ function * sourceFiles (dir) {
 
 const files = [
   path.join(ROOT, 'server.js'),
-  ...['api', 'lib', 'logging', 'config', 'bin', path.join(CLIENT, 'lib'), ...TOOLS]
+  path.join(ROOT, ENTRY),
+  ...['api', 'lib', 'logging', 'config', 'bin', path.join(CLIENT, 'lib'), CLIENT_BENCH, ...TOOLS]
     .flatMap((d) => [...sourceFiles(path.join(ROOT, d))])
 ]
 const requiresOf = (file) => [...fs.readFileSync(file, 'utf8').matchAll(/require\(\s*'([^']*)'\s*\)/g)].map((m) => m[1])
@@ -112,9 +121,8 @@ test('the product loads a tool only in the dev-HBase hook, and only by its entry
 
 test('tests, the bench and the other tools reach a tool by its entry, never a file inside it', () => {
   const testFiles = [...sourceFiles(path.join(ROOT, 'test'))]
-  // The HBase client's own bench is a tool beside its package: it too reaches tools by their entries.
-  const clientBench = [...sourceFiles(path.join(ROOT, CLIENT, 'bench'))]
-  const outside = [...testFiles, ...clientBench, ...files].filter((f) => !toolOf(path.relative(ROOT, f).split(path.sep).join('/')))
+  // The HBase client's own bench (in `files`) is a tool beside its package: it too reaches tools by their entries.
+  const outside = [...testFiles, ...files].filter((f) => !toolOf(path.relative(ROOT, f).split(path.sep).join('/')))
   const toolsFiles = files.filter((f) => toolOf(path.relative(ROOT, f)))
   expect(testFiles.length).toBeGreaterThan(100)
   const deep = [...outside, ...toolsFiles].flatMap((f) => {
@@ -124,6 +132,21 @@ test('tests, the bench and the other tools reach a tool by its entry, never a fi
       .map((to) => `${path.relative(ROOT, f)} → ${to}`)
   })
   expect(deep).toEqual([])
+})
+
+test('the tools, their tests and the client bench reach the product through index.js only', () => {
+  // Product modules (areas of PRODUCT, the hook, the client's lib) a tool must not name; test/support is no product.
+  const inProduct = (rel) => PRODUCT.includes(areaOf(path.join(ROOT, rel))) || rel === HOOK || rel.startsWith(CLIENT + '/lib/')
+  const toolTests = TOOLS.filter((d) => fs.existsSync(path.join(ROOT, d, 'test')))
+    .flatMap((d) => [...sourceFiles(path.join(ROOT, d, 'test'))])
+  const tools = [...files.filter((f) => toolOf(path.relative(ROOT, f)) || areaOf(f) === CLIENT_BENCH), ...toolTests]
+  expect(toolTests.length).toBeGreaterThan(10)
+  const deep = tools.flatMap((f) => [
+    ...resolvedRequires(f).filter((to) => inProduct(to) && to !== ENTRY),
+    ...requiresOf(f).filter((spec) => spec.startsWith(CLIENT_NAME + '/'))
+  ].map((to) => `${path.relative(ROOT, f)} → ${to}`))
+  expect(deep).toEqual([])
+  expect(tools.filter((f) => resolvedRequires(f).includes(ENTRY)).length).toBeGreaterThan(10)
 })
 
 test('no source file is over 400 lines', () => {

@@ -12,8 +12,7 @@ const cluster = /** @type {import('node:cluster').Cluster} */ (/** @type {unknow
 const http = require('node:http')
 const fs = require('node:fs')
 const path = require('node:path')
-const { renderBody } = require('../../api/public/jsonp')
-const { serializeConfig } = require('../../lib/toggles/script-json')
+const { publicPlane: { renderBody }, toggles: { serializeConfig } } = require('../../index.js')
 
 const port = Number(process.argv[2] || 4200)
 const workers = Number(process.argv[3] || 1)

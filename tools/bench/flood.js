@@ -41,9 +41,10 @@ const { describeMachine } = require('./lib/machine')
 const { writeResult } = require('./lib/result-files')
 const { openStreams } = require('./lib/flood-streams')
 const { floodMarkdown } = require('./lib/flood-report')
-const { accessLogSplitKeys, ACCESS_LOG_FAMILY } = require('../../logging/access-log-layout')
-const { ROLLUP_FAMILY } = require('../../logging/rollup/layout')
-const { DEFAULTS, OFREP_DEFAULTS } = require('../../config/defaults')
+const {
+  tables: { accessLogSplitKeys, ACCESS_LOG_FAMILY, ROLLUP_FAMILY },
+  settings: { DEFAULTS, OFREP_DEFAULTS }
+} = require('../../index.js')
 
 const ROOT = path.resolve(__dirname, '..', '..')
 const TOKEN = 'flood-bench-token-0123456789'

@@ -15,9 +15,7 @@
 const { parseArgs } = require('node:util')
 const { execFileSync } = require('node:child_process')
 const { RateLimiterMemory } = require('rate-limiter-flexible')
-const { createRateLimiter, clientOf } = require('../../api/public/rate-limit')
-const { createProxyTrust } = require('../../api/public/trusted-proxies')
-const { DEFAULTS } = require('../../config/defaults')
+const { publicPlane: { createRateLimiter, clientOf, createProxyTrust }, settings: { DEFAULTS } } = require('../../index.js')
 const { describeMachine } = require('./lib/machine')
 const { writeResult } = require('./lib/result-files')
 

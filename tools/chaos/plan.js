@@ -9,7 +9,7 @@
  * stays in the deck for later), so that a short run still covers every kind.
  */
 
-const { bucketPrefix } = require('../../logging/access-log-layout')
+const { tables: { bucketPrefix } } = require('../../index.js')
 
 /** What the driver can do (see driver.js for how each one runs). */
 const KINDS = Object.freeze(['kill-rs', 'restart-rs', 'move-region', 'split-region', 'kill-master'])

@@ -13,11 +13,10 @@ const { sampleConfig } = require('./sample-data')
 const { processesOf, processOf, bootstrapServers } = require('./processes')
 const { status, inspectCluster, dumpTable } = require('./status')
 const server = require('./server-process')
-const { ACCESS_LOG_FAMILY, ACCESS_LOG_STORAGE, accessLogSplitKeys } = require('../../logging/access-log-layout')
-const { ROLLUP_FAMILY, ROLLUP_STORAGE } = require('../../logging/rollup/layout')
-const { DEFAULTS: SETTINGS } = require('../../config/defaults')
-const { parseDuration } = require('../../config/duration')
-const { encodeToggles, configSplitKeys } = require('../../lib/toggles/store')
+const {
+  tables: { ACCESS_LOG_FAMILY, ACCESS_LOG_STORAGE, accessLogSplitKeys, ROLLUP_FAMILY, ROLLUP_STORAGE, encodeToggles, configSplitKeys },
+  settings: { DEFAULTS: SETTINGS, parseDuration }
+} = require('../../index.js')
 
 /** @typedef {import('./processes').HBaseProcess} HBaseProcess */
 

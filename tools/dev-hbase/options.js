@@ -4,8 +4,7 @@ const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
 
-const { DEFAULTS: SETTINGS } = require('../../config/defaults')
-const { parseDuration, DURATION_HELP } = require('../../config/duration')
+const { settings: { DEFAULTS: SETTINGS, parseDuration, DURATION_HELP } } = require('../../index.js')
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..')
 // The resolved classpath is cached per HBase version and pom: a jar added to the pom must reach

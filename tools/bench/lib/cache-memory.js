@@ -12,8 +12,7 @@
 
 const path = require('node:path')
 const { spawn } = require('node:child_process')
-const { createConfigCache } = require('../../../lib/toggles/cache')
-const { configEntry } = require('../../../lib/toggles/entry')
+const { toggles: { createConfigCache, configEntry } } = require('../../../index.js')
 const { sampleConfig } = require('../../dev-hbase')
 const { firstJsonLine, jsonJobMain } = require('./processes')
 

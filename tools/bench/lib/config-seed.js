@@ -9,9 +9,8 @@
  */
 
 const { performance } = require('node:perf_hooks')
-const { encodeToggles } = require('../../../lib/toggles/store')
+const { tables: { encodeToggles }, settings: { DEFAULTS } } = require('../../../index.js')
 const { sampleConfig } = require('../../dev-hbase')
-const { DEFAULTS } = require('../../../config/defaults')
 
 /**
  * @param {{ client: { multiPut: Function }, table: string, ids: number, deadline?: number|null, batch?: number,

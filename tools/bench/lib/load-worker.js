@@ -19,7 +19,7 @@ const { summarizeRun } = require('./report')
 const { jsonJobMain } = require('./processes')
 const { parseStalls, stallsDelta } = require('./stalls')
 const { Registry } = require('prom-client')
-const { watchEventLoop } = require('../../../api/metrics/event-loop')
+const { publicPlane: { watchEventLoop } } = require('../../../index.js')
 
 /**
  * This generator's own event-loop delay over `work`, measured as the server measures its own:

@@ -12,8 +12,7 @@
  * of a run stores the same rows.
  */
 
-const { accessEntry, eventEntry } = require('../../../logging/access-entry')
-const { DEFAULTS } = require('../../../config/defaults')
+const { log: { accessEntry, eventEntry }, settings: { DEFAULTS } } = require('../../../index.js')
 const { createRandom } = require('../../chaos')
 
 const DAY_MS = 86400000

@@ -20,14 +20,11 @@ const { spawn } = require('node:child_process')
 const { performance } = require('node:perf_hooks')
 const { setTimeout: sleep } = require('node:timers/promises')
 const { runTool } = require('../../dev-hbase')
-const { createHBaseSink } = require('../../../logging/hbase-sink')
-const { createRollupMarker } = require('../../../logging/rollup/marker')
-const { createLogQuery } = require('../../../logging/query')
-const { eraseId } = require('../../../logging/erase')
-const { ACCESS_LOG_FAMILY, ACCESS_LOG_STORAGE, accessLogSplitKeys } = require('../../../logging/access-log-layout')
-const { SINK_DEFAULTS } = require('../../../config/defaults')
-const { parseDuration } = require('../../../config/duration')
-const { ROLLUP_FAMILY } = require('../../../logging/rollup/layout')
+const {
+  log: { createHBaseSink, createRollupMarker, createLogQuery, eraseId },
+  tables: { ACCESS_LOG_FAMILY, ACCESS_LOG_STORAGE, accessLogSplitKeys, ROLLUP_FAMILY },
+  settings: { SINK_DEFAULTS, parseDuration }
+} = require('../../../index.js')
 const { createSampler, readAll } = require('./proc-sampler')
 const { firstJsonLine } = require('./processes')
 const { logEntries, ENDPOINTS, DAY_MS } = require('./log-entries')

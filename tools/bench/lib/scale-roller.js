@@ -16,7 +16,7 @@
 const { performance } = require('node:perf_hooks')
 const { setTimeout: sleep } = require('node:timers/promises')
 const { createHBaseClient } = require('@beacon/hbase-client')
-const { createRoller } = require('../../../logging/rollup/roller')
+const { log: { createRoller } } = require('../../../index.js')
 const { jsonJobMain } = require('./processes')
 
 /**

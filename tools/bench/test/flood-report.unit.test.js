@@ -4,7 +4,7 @@
 // tools/bench/flood.js writes: the bounds of issue 35 applied as stated, no figure of its own.
 
 const { floodMarkdown, verdict } = require('../lib/flood-report')
-const { DEFAULTS, OFREP_DEFAULTS } = require('../../../config/defaults')
+const { settings: { DEFAULTS, OFREP_DEFAULTS } } = require('../../../index.js')
 
 function report ({ baseP99 = 4, floodP99 = 5, baseHit = 0.9, floodHit = 0.88, rows = 1000, answered = 1000 } = {}) {
   const visitors = (p99) => ({ rps: 400, p50: 1, p99, max: 20, errors: 0, late: 0 })

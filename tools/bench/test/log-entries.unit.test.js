@@ -2,7 +2,7 @@
 
 const net = require('node:net')
 const { logEntries, ENDPOINTS, DAY_MS } = require('../lib/log-entries')
-const { serializeEntry } = require('../../../logging/access-entry')
+const { log: { serializeEntry } } = require('../../../index.js')
 
 const DAY = Date.UTC(2026, 10, 25)
 

@@ -6,7 +6,7 @@ const path = require('node:path')
 const { resolveOptions } = require('../options')
 const { processesOf, processOf, bootstrapServers } = require('../processes')
 const { siteProperties, zooCfg } = require('../site-config')
-const { configSplitKeys } = require('../../../lib/toggles/store')
+const { tables: { configSplitKeys } } = require('../../../index.js')
 
 const STATE = path.resolve('/tmp/beacon-hbase-options-test')
 

@@ -7,7 +7,7 @@
  * through HBase's Java client (tools/bench/lib/java-load.js).
  */
 
-const { accessLogSplitKeys, bucketPrefix, DEFAULT_LOG_BUCKETS } = require('../../../../logging/access-log-layout')
+const { tables: { accessLogSplitKeys, bucketPrefix, DEFAULT_LOG_BUCKETS } } = require('../../../../index.js')
 const { percentile } = require('../../../../tools/bench')
 
 const CONFIG_TABLE = 'beacon_bench_config'
