@@ -125,7 +125,9 @@ function createToggleAdminRouter ({ token, store, maxIdLength, logger, onConfigC
       })
       res.set('Cache-Control', 'no-store').json({
         ids,
-        next: ids.length === limit ? ids[ids.length - 1] + '\u0000' : null
+        // The next page's `start`: the smallest key after the last id that an id can be ('-' is
+        // the lowest character ids may hold), so it is a plain word a shell passes as it is.
+        next: ids.length === limit ? ids[ids.length - 1] + '-' : null
       })
     } catch (err) {
       next(err)

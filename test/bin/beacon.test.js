@@ -215,6 +215,25 @@ test('the token from BEACON_ADMIN_TOKEN_FILE, else from the state dir `npm start
   }
 })
 
+test('config list pages: `next` is a plain word to pass as --start, and no id comes twice', async () => {
+  const env = { BEACON_ADMIN_URL: app.adminUrl, BEACON_ADMIN_TOKEN: TOKEN }
+  const ids = ['a', 'a-', 'a0', 'b'].map((suffix) => `${ID}page${suffix}`)
+  for (const id of ids) expect((await cli(['config', 'set', id, '{"p":1}'], env)).code).toBe(0)
+  try {
+    const seen = []
+    let start = ids[0]
+    for (let page = 0; page < 3 && start !== null; page++) {
+      const out = JSON.parse((await cli(['config', 'list', '--start', start, '--limit', '2'], env)).stdout)
+      seen.push(...out.ids.filter((/** @type {string} */ id) => id.startsWith(`${ID}page`)))
+      if (out.next !== null) expect(out.next).toMatch(/^[A-Za-z0-9_-]+$/)
+      start = out.next
+    }
+    expect(seen.slice(0, 4)).toEqual(ids)
+  } finally {
+    for (const id of ids) await cli(['config', 'delete', id], env)
+  }
+})
+
 test('the existing commands, flags and env names still work (exit 0, JSON out)', async () => {
   const env = { BEACON_ADMIN_URL: app.adminUrl, BEACON_ADMIN_TOKEN: TOKEN }
   const file = path.join(app.stateDir, 'toggles.json')
