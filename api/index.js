@@ -39,13 +39,8 @@ const { settleWithin, TIMED_OUT } = require('../lib/deadline')
  * The root factory: the one place that wires a beacon process, from settings and injected
  * parts. Production (server.js, one per cluster worker) and tests build it the same way.
  *
- * One request, from socket to HBase and back: the public node:http server (http-server.js)
- * hands it to the data plane (data-plane.js), which finds the endpoint by path, parses the
- * query (query.js), asks the endpoint's lookup — an LRU cache (lib/toggles/cache.js) in front of
- * the toggle source (lib/toggles/hbase-source.js → store.js → @beacon/hbase-client) — renders the JSONP
- * body (jsonp.js), answers, and hands one access entry to the endpoint's sinks (logging/),
- * whose HBase sink batches it into a multi-put (@beacon/hbase-client). Every other request on the public
- * port goes to the express fallback (public-app.js); the admin port serves admin-app.js.
+ * One request, from socket to HBase and back, step by step with each step's file:
+ * docs/architecture.md, "Lifecycle: one request" and "Lifecycle: one access entry".
  *
  * @param {import('../config/load').Settings} settings validated settings (config/)
  * @param {object} deps parts to use instead of the ones built from settings (a logger at least)

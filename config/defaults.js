@@ -60,7 +60,7 @@ const EVENT_DEFAULTS = { maxEvents: 20, maxBodyBytes: 8192, gif: true }
  * bounded work per request. No API key unless `apiKeysEnv` names the variable that holds them.
  *
  * The change stream (GET /api/<name>/changes): at most `maxStreams` open at once per worker (0:
- * no stream), what tools/bench/sse.js measured one worker to hold at a small cost; heartbeats well
+ * no stream), what one worker was measured to hold at a small cost (docs/openfeature.md); heartbeats well
  * inside the idle timeouts of common proxies and load balancers; and OFREP's own default for
  * how long a hidden page keeps its stream open (`inactivityDelaySec`).
  */

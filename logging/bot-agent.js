@@ -8,8 +8,8 @@ const { isbot } = require('isbot')
  * user agent at all, which no browser sends. An access entry carries the answer (`bot`), so
  * rollups and counts split people from bots (docs/access-log.md, "Bots").
  *
- * isbot's one regular expression takes about 1.6 µs a call; most traffic shares a few user
- * agents, so answers are remembered, in a table that starts over when full (a flood of random
+ * isbot's one regular expression is costly per call (docs/access-log.md, "Bots"); most traffic
+ * shares a few user agents, so answers are remembered, in a table that starts over when full (a flood of random
  * agents costs each its one match, no memory beyond the bound).
  */
 

@@ -29,21 +29,10 @@ const DATE_FORMATS = { daily: 'yyyy-MM-dd', hourly: 'yyyy-MM-dd-HH' }
  * one write, to pino-roll's asynchronous sonic-boom in this process (the write(2) runs on
  * libuv's pool, one at a time).
  *
- * Measured on the shared 2-vCPU dev box (main-thread CPU per entry, from
- * /proc/thread-self/schedstat; the empty loop alone costs 0.7-1.1 µs at 20k/s):
- *
- *   destination                          | burst 300k: entries/s, µs | 20k entries/s: µs
- *   batched, in-process async (default)  | 470-750k, 1.05-1.5        | 2.5-3.2
- *   batched, worker thread               | 280-860k, 1.1-1.5         | 2.5-3.0
- *   line by line, worker thread          | 410-490k, 2.0             | 5.3-6.1
- *   line by line, in-process async       | 130-150k, 5.6-6.7         | 6.1-7.8
- *   fs.writeSync per line (no sink)      | 300k, 3.3                 | 5.0-5.3
- *
- * Batching is what matters (thread-stream and sonic-boom both pay per write call). Batched,
- * pino's worker-thread transport cost the request thread the same within noise, but the
- * in-process destination uses 25-30% less CPU in total (no second thread competing for the
- * cores the cluster workers need), starts without a worker, and its close never blocks on
- * Atomics.wait: it is the one destination.
+ * Batching is what matters: thread-stream and sonic-boom both pay per write call. The
+ * in-process destination costs the cores the cluster workers need less than a worker thread,
+ * starts without one, and its close never blocks on Atomics.wait: it is the one destination
+ * (the measurements: docs/access-log.md, "Sinks").
  *
  * Lines are the compact entry exactly. They go straight to pino's destination: a pino logger
  * would add `"level":30` to every line (its level key cannot be removed without producing

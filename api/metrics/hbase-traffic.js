@@ -7,7 +7,7 @@
  * store's config reads and polls, the access log's batches, rollup marks and job, queries...).
  *
  * Each metric registers itself through prom-client's metric interface (name, help, type,
- * aggregator, get()), as hot-metrics.js does, so the cluster's /metrics sums the workers.
+ * aggregator, get()), as hot.js does, so the cluster's /metrics sums the workers.
  */
 
 /**

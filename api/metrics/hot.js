@@ -5,8 +5,8 @@
  * prom-client's registry only when it is scraped.
  *
  * prom-client hashes the label set on every inc() and observe(), even through a child bound
- * once: in a profile of sample3 cache hits its counter and histogram were ~5% of the worker's
- * busy CPU, more than the cache lookup itself. Here a series is an object the caller holds:
+ * once: in a profile of sample3 cache hits its counter and histogram cost more than the cache
+ * lookup itself. Here a series is an object the caller holds:
  * inc() is an addition and observe() a short scan of the bucket bounds.
  *
  * The metric registers itself on the registry through prom-client's metric interface (name,

@@ -9,7 +9,7 @@ const { watchProcessCpu } = require('./process-cpu')
 const { series } = require('./series')
 
 // prom-client's lag gauges sample the loop every 10 ms by default, waking an idle process 100
-// times a second; the per-process histogram (event-loop-metrics.js) is the fine-grained one.
+// times a second; the per-process histogram (event-loop.js) is the fine-grained one.
 const DEFAULT_LAG_PRECISION_MS = 100
 
 // Finer than prom-client's default (1 ms, 10 ms, 100 ms, 1 s...): a pause that holds requests
@@ -29,13 +29,13 @@ const SINK_COUNTERS = [
  * the hooks the data plane, caches and HBase client call. Names are prefixed `beacon_`.
  *
  * The per-request series (responses, latency, cache outcomes, HBase RPCs) are plain numbers
- * (hot-metrics.js), resolved once per label set and reused: prom-client hashes the labels on
+ * (hot.js), resolved once per label set and reused: prom-client hashes the labels on
  * every update, which cost more than a cache hit's own work.
  *
  * @param {{ register?: client.Registry, collectDefault?: boolean, processTag?: string }} [options]
  *   processTag: this process's tag in the cluster (`w1`, `rollup`): when given, its event-loop
- *   delay is sampled (event-loop-metrics.js) until close(), and its CPU time counted apart
- *   (process-cpu-metrics.js)
+ *   delay is sampled (event-loop.js) until close(), and its CPU time counted apart
+ *   (process-cpu.js)
  */
 function createMetrics ({ register = new client.Registry(), collectDefault = true, processTag } = {}) {
   if (collectDefault) {
@@ -365,7 +365,7 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
 
   /**
    * Exposes what the HBase client sent and read, by kind and by connection
-   * (hbase-traffic-metrics.js), read from the client at scrape time. Once per registry.
+   * (hbase-traffic.js), read from the client at scrape time. Once per registry.
    * @param {{ trafficStats: () => import('@beacon/hbase-client').TrafficStats }} client
    */
   function watchHBaseTraffic (client) {

@@ -35,7 +35,7 @@ const OFREP_RATE_LIMITED = JSON.stringify({
 
 /**
  * The data plane: answers the declared JSONP endpoints straight on node:http (express on this
- * path measured 3–5x slower) and hands every other request to `fallback` (the express app).
+ * path is several times slower: docs/architecture.md) and hands every other request to `fallback` (the express app).
  *
  * Per request it does one Map lookup for the path, a hand-rolled query parse, a config lookup
  * (synchronous on cache hits) and string concatenation around JSON serialized once per config

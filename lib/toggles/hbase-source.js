@@ -31,8 +31,8 @@ const DEFAULT_REFRESH_LINGER_MS = 50
  * fails with LOOKUP_TIMEOUT if nearly nothing is left, so queueing behind slow reads never
  * doubles a request's wait. With `lingerMs`, a batch also waits that long after its first id
  * for more: HBase spends about as much CPU on one RPC as on several rows of a multi-get, so a
- * wait trades latency for HBase CPU per read (measured at 4,000 misses/s: 2 ms lowered it
- * within the noise and raised p99, which is why the setting defaults to 0).
+ * wait trades latency for HBase CPU per read; measured, it raised p99 for no gain beyond the
+ * noise, which is why it defaults to 0 (docs/decisions.md, 2026-11-25).
  *
  * A lookup no one waits on (`{ background: true }`: the cache refreshing an entry it serves
  * stale meanwhile) waits up to `refreshLingerMs` instead, so the refreshes of that time go in one

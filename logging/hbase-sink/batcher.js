@@ -7,7 +7,7 @@ const { rowOf, valueOf, ownBytes } = require('./journal/record-bytes')
 /**
  * @typedef {object} Item one accepted entry on its way to HBase
  * @property {string} key row key, fixed at accept time
- * @property {Buffer} line its record, encoded at accept time (../record-bytes.js): the put sends
+ * @property {Buffer} line its record, encoded at accept time (journal/record-bytes.js): the put sends
  *   views of these bytes
  * @property {number} at accepted (clock ms)
  * @property {number|null} firstTry

@@ -110,7 +110,7 @@ function createHBaseSink (options) {
 
   /**
    * A pending entry goes to the journal, or is shed when the journal cannot take it.
-   * @param {string} line its record (journal-files.js formatRecord), without a newline
+   * @param {string} line its record (journal/files.js formatRecord), without a newline
    * @param {Segment|null} segment its write-ahead-log segment, or null
    * @param {boolean} [unconfirmed] a write of it may have reached HBase
    */

@@ -3,7 +3,7 @@
 const { FILE_PATTERN } = require('./journal/files')
 
 /**
- * Takes over the journal and write-ahead-log files of writers that are gone (journal.js
+ * Takes over the journal and write-ahead-log files of writers that are gone (journal/index.js
  * claimOrphans): at start, every `intervalMs`, and whenever claim() is called (the close's
  * drain). One claim at a time: a claim asked for while one runs starts after it, so whoever
  * awaits claim() knows every file claimed so far is counted and listed for replay. Each file is

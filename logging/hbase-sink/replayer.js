@@ -232,7 +232,7 @@ class Replayer {
 
   /**
    * Replays one sealed file, a batch at a time. Its bytes are read a block at a time into one
-   * buffer (journal-reader.js) and parsed a batch ahead of each write, so a batch's records die
+   * buffer (journal/reader.js) and parsed a batch ahead of each write, so a batch's records die
    * young and no file-sized buffer or string is ever made: reading 16 MiB files whole grew a
    * replaying worker's RSS by ~100 MiB for good. A damaged file (lines that are not whole
    * records) is quarantined once its whole records are written; a file that cannot be read is

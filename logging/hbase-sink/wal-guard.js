@@ -38,7 +38,7 @@ class WalGuard {
   }
 
   /**
-   * @param {Buffer} line the entry's record, encoded (../record-bytes.js)
+   * @param {Buffer} line the entry's record, encoded (journal/record-bytes.js)
    * @returns {Segment|null} the segment holding the entry, or null when the append failed
    */
   append (line) {

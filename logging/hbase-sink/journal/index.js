@@ -12,10 +12,10 @@ const { TRANSIENT_CODES, holdWriter, isOrphan, countFileLines, quarantineFile } 
 
 /**
  * The spill journal of an HBase sink: append-only NDJSON files in `dir`, one active file per
- * writer, rotated by size (format: journal-files.js). A replay writes exactly the row the live
+ * writer, rotated by size (format: files.js). A replay writes exactly the row the live
  * path would have written (same key: a replay repeated after a crash overwrites the row).
  *
- * Writing (journal-writer.js): append() queues in memory, within `maxBufferedLines`, and never
+ * Writing (writer.js): append() queues in memory, within `maxBufferedLines`, and never
  * does I/O on the caller's stack; a disk that refuses writes keeps the lines waiting and is
  * retried. This module keeps the files ready for replay (sealed, oldest first).
  *
@@ -194,7 +194,7 @@ function createJournal (options) {
     dir: opts.dir,
     writerId: opts.writerId,
     /**
-     * Queues one record line (journal-writer.js append), unless the files on disk already hold
+     * Queues one record line (writer.js append), unless the files on disk already hold
      * the journal's budget.
      * @param {string} line
      * @returns {boolean} false: refused (see refusalReason())
@@ -226,7 +226,7 @@ function createJournal (options) {
     },
 
     /**
-     * Opens a sealed file for the replay, which reads it a block at a time (journal-reader.js).
+     * Opens a sealed file for the replay, which reads it a block at a time (reader.js).
      * @param {{ path: string }} file
      * @param {number} maxBytes a bigger file is refused (code EFBIG)
      * @returns {Promise<import('node:fs/promises').FileHandle>}

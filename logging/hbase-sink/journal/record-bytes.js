@@ -7,7 +7,7 @@ const { formatRecord, RECORD_HEAD, RECORD_MID } = require('./files')
 /**
  * An access-log entry's record, encoded once, when the entry is accepted: the line the
  * write-ahead log and the journal store (`{"k":"<row key>","v":<entry JSON>}` and a newline,
- * journal-files.js), written into a shared slab of memory outside the JavaScript heap. The
+ * files.js), written into a shared slab of memory outside the JavaScript heap. The
  * HBase put sends views of the same bytes as its row key and cell value (rowOf, valueOf), so an
  * entry is converted to UTF-8 once, and an entry waiting for its acknowledgement holds one small
  * view, not its JSON as a string the garbage collector copies on every young-generation pass.

@@ -5,7 +5,7 @@ const { DiskBuffer } = require('../../disk-buffer')
 /** @typedef {{ path: string, fh: import('node:fs/promises').FileHandle, bytes: number, lines: number }} ActiveFile */
 
 /**
- * The write side of the spill journal (journal.js): lines appended in memory, written in
+ * The write side of the spill journal (index.js): lines appended in memory, written in
  * batches from a later tick through a FileHandle (libuv's pool), never on the caller's stack,
  * into an active file that is sealed (handed to `onSealed`) once it passes `maxFileBytes`.
  *
