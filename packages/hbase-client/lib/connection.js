@@ -222,17 +222,21 @@ class Connection extends EventEmitter {
     // Decided after this turn's I/O (setImmediate runs after the poll phase): when the event loop
     // was held up past a deadline, an answer or a closed socket that arrived meanwhile is read
     // first and says what really happened, instead of a timeout that did not.
+    // Only deadlines passed by the time of this sweep expire: a stall between the sweep and its
+    // setImmediate (the event loop held up in this turn's poll phase) must not expire calls
+    // whose answer or closed socket the next poll phase reads; the next sweep takes them.
     if (this._expiryQueued) return
     this._expiryQueued = true
+    const sweptAt = Date.now()
     setImmediate(() => {
       this._expiryQueued = false
-      this._expire()
+      this._expire(sweptAt)
     })
   }
 
-  _expire () {
+  /** @param {number} now the time of the sweep: calls whose deadline had passed by then expire */
+  _expire (now) {
     if (this.closed) return
-    const now = Date.now()
     for (const [callId, call] of this._pending) {
       if (call.deadline <= now) {
         this._pending.delete(callId)
