@@ -323,6 +323,8 @@ function schemaIssues (errors, settings, origins) {
       case 'type':
       case 'pattern':
         if (e.parentSchema.description) text = 'must be ' + e.parentSchema.description
+        // An environment variable is text: say every spelling it may use (parseEnv's BOOLEANS).
+        if (e.parentSchema.type === 'boolean' && originOf(origins, originPointer).includes('env')) text = BOOLEAN_TEXT
         break
     }
     messages.push(displayPointer(pointer, settings) + ' ' + text + originOf(origins, originPointer))
@@ -351,6 +353,7 @@ function readJsonObject (filePath, what) {
 
 /** @type {Record<string, boolean>} */
 const BOOLEANS = { 1: true, true: true, yes: true, 0: false, false: false, no: false }
+const BOOLEAN_TEXT = 'must be 1, 0, true, false, yes or no'
 
 /** @param {string} raw @param {string} kind @returns {unknown} */
 function parseEnv (raw, kind) {

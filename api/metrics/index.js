@@ -269,8 +269,10 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
       'max'
     )
     gauge('beacon_access_rollup_enabled',
-      'Access-log rollups: 1 while this sink marks minutes, 0 once marking failed for good (no rollup table; said in the app log)',
-      (s) => (s.rollup ? (s.rollup.disabled ? 0 : 1) : undefined), 'min')
+      'Access-log rollups: 1 while this HBase sink marks minutes, 0 when its rollups are off or marking failed for good ' +
+        '(no rollup table; said in the app log)',
+      // Only HBase sinks have a `state` (up/down): a file sink has no rollups to report.
+      (s) => (s.rollup ? (s.rollup.disabled ? 0 : 1) : 'state' in s ? 0 : undefined), 'min')
     gauge('beacon_access_log_left_on_disk',
       'Entries this sink left in journal files on the host\'s disk when it closed, HBase not taking them in time (0 until a close)',
       (s) => s.leftOnDisk)

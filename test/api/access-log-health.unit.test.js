@@ -120,3 +120,16 @@ test('/readyz: a file log whose rotations deleted young history warns, and stays
   metrics.watchSinks(new Map([['file', sinkStub('file', { ...FILE_FAILING, history })]]))
   expect(await metrics.metrics()).toContain('beacon_access_log_file_early_rotations_total{sink="file"} 7')
 })
+
+test('/metrics: beacon_access_rollup_enabled reads 0 for an HBase sink with its rollups off, not nothing', async () => {
+  const metrics = createMetrics({ collectDefault: false })
+  metrics.watchSinks(new Map([
+    ['off', sinkStub('hbase', HBASE_FAILING)], // no `rollup` in its stats: rollups off
+    ['on', sinkStub('hbase', { ...HBASE_FAILING, rollup: { disabled: false, markPending: 0 } })],
+    ['file', sinkStub('file', FILE_FAILING)]
+  ]))
+  const text = await metrics.metrics()
+  expect(text).toContain('beacon_access_rollup_enabled{sink="off"} 0')
+  expect(text).toContain('beacon_access_rollup_enabled{sink="on"} 1')
+  expect(text).not.toContain('beacon_access_rollup_enabled{sink="file"}')
+})

@@ -332,6 +332,8 @@ describe('invalid settings throw CONFIG_INVALID naming the key and its source', 
       { overrides: { logSinks: { file: { table: 'x' } } } },
       /logSinks\.file\.table is not a known key/
     ],
+    ['a boolean env var spelled otherwise', { env: { BEACON_ACCESS_ROLLUPS: 'off' } },
+      /logSinks\.hbase\.rollups must be 1, 0, true, false, yes or no \(from env BEACON_ACCESS_ROLLUPS\)/],
     ['unknown sink type', { overrides: { logSinks: { k: { type: 'kafka' } } } }, /logSinks\.k\.type must be one of: "file", "hbase"/],
     ['sink without type', { overrides: { logSinks: { k: { path: 'x' } } } }, /logSinks\.k\.type is required/],
     [
@@ -390,7 +392,7 @@ describe('invalid settings throw CONFIG_INVALID naming the key and its source', 
     [
       'bad durable flag',
       { env: { BEACON_ACCESS_LOG_DURABLE: 'maybe' } },
-      /logSinks\.hbase\.durable must be true or false \(from env BEACON_ACCESS_LOG_DURABLE\)/
+      /logSinks\.hbase\.durable must be 1, 0, true, false, yes or no \(from env BEACON_ACCESS_LOG_DURABLE\)/
     ],
     [
       'bad log level',
