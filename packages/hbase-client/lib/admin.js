@@ -15,6 +15,12 @@ const PROCEDURE_RUNNING = 1
 const PROCEDURE_FINISHED = 2
 const ADMIN_TIMEOUT = 120000
 
+/**
+ * @typedef {{ first: Buffer, second: Buffer }} BytesBytesPair
+ * @typedef {{ name: Buffer, attributes?: BytesBytesPair[] }} ColumnFamilySchema the fields of one read here
+ * @typedef {{ columnFamilies?: ColumnFamilySchema[] }} TableSchema the fields of one read here
+ */
+
 /** RegionSpecifier type: the region is named by its encoded name (the hash at the end of its full name). */
 const ENCODED_REGION_NAME = 2
 
@@ -61,6 +67,7 @@ function createAdmin (core, run) {
    */
   async function findMaster (deadline) {
     if (master) return master
+    /** @type {Error|undefined} */
     let lastError
     for (const address of options.bootstrap) {
       try {
@@ -70,7 +77,7 @@ function createAdmin (core, run) {
           return master
         }
       } catch (err) {
-        lastError = err
+        lastError = /** @type {Error} */ (err)
       }
     }
     throw new HBaseError(
@@ -96,7 +103,8 @@ function createAdmin (core, run) {
       try {
         return await pool.call(address, 'MasterService', method, request, timeout, ADMIN_KIND)
       } catch (err) {
-        if (notTheActiveMaster(err) && master === address) master = null
+        const failure = /** @type {Parameters<typeof notTheActiveMaster>[0]} */ (err)
+        if (notTheActiveMaster(failure) && master === address) master = null
         throw err
       }
     })
@@ -150,7 +158,7 @@ function createAdmin (core, run) {
    * The schema of one table as the master has it.
    * @param {string} table
    * @param {number} deadline
-   * @returns {Promise<any>} protobuf TableSchema
+   * @returns {Promise<TableSchema>} protobuf TableSchema
    */
   async function tableSchema (table, deadline) {
     const res = await callMaster('GetTableDescriptors', { tableNames: [tableNameProto(table)] }, deadline)
@@ -202,7 +210,8 @@ function createAdmin (core, run) {
       try {
         const disabled = await callMaster('DisableTable', { tableName }, deadline)
         await waitProcedure(toNumber(disabled.procId), `disable table ${table}`, deadline)
-      } catch (err) {
+      } catch (caught) {
+        const err = /** @type {{ remoteClass?: string }} */ (caught)
         if (err.remoteClass === undefined || !/TableNotEnabledException/.test(err.remoteClass)) throw err
       }
       const deleted = await callMaster('DeleteTable', { tableName }, deadline)
@@ -355,7 +364,7 @@ function familyAttributes (attributes) {
 }
 
 /**
- * @param {{ attributes?: Array<{ first: Buffer, second: Buffer }> }} family protobuf ColumnFamilySchema
+ * @param {{ attributes?: BytesBytesPair[] }} family protobuf ColumnFamilySchema
  * @returns {number|null} its TTL in seconds; null: forever (no attribute, or HBase's FOREVER)
  */
 function ttlOf (family) {

@@ -8,6 +8,7 @@ const { deadlineOf } = require('./region-op')
  * @typedef {{ row: Buffer, get?: object, mutation?: object, table?: string }} Action one Get or one Mutation, on the
  *   batch's table unless it names its own
  * @typedef {import('./meta').Region} Region
+ * @typedef {import('./meta').LocatedRegion} LocatedRegion
  * @typedef {{ region: Region, indexes: number[] }} RegionGroup actions (by index) of one region
  */
 
@@ -112,7 +113,7 @@ class Batch {
     const { locator, options } = this.core
     /** @type {Map<string, Map<Region, number[]>>} server → region → action indexes */
     const byServer = new Map()
-    const group = (/** @type {Region} */ region, /** @type {number} */ i) => {
+    const group = (/** @type {LocatedRegion} */ region, /** @type {number} */ i) => {
       let regions = byServer.get(region.server)
       if (!regions) byServer.set(region.server, (regions = new Map()))
       const indexes = regions.get(region)
@@ -131,7 +132,7 @@ class Batch {
         try {
           group(await locator.locate(this.actions[i].table || this.table, this.actions[i].row, this.deadline), i)
         } catch (err) {
-          this._settle(i, err)
+          this._settle(i, /** @type {Error & { code?: string }} */ (err))
         }
       }))
     }
@@ -154,7 +155,8 @@ class Batch {
     let res
     try {
       res = await pool.invoke(server, 'ClientService', 'Multi', request, policy.rpcTimeout(this.deadline), this.kind, this.coalesce)
-    } catch (err) {
+    } catch (caught) {
+      const err = /** @type {Error & { code?: string, relocate?: boolean }} */ (caught)
       const maybe = mayHaveApplied(err)
       for (const { region, indexes } of groups) {
         if (err.relocate) locator.invalidate(region)

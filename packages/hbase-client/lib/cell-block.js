@@ -55,6 +55,14 @@ const ONE_BYTE = Array.from({ length: 256 }, (_, b) => Buffer.from([b]))
  *   LATEST (the server's clock)
  * @typedef {{ row: Buffer, family: Buffer, qualifier: Buffer, value: Buffer, timestamp: number,
  *   cellType: number }} DecodedCell shaped as a protobuf Cell, so Results read the same either way
+ * @typedef {{ qualifier?: Buffer|null, value?: Buffer|null, timestamp?: number|null,
+ *   deleteType?: number|null }} QualifierValue of a request's MutationProto, as cells.js builds it
+ * @typedef {{ family: Buffer, qualifierValue: QualifierValue[] }} ColumnValue
+ * @typedef {{ row: Buffer, mutateType: number, columnValue?: ColumnValue[], timestamp?: number|null,
+ *   durability?: number|null, associatedCellCount?: number }} Mutation a request's MutationProto
+ * @typedef {{ action: Array<{ mutation?: Mutation }> }} RegionAction the part of one a Multi request moves
+ * @typedef {{ mutation?: Mutation, regionAction?: RegionAction[] }} MutatingRequest a Mutate or Multi request
+ * @typedef {{ associatedCellCount: number, cell?: DecodedCell[] }} BlockResult a decoded Result
  */
 
 /**
@@ -211,12 +219,13 @@ function decodeCellBlock (buf, offset = 0, length = buf.length - offset) {
 
 /**
  * The cells of an inline PUT or DELETE MutationProto, as block cells; null for other types.
- * @param {object} mutation
+ * @param {Mutation} mutation
  * @returns {BlockCell[]|null}
  */
 function mutationCells (mutation) {
   const put = mutation.mutateType === MUTATE_PUT
   if (!put && mutation.mutateType !== MUTATE_DELETE) return null
+  /** @type {BlockCell[]} */
   const cells = []
   for (const cv of mutation.columnValue || []) {
     for (const qv of cv.qualifierValue || []) {
@@ -235,11 +244,12 @@ function mutationCells (mutation) {
 
 /**
  * A mutation whose cells travel in the block: the same header fields, a count instead of cells.
- * @param {object} mutation
+ * @param {Mutation} mutation
  * @param {number} count
- * @returns {object}
+ * @returns {Mutation}
  */
 function withoutCells (mutation, count) {
+  /** @type {Mutation} */
   const out = { row: mutation.row, mutateType: mutation.mutateType, associatedCellCount: count }
   if (mutation.durability != null) out.durability = mutation.durability
   if (mutation.timestamp != null) out.timestamp = mutation.timestamp
@@ -251,13 +261,13 @@ function withoutCells (mutation, count) {
  * request given is not changed. Mutations without cells (a whole-row delete) and other
  * mutation types stay inline.
  * @param {string} methodName wire name: "Mutate" and "Multi" carry mutations
- * @param {object} request plain object of the request type
+ * @param {MutatingRequest} request plain object of the request type
  * @returns {{ request: object, cells: BlockCell[] }} cells empty: nothing moved, send as is
  */
 function moveCellsToBlock (methodName, request) {
   /** @type {BlockCell[]} */
   const cells = []
-  const move = (mutation) => {
+  const move = (/** @type {Mutation} */ mutation) => {
     const own = mutationCells(mutation)
     if (!own || own.length === 0) return mutation
     for (const cell of own) cells.push(cell)
@@ -287,7 +297,7 @@ function moveCellsToBlock (methodName, request) {
  */
 function attachCells (methodName, response, cells) {
   let next = 0
-  const take = (count) => {
+  const take = (/** @type {number} */ count) => {
     if (next + count > cells.length) {
       throw protocolError(`${methodName} response claims more cells than its cell block holds (${cells.length})`)
     }
@@ -295,7 +305,7 @@ function attachCells (methodName, response, cells) {
     next += count
     return own
   }
-  const fill = (result) => {
+  const fill = (/** @type {BlockResult|null|undefined} */ result) => {
     if (result && result.associatedCellCount > 0) result.cell = take(result.associatedCellCount)
   }
   if (methodName === 'Multi') {
@@ -303,7 +313,9 @@ function attachCells (methodName, response, cells) {
       for (const roe of rar.resultOrException || []) fill(roe.result)
     }
   } else if (methodName === 'Scan') {
+    /** @type {number[]} */
     const counts = response.cellsPerResult || []
+    /** @type {boolean[]} */
     const partial = response.partialFlagPerResult || []
     if (counts.length) response.results = counts.map((n, i) => ({ cell: take(n), partial: Boolean(partial[i]) }))
   } else {
@@ -314,6 +326,10 @@ function attachCells (methodName, response, cells) {
   }
 }
 
+/**
+ * @param {string} message
+ * @returns {HBaseError}
+ */
 function protocolError (message) {
   return new HBaseError('HBASE_PROTOCOL', message)
 }

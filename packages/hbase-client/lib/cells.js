@@ -14,6 +14,12 @@ const DELETE_FAMILY = 2
  * @typedef {{ family: string, qualifier: string, value: Buffer, timestamp: number }} Cell
  * @typedef {{ row: Buffer, cells: Cell[] }} Row
  * @typedef {Buffer|Uint8Array|string|number} Bytesish
+ * @typedef {{ row: Buffer, family: Buffer, qualifier: Buffer, value: Buffer,
+ *   timestamp?: import('long')|number|null }} ProtoCell a protobuf Cell, inline or from a cell block
+ * @typedef {{ cell?: ProtoCell[]|null }} ProtoResult the part of a protobuf Result read here
+ * @typedef {import('./cell-block').Mutation} Mutation
+ * @typedef {import('./cell-block').ColumnValue} ColumnValue
+ * @typedef {import('./cell-block').QualifierValue} QualifierValue
  */
 
 /**
@@ -70,7 +76,7 @@ function nameText (bytes) {
 
 /**
  * Converts a protobuf Result to a Row, or null when it holds no cells (row absent).
- * @param {object|null|undefined} result
+ * @param {ProtoResult|null|undefined} result
  * @returns {Row|null}
  */
 function resultToRow (result) {
@@ -128,9 +134,10 @@ function columnSelectors ({ families, columns } = {}) {
 /**
  * @param {Buffer} row
  * @param {{ families?: string[], columns?: string[], maxVersions?: number }} [opts]
- * @returns {object} protobuf Get
+ * @returns {{ row: Buffer, column?: object[], maxVersions?: number }} protobuf Get
  */
 function buildGet (row, opts = {}) {
+  /** @type {{ row: Buffer, column?: object[], maxVersions?: number }} */
   const get = { row }
   const column = columnSelectors(opts)
   if (column) get.column = column
@@ -143,11 +150,12 @@ function buildGet (row, opts = {}) {
  * @param {Buffer} row
  * @param {Record<string, Record<string, Bytesish>>|Array<{family: string, qualifier: Bytesish, value: Bytesish, timestamp?: number}>} cells
  * @param {{ durability?: number }} [opts]
- * @returns {object} protobuf MutationProto
+ * @returns {Mutation} protobuf MutationProto
  */
 function buildPut (row, cells, opts = {}) {
   const columnValue = Array.isArray(cells) ? groupCells(cells) : familyColumns(cells)
   if (columnValue.length === 0) throw badArgument('a put needs at least one cell')
+  /** @type {Mutation} */
   const mutation = { row, mutateType: PUT, columnValue }
   if (opts.durability != null) mutation.durability = opts.durability
   return mutation
@@ -157,9 +165,10 @@ function buildPut (row, cells, opts = {}) {
  * ColumnValues of `{ family: { qualifier: value } }`: each family once already, so no grouping
  * (the access log's shape: one put per logged request, built with no map or closure).
  * @param {any} cells
- * @returns {object[]}
+ * @returns {ColumnValue[]}
  */
 function familyColumns (cells) {
+  /** @type {ColumnValue[]} */
   const columnValue = []
   if (!cells || typeof cells !== 'object') return columnValue
   for (const family in cells) {
@@ -178,9 +187,10 @@ function familyColumns (cells) {
  * ColumnValues of `[{ family, qualifier, value, timestamp? }]`, cells of one family grouped in
  * the order the families first appear.
  * @param {Array<{family: string, qualifier: Bytesish, value: Bytesish, timestamp?: number}>} cells
- * @returns {object[]}
+ * @returns {ColumnValue[]}
  */
 function groupCells (cells) {
+  /** @type {ColumnValue[]} */
   const columnValue = []
   const familyIndex = new Map()
   for (const c of cells) {
@@ -190,6 +200,7 @@ function groupCells (cells) {
       familyIndex.set(c.family, i)
       columnValue.push({ family: nameBytes(c.family, 'family'), qualifierValue: [] })
     }
+    /** @type {QualifierValue} */
     const qv = { qualifier: nameBytes(c.qualifier, 'qualifier'), value: toBytes(c.value, 'value') }
     if (c.timestamp != null) qv.timestamp = c.timestamp
     columnValue[i].qualifierValue.push(qv)

@@ -53,6 +53,7 @@ class HBaseClient {
       onRpc: this.options.onRpc,
       onServerLost: (address) => locator.invalidateServer(address)
     })
+    /** @type {(address: string, service: string, method: string, request: object, ms: number) => ReturnType<typeof pool.invoke>} */
     const invoke = (address, service, method, request, ms) => pool.invoke(address, service, method, request, ms, META_KIND)
     const locator = new RegionLocator({ bootstrap: this.options.bootstrap, invoke, rpcTimeout })
     const policy = new RetryPolicy({ pause, maxPause, rpcTimeout, signal: this._gate.signal })
@@ -76,7 +77,7 @@ class HBaseClient {
     return this._gate.run(async () => {
       const key = toBytes(row, 'row')
       const get = buildGet(key, opts)
-      const build = (region) => ({ region: region.spec, get })
+      const build = (/** @type {import('./meta').LocatedRegion} */ region) => ({ region: region.spec, get })
       const res = await regionOp(this._core, 'Get', table, key, build, opts.timeout, this._kindOf(opts))
       return resultToRow(res.result)
     })
@@ -114,7 +115,7 @@ class HBaseClient {
     return this._gate.run(async () => {
       const key = toBytes(row, 'row')
       const mutation = buildPut(key, cells, opts)
-      const build = (region) => ({ region: region.spec, mutation })
+      const build = (/** @type {import('./meta').LocatedRegion} */ region) => ({ region: region.spec, mutation })
       await regionOp(this._core, 'Mutate', table, key, build, opts.timeout, this._kindOf(opts))
     })
   }
@@ -138,7 +139,7 @@ class HBaseClient {
       const key = toBytes(row, 'row')
       const condition = cellCondition(key, check && check.column, check ? check.value : null)
       const mutation = buildPut(key, cells, opts)
-      const build = (region) => ({ region: region.spec, mutation, condition })
+      const build = (/** @type {import('./meta').LocatedRegion} */ region) => ({ region: region.spec, mutation, condition })
       const res = await regionOp(this._core, 'Mutate', table, key, build, opts.timeout, this._kindOf(opts))
       return res.processed === true
     })
@@ -156,7 +157,7 @@ class HBaseClient {
     return this._gate.run(async () => {
       const key = toBytes(row, 'row')
       const mutation = buildDelete(key, opts)
-      const build = (region) => ({ region: region.spec, mutation })
+      const build = (/** @type {import('./meta').LocatedRegion} */ region) => ({ region: region.spec, mutation })
       await regionOp(this._core, 'Mutate', table, key, build, opts.timeout, this._kindOf(opts))
     })
   }

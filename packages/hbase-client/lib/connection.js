@@ -32,6 +32,7 @@ class Connection extends EventEmitter {
     this.closed = false
     this._pending = new Map()
     this._nextCallId = 1
+    /** @type {Buffer[]} */
     this._chunks = []
     this._buffered = 0
     this._corked = false
@@ -188,6 +189,7 @@ class Connection extends EventEmitter {
    */
   end () {
     if (this.closed) return Promise.resolve()
+    /** @type {Promise<void>} */
     const closed = new Promise((resolve) => this.once('close', () => resolve()))
     this._ending = true
     this._closeIfDrained()
@@ -200,6 +202,7 @@ class Connection extends EventEmitter {
 
   // One timer per connection, not per call: it sweeps expired calls while any are pending, every
   // quarter of the shortest timeout among them (10..250 ms), so no call overruns its own by more.
+  /** @param {number} timeoutMs */
   _armSweeper (timeoutMs) {
     const every = Math.max(10, Math.min(250, Math.floor(timeoutMs / 4)))
     if (this._sweeper && this._sweepEvery <= every) return
@@ -255,6 +258,7 @@ class Connection extends EventEmitter {
     this._closeIfDrained()
   }
 
+  /** @param {Error} err */
   _fail (err) {
     if (this.closed) return
     this.closed = true
@@ -268,6 +272,7 @@ class Connection extends EventEmitter {
     this.emit('close', err)
   }
 
+  /** @param {Buffer} chunk */
   _onData (chunk) {
     this._tally.socketReads++
     if (this._buffered === 0 && this._chunks.length === 0) {
@@ -296,6 +301,7 @@ class Connection extends EventEmitter {
     }
   }
 
+  /** @param {Buffer} payload */
   _onFrame (payload) {
     const tally = this._tally
     tally.responseFrames++
@@ -332,7 +338,8 @@ class Connection extends EventEmitter {
     }
     try {
       call.resolve(decodeResponseBody(call.method, header, reader, payload))
-    } catch (err) {
+    } catch (caught) {
+      const err = /** @type {Error} */ (caught)
       call.reject(
         new HBaseError('HBASE_PROTOCOL', `undecodable ${call.method.name} response from ${this.address}: ${err.message}`, {
           cause: err,

@@ -8,6 +8,7 @@ const { REGION_NAME, INFO, tableNameString, parseMetaRow, regionContains, overla
 const META_LOOKUP_SUFFIX = Buffer.from(',99999999999999')
 
 /** @typedef {import('./meta').Region} Region */
+/** @typedef {import('./meta').LocatedRegion} LocatedRegion */
 
 /**
  * Finds the RegionServer for a (table, row): asks a bootstrap server where hbase:meta is
@@ -29,7 +30,7 @@ class RegionLocator {
     this._rpcTimeout = rpcTimeout
     this._meta = null
     this._metaLookup = null
-    /** @type {Map<string, Region[]>} sorted by startKey */
+    /** @type {Map<string, LocatedRegion[]>} sorted by startKey */
     this._regions = new Map()
     this._lookups = new Map()
   }
@@ -58,21 +59,29 @@ class RegionLocator {
     return byDeadline(this._metaLookup, deadline)
   }
 
+  /**
+   * @param {number} deadline epoch ms
+   * @returns {Promise<{ name: Buffer, spec: object, server: string }>}
+   */
   async _findMeta (deadline) {
+    /** @type {Error|undefined} */
     let lastError
     // Ask each bootstrap server once, starting where the last success was.
     for (let i = 0; i < this._bootstrap.length; i++) {
       const address = this._bootstrap[(this._nextBootstrap + i) % this._bootstrap.length]
       try {
         const res = await this._invoke(address, 'ClientMetaService', 'GetMetaRegionLocations', {}, this._timeout(deadline))
-        const loc = (res.metaLocations || []).find((l) => (l.regionInfo.replicaId || 0) === 0 && l.serverName)
+        const loc = (res.metaLocations || []).find(
+          (/** @type {{ regionInfo: { replicaId?: number|null }, serverName?: object|null }} */ l) =>
+            (l.regionInfo.replicaId || 0) === 0 && l.serverName
+        )
         if (!loc) throw new HBaseError('HBASE_META_UNAVAILABLE', `${address} knows no location for hbase:meta yet`, { retryable: true })
         this._nextBootstrap = (this._nextBootstrap + i) % this._bootstrap.length
         const name = Buffer.from(`${tableNameString(loc.regionInfo.tableName)},,${toNumber(loc.regionInfo.regionId)}`)
         this._meta = { name, spec: { type: REGION_NAME, value: name }, server: `${loc.serverName.hostName}:${loc.serverName.port}` }
         return this._meta
       } catch (err) {
-        lastError = err
+        lastError = /** @type {Error} */ (err)
       }
     }
     throw new HBaseError(
@@ -86,7 +95,7 @@ class RegionLocator {
    * The cached region holding `row`, if any (synchronous: the hot path).
    * @param {string} table
    * @param {Buffer} row
-   * @returns {Region|undefined}
+   * @returns {LocatedRegion|undefined}
    */
   cached (table, row) {
     const regions = this._regions.get(table)
@@ -113,7 +122,7 @@ class RegionLocator {
    * @param {string} table
    * @param {Buffer} row
    * @param {number} deadline epoch ms
-   * @returns {Promise<Region>}
+   * @returns {Promise<LocatedRegion>}
    */
   async locate (table, row, deadline) {
     for (;;) {
@@ -141,7 +150,7 @@ class RegionLocator {
    * @param {string} table
    * @param {Buffer} row
    * @param {number} deadline epoch ms
-   * @returns {Promise<Region>}
+   * @returns {Promise<LocatedRegion>}
    */
   async _lookup (table, row, deadline) {
     const tableBytes = Buffer.from(table)
@@ -163,8 +172,10 @@ class RegionLocator {
           retryable: true
         })
       }
-      this._insert(region)
-      return region
+      // region.server was checked just above.
+      const located = /** @type {LocatedRegion} */ (region)
+      this._insert(located)
+      return located
     }
     throw new HBaseError('HBASE_TABLE_NOT_FOUND', `table ${table} does not exist`)
   }
@@ -183,7 +194,9 @@ class RegionLocator {
       caching: 10000
     }
     const regions = await this._scanMeta(scan, deadline)
-    return regions.filter((r) => r && r.table === table && !r.split && !r.offline)
+    return regions.filter(
+      /** @param {Region|null} r @returns {r is Region} */ (r) => r !== null && r.table === table && !r.split && !r.offline
+    )
   }
 
   /**
@@ -211,6 +224,7 @@ class RegionLocator {
     }
   }
 
+  /** @param {LocatedRegion} region */
   _insert (region) {
     // Drop cached regions that overlap the new one: they are stale after a split or merge.
     const list = (this._regions.get(region.table) || []).filter((r) => !overlaps(r, region))

@@ -14,6 +14,7 @@ const INFO = Buffer.from('info')
 /**
  * @typedef {{ name: Buffer, spec: object, table: string, startKey: Buffer, endKey: Buffer,
  *   server: string|null, info: object, offline: boolean, split: boolean }} Region
+ * @typedef {Region & { server: string }} LocatedRegion a region assigned to a server, as the locator hands them out
  */
 
 /**
@@ -59,9 +60,11 @@ function parseMetaRow (result) {
     }
   }
   if (!info) return null
+  // info came from a cell, so rowKey was set from one too.
+  const name = /** @type {Buffer} */ (rowKey)
   return {
-    name: rowKey,
-    spec: { type: REGION_NAME, value: rowKey },
+    name,
+    spec: { type: REGION_NAME, value: name },
     table: tableNameString(info.tableName),
     startKey: info.startKey || EMPTY,
     endKey: info.endKey || EMPTY,

@@ -27,7 +27,7 @@ const { TYPE, cellSizeOf, writeCellOf, copyBytes } = require('./cell-block')
 
 const MUTATE_PUT = 2
 // An absent repeated field, once checked to be absent or an array, loops as this.
-const NONE = Object.freeze([])
+const NONE = /** @type {readonly never[]} */ (Object.freeze([]))
 
 // Field keys, field number << 3 | wire type (0 varint, 2 length-delimited), all one byte.
 const MULTI = { regionAction: 10 }

@@ -22,7 +22,10 @@ root.resolveAll()
 
 /** @type {Record<string, protobuf.Type>} */
 const types = {}
-for (const name of Object.keys(/** @type {protobuf.Namespace} */ (root.lookup('hbase.pb')).nested)) {
+// hbase.proto declares its messages in package hbase.pb, so that namespace has nested types.
+const pb = /** @type {protobuf.Namespace} */ (root.lookup('hbase.pb'))
+const nested = /** @type {NonNullable<protobuf.Namespace['nested']>} */ (pb.nested)
+for (const name of Object.keys(nested)) {
   const t = root.lookup('hbase.pb.' + name)
   if (t instanceof protobuf.Type) types[name] = t
 }
@@ -142,7 +145,8 @@ function encodeCall (callId, method, request, timeoutMs, cellBlocks = false) {
       fast.write(frame, bytes.length)
     } else {
       let at = bytes.length
-      for (const cell of moved.cells) at = writeCell(frame, at, cell)
+      // blockSize without fast: moveCellsToBlock moved cells, the only other source of a block.
+      for (const cell of /** @type {NonNullable<typeof moved>} */ (moved).cells) at = writeCell(frame, at, cell)
     }
   } else {
     frame = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
@@ -152,13 +156,21 @@ function encodeCall (callId, method, request, timeoutMs, cellBlocks = false) {
 }
 
 /**
+ * @typedef {{ exceptionClassName: string, stackTrace: string, doNotRetry: boolean,
+ *   serverOverloaded?: boolean }} ExceptionResponse the fields of one read here
+ * @typedef {{ callId: number, exception?: ExceptionResponse|null,
+ *   cellBlockMeta?: { length: number }|null }} ResponseHeader the fields of one read here
+ */
+
+/**
  * Splits a response payload (length prefix removed) into header and reader positioned at the body.
  * @param {Buffer} payload
- * @returns {{ header: object, reader: protobuf.Reader }}
+ * @returns {{ header: ResponseHeader, reader: protobuf.Reader }}
  */
 function decodeResponseHeader (payload) {
   const reader = protobuf.Reader.create(payload)
-  const header = types.ResponseHeader.decodeDelimited(reader)
+  // decodeDelimited returns a ResponseHeader message: the fields of the typedef are its own.
+  const header = /** @type {ResponseHeader} */ (/** @type {unknown} */ (types.ResponseHeader.decodeDelimited(reader)))
   return { header, reader }
 }
 
@@ -166,7 +178,7 @@ function decodeResponseHeader (payload) {
  * Decodes a response body after its header: the message, and the cells of its cell block given
  * to its Results (see cell-block.js).
  * @param {{ name: string, response: protobuf.Type }} method
- * @param {Record<string, any>} header decoded ResponseHeader
+ * @param {ResponseHeader} header decoded ResponseHeader
  * @param {protobuf.Reader} reader positioned at the body (from decodeResponseHeader)
  * @param {Buffer} payload the whole response (length prefix removed)
  * @returns {Record<string, any>}

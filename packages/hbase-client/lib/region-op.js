@@ -29,7 +29,7 @@ function deadlineOf (core, timeout) {
  * @param {string} method ClientService method: "Get", "Mutate" or "Scan"
  * @param {string} table
  * @param {Buffer} key
- * @param {(region: import('./meta').Region) => object} buildRequest the request for that region
+ * @param {(region: import('./meta').LocatedRegion) => object} buildRequest the request for that region
  * @param {number} [timeout] ms, retries included; default operationTimeout
  * @param {string} [kind] the tag its RPCs count under (traffic.js)
  * @returns {Promise<any>} the decoded response

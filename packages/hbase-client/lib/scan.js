@@ -5,6 +5,11 @@ const { clientClosed } = require('./errors')
 const { regionOp } = require('./region-op')
 const { allOf, firstKeyOnly, keyOnly, checkFilter } = require('./filters')
 
+/**
+ * @typedef {import('./cells').ProtoCell} ProtoCell
+ * @typedef {import('./cells').Row} Row
+ */
+
 // The first cell of each row, without its value: what a count needs.
 const KEYS_ONLY = [firstKeyOnly(), keyOnly()]
 
@@ -48,13 +53,13 @@ async function * scanBatches (core, table, opts = {}, kind = opts.kind) {
   const stopRow = opts.stopRow != null ? toBytes(opts.stopRow, 'stopRow') : EMPTY
   let startRow = opts.startRow != null ? toBytes(opts.startRow, 'startRow') : EMPTY
   let includeStart = true
-  let remaining = opts.limit > 0 ? opts.limit : Infinity
+  let remaining = opts.limit != null && opts.limit > 0 ? opts.limit : Infinity
   const caching = opts.caching || options.scanCaching
   const column = columnSelectors(opts)
   const filter = scanFilter(opts)
-  /** @type {{ region: import('./meta').Region, id: any }|null} */
+  /** @type {{ region: import('./meta').LocatedRegion, id: any }|null} */
   let scanner = null
-  /** @type {object[]|null} the cells of a row whose rest is still to come */
+  /** @type {ProtoCell[]|null} the cells of a row whose rest is still to come */
   let partial = null
   const flags = { clientHandlesHeartbeats: true, clientHandlesPartials: true }
   try {
@@ -66,13 +71,15 @@ async function * scanBatches (core, table, opts = {}, kind = opts.kind) {
         const scan = { startRow, stopRow, includeStartRow: includeStart, caching: rows }
         if (column) scan.column = column
         if (filter) scan.filter = filter
-        if (opts.maxResultSize > 0) scan.maxResultSize = opts.maxResultSize
+        if (opts.maxResultSize != null && opts.maxResultSize > 0) scan.maxResultSize = opts.maxResultSize
+        /** @type {import('./meta').LocatedRegion|undefined} */
         let region
         res = await regionOp(core, 'Scan', table, startRow, (r) => {
           region = r
           return { region: r.spec, scan, numberOfRows: rows, ...flags }
         }, opts.timeout, kind)
-        scanner = { region, id: res.scannerId }
+        // regionOp resolved, so the build callback ran and set region.
+        scanner = { region: /** @type {import('./meta').LocatedRegion} */ (region), id: res.scannerId }
       } else {
         try {
           res = await pool.call(
@@ -83,7 +90,8 @@ async function * scanBatches (core, table, opts = {}, kind = opts.kind) {
             options.rpcTimeout,
             kind
           )
-        } catch (err) {
+        } catch (caught) {
+          const err = /** @type {{ retryable?: boolean, relocate?: boolean }} */ (caught)
           if (!err.retryable) throw err
           // Reopen after the last row we returned; the old scanner is gone or unusable.
           if (err.relocate) locator.invalidate(scanner.region)
@@ -92,6 +100,7 @@ async function * scanBatches (core, table, opts = {}, kind = opts.kind) {
           continue
         }
       }
+      /** @type {import('./cells').Row[]} */
       let complete = []
       partial = joinPartials(res.results || [], partial, complete, res.moreResults === false || res.moreResultsInRegion === false)
       if (complete.length > 0) {
@@ -145,17 +154,17 @@ async function * scanRows (core, table, opts = {}, kind = opts.kind) {
  * row followed by another row's cells, or by the end of its region, was complete after all (the
  * server stops a row partway when its size limit is hit, then a filter such as FirstKeyOnlyFilter
  * drops the rest): it is a row of its own, as HBase's own client takes it.
- * @param {Array<{ cell?: object[], partial?: boolean }>} results
- * @param {object[]|null} partial cells of a row still to complete, from the response before
+ * @param {Array<{ cell?: ProtoCell[], partial?: boolean }>} results
+ * @param {ProtoCell[]|null} partial cells of a row still to complete, from the response before
  * @param {import('./cells').Row[]} rows where the complete rows go
  * @param {boolean} regionEnds the response is the region's last
- * @returns {object[]|null} the cells of a row still to complete after this response
+ * @returns {ProtoCell[]|null} the cells of a row still to complete after this response
  */
 function joinPartials (results, partial, rows, regionEnds) {
   for (const result of results) {
     const cells = result.cell || []
     if (partial && cells.length && !cells[0].row.equals(partial[0].row)) {
-      rows.push(resultToRow({ cell: partial }))
+      rows.push(/** @type {Row} */ (resultToRow({ cell: partial }))) // partial[0] exists: a Row
       partial = null
     }
     if (result.partial) {
@@ -168,7 +177,7 @@ function joinPartials (results, partial, rows, regionEnds) {
   }
   if (!partial || !partial.length) return null
   if (!regionEnds) return partial
-  rows.push(resultToRow({ cell: partial }))
+  rows.push(/** @type {Row} */ (resultToRow({ cell: partial }))) // partial not empty: a Row
   return null
 }
 
