@@ -12,7 +12,7 @@ const { settleWithin } = require('../lib/deadline')
  * @property {(entry: import('./access-entry').AccessEntry) => void} write
  * @property {() => Promise<void>} flush
  * @property {(budget?: { timeoutMs?: number }) => Promise<SinkClosed|void>} close
- * @property {() => Record<string, any>} stats its counters (each sink's own shape; /metrics and /readyz read them)
+ * @property {() => Record<string, unknown>} stats its counters (each sink's own shape; /metrics and /readyz read them)
  * @property {boolean} [durable] an entry is on this host's disk before write() returns (the
  *   HBase sink's write-ahead log): the endpoint logs before it answers
  * @property {number} [maxQueue] an HBase sink's queue bound
