@@ -12,6 +12,7 @@ const { fillOfrep, resolveOfrepKeys } = require('./ofrep')
 const { retentionIssues } = require('./duration')
 const { ERRORS } = require('../lib/errors')
 const { originOf, forget, valueAt, displayPointer, escapePointer } = require('./pointer')
+const { parseEnv, BOOLEAN_TEXT } = require('./env-values')
 
 // ajv's CommonJS export is the class itself (its types describe the ES module).
 const ajv = new (/** @type {any} */ (Ajv))({ allErrors: true, discriminator: true, allowUnionTypes: true, verbose: true })
@@ -323,7 +324,7 @@ function schemaIssues (errors, settings, origins) {
       case 'type':
       case 'pattern':
         if (e.parentSchema.description) text = 'must be ' + e.parentSchema.description
-        // An environment variable is text: say every spelling it may use (parseEnv's BOOLEANS).
+        // An environment variable is text: say every spelling it may use (env-values.js).
         if (e.parentSchema.type === 'boolean' && originOf(origins, originPointer).includes('env')) text = BOOLEAN_TEXT
         break
     }
@@ -349,21 +350,6 @@ function readJsonObject (filePath, what) {
   }
   if (!isPlainObject(value)) throw invalid([`${what} ${filePath} must hold a JSON object`])
   return value
-}
-
-/** @type {Record<string, boolean>} */
-const BOOLEANS = { 1: true, true: true, yes: true, 0: false, false: false, no: false }
-const BOOLEAN_TEXT = 'must be 1, 0, true, false, yes or no'
-
-/** @param {string} raw @param {string} kind @returns {unknown} */
-function parseEnv (raw, kind) {
-  if (kind === 'bool') return BOOLEANS[raw.trim().toLowerCase()] ?? raw
-  if (kind === 'int') return /^-?[0-9]+$/.test(raw.trim()) ? Number(raw.trim()) : raw
-  if (kind === 'list') return raw.split(',').map((s) => s.trim()).filter(Boolean)
-  // <per second>[:<burst>] (0 = off); anything else goes on as text, for validation to name
-  const rate = kind === 'rate' && /^\s*([0-9]+)(?::([0-9]+))?\s*$/.exec(raw)
-  if (rate) return { perSecond: Number(rate[1]), burst: rate[2] === undefined ? 0 : Number(rate[2]) }
-  return raw
 }
 
 /** @param {string} keyPath */

@@ -101,3 +101,58 @@ test('the HBase sink, HBase down: entries past the budget are shed as journal_fu
   expect(hbase.rows.size).toBe(after.written)
   expect(after.written + after.shed).toBe(2000)
 })
+
+/**
+ * The real file system, with every datasync held until the test lets them go: a disk slow to
+ * sync, as a loaded CI machine's is.
+ */
+function slowSyncFs () {
+  const fsp = require('node:fs/promises')
+  /** @type {Array<() => void>} */
+  const held = []
+  let holding = true
+  const io = {
+    ...fsp,
+    /** @param {string} file @param {string} flags */
+    async open (file, flags) {
+      const fh = await fsp.open(file, flags)
+      return {
+        fd: fh.fd,
+        write: (/** @type {any[]} */ ...args) => fh.write(...args),
+        truncate: (/** @type {number} */ len) => fh.truncate(len),
+        read: (/** @type {any[]} */ ...args) => fh.read(...args),
+        stat: () => fh.stat(),
+        datasync: () => holding ? new Promise((resolve) => held.push(() => resolve(fh.datasync()))) : fh.datasync(),
+        close: () => fh.close()
+      }
+    }
+  }
+  return {
+    io: /** @type {typeof fsp} */ (/** @type {unknown} */ (io)),
+    /** Syncs go through again, the held ones first. */
+    release: () => {
+      holding = false
+      for (const go of held.splice(0)) go()
+    }
+  }
+}
+
+test('a disk slow to sync or to write: files being sealed and lines waiting count against the budget', async () => {
+  const dir = tempDir()
+  const disk = slowSyncFs()
+  const budget = 8192
+  const journal = createJournal({ dir, writerId: 'slow', fs: disk.io, maxBytes: budget, maxFileBytes: 1024, maxBufferedLines: 100000 })
+  closers.push(async () => { disk.release(); await journal.close() })
+  const line = (i) => formatRecord(`k${String(i).padStart(6, '0')}`, JSON.stringify({ i, pad: 'x'.repeat(60) }))
+  let refused = false
+  for (let i = 0; i < 2000 && !refused; i++) {
+    refused = !journal.append(line(i))
+    // Writes go through a tick at a time; every sealed file's sync waits.
+    if (i % 5 === 0) await new Promise((resolve) => setImmediate(resolve))
+  }
+  expect(refused).toBe(true)
+  expect(journal.refusalReason()).toBe('journal_full')
+  disk.release()
+  await journal.flush()
+  expect(bytesOnDisk(dir)).toBeLessThanOrEqual(budget + line(0).length + 1) // the budget, and the line that reached it
+})

@@ -200,7 +200,9 @@ function createJournal (options) {
      * @returns {boolean} false: refused (see refusalReason())
      */
     append (line) {
-      overBudget = maxBytes > 0 && diskBytes() >= maxBytes
+      // What waits for the disk counts too (lines, a file being sealed): a slow disk must not let
+      // the budget be passed.
+      overBudget = maxBytes > 0 && diskBytes() + writer.uncountedBytes() >= maxBytes
       return !overBudget && writer.append(line)
     },
 

@@ -34,6 +34,11 @@ function createJournalWriter ({
   let buffer = [] // lines (without newline) not yet in a file
   let lent = 0 // lines lend() handed to a replay and not yet settled
   let inWrite = 0 // lines of the write in progress (back in the buffer if it fails)
+  // Characters (newlines included) of the lines in `buffer` and in the write in progress: what
+  // the journal's budget counts besides its files, so a slow disk cannot let it run past.
+  let bufferChars = 0
+  let inWriteChars = 0
+  let sealingBytes = 0 // of a file being sealed: in no file the journal counts until onSealed
   /** @type {ActiveFile|null} */
   let active = null
   /** @type {Promise<void>|null} */
@@ -67,8 +72,10 @@ function createJournalWriter ({
     if (!active) return
     const { path: file, fh, lines, bytes } = active
     active = null
+    sealingBytes += bytes
     await fh.datasync().catch((err) => log('warn', { err, file }, 'access-log journal: datasync failed'))
     await fh.close().catch(() => {})
+    sealingBytes -= bytes
     if (lines > 0) onSealed({ path: file, lines, bytes })
     else await io.unlink(file).catch(() => {})
   }
@@ -77,7 +84,16 @@ function createJournalWriter ({
     let n = 0
     let bytes = 0
     while (n < buffer.length && (n === 0 || bytes < maxWriteBytes)) bytes += buffer[n++].length + 1
+    bufferChars -= bytes
+    inWriteChars = bytes
     return buffer.splice(0, n)
+  }
+
+  /** @param {string[]} lines @returns {number} their characters, a newline each */
+  function charsOf (lines) {
+    let n = 0
+    for (const line of lines) n += line.length + 1
+    return n
   }
 
   async function writeLoop () {
@@ -98,13 +114,17 @@ function createJournalWriter ({
         written.bytes += chunk.length
         written.lines += lines.length
         inWrite = 0
+        inWriteChars = 0
         disk.worked()
         if (written.bytes >= maxFileBytes) await sealActive()
       } catch (err) {
         const kept = await keepWholeLines(chunk, done)
         // The rest waits in memory, in order, and is tried again: a full disk may not stay full.
-        buffer = lines.slice(kept).concat(buffer)
+        const rest = lines.slice(kept)
+        buffer = rest.concat(buffer)
+        bufferChars += charsOf(rest)
         inWrite = 0
+        inWriteChars = 0
         disk.failed(err)
         return
       }
@@ -163,6 +183,7 @@ function createJournalWriter ({
     append (line) {
       if (!disk.hasRoom()) return false
       buffer.push(line)
+      bufferChars += line.length + 1
       schedule()
       return true
     },
@@ -189,6 +210,7 @@ function createJournalWriter ({
     lend (n) {
       const lines = buffer.splice(0, n)
       lent += lines.length
+      bufferChars -= charsOf(lines)
       return lines
     },
 
@@ -201,6 +223,7 @@ function createJournalWriter ({
     giveBack (lines) {
       lent -= lines.length
       buffer = lines.concat(buffer)
+      bufferChars += charsOf(lines)
       schedule()
     },
 
@@ -227,6 +250,15 @@ function createJournalWriter ({
     /** No more retries after this (close). */
     stop () {
       disk.stop()
+    },
+
+    /**
+     * What the journal's files do not count yet: the lines waiting in memory or being written
+     * (characters; not the lent ones) and a file being sealed (bytes).
+     * @returns {number}
+     */
+    uncountedBytes () {
+      return bufferChars + inWriteChars + sealingBytes
     },
 
     /** Lines waiting in memory: not yet in a file (lent ones included). */
