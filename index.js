@@ -67,7 +67,15 @@ const log = once(() => {
   const { createRollupMarker } = require('./logging/rollup/marker')
   const { createRoller } = require('./logging/rollup/roller')
   return Object.freeze({
-    accessEntry, eventEntry, serializeEntry, countLines, createHBaseSink, createLogQuery, eraseId, createRollupMarker, createRoller
+    accessEntry,
+    eventEntry,
+    serializeEntry,
+    countLines,
+    createHBaseSink,
+    createLogQuery,
+    eraseId,
+    createRollupMarker,
+    createRoller
   })
 })
 

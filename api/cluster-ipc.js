@@ -37,10 +37,13 @@ const METRICS_TIMEOUT_MS = 5000
  */
 function servePrimary (cluster, { onSendError = () => {} } = {}) {
   const aggregator = new AggregatorRegistry()
-  const listen = (/** @type {Worker} */ worker) => worker.on('error', (/** @type {Error} */ err) => onSendError(err, worker))
+  const listen = (/** @type {Worker} */ worker) =>
+    worker.on('error', (/** @type {Error} */ err) => onSendError(err, worker))
   for (const worker of Object.values(cluster.workers ?? {})) listen(/** @type {Worker} */ (worker))
   cluster.on('fork', listen)
-  const send = (/** @type {Worker} */ worker, /** @type {Message} */ msg) => { if (worker.isConnected()) worker.send(msg) }
+  const send = (/** @type {Worker} */ worker, /** @type {Message} */ msg) => {
+    if (worker.isConnected()) worker.send(msg)
+  }
   cluster.on('message', (worker, msg) => {
     if (!msg || typeof msg !== 'object') return
     if (msg.type === 'beacon:metrics-req') {
@@ -51,7 +54,9 @@ function servePrimary (cluster, { onSendError = () => {} } = {}) {
     } else if (msg.type === 'beacon:broadcast') {
       // The primary's cluster.workers is always set.
       const workers = /** @type {NonNullable<typeof cluster.workers>} */ (cluster.workers)
-      for (const w of Object.values(workers)) send(/** @type {Worker} */ (w), { type: 'beacon:change', change: msg.change })
+      for (const w of Object.values(workers)) {
+        send(/** @type {Worker} */ (w), { type: 'beacon:change', change: msg.change })
+      }
     }
   })
 }
@@ -78,7 +83,9 @@ function workerLink (register) {
     const msg = /** @type {Message} */ (message)
     if (msg.type === 'beacon:change' && applyChange) applyChange(msg.change)
     if (msg.type === 'beacon:metrics-res' && pending.has(msg.id)) {
-      const { resolve, reject, timer } = /** @type {NonNullable<ReturnType<typeof pending.get>>} */ (pending.get(msg.id))
+      const { resolve, reject, timer } = /** @type {NonNullable<ReturnType<typeof pending.get>>} */ (
+        pending.get(msg.id)
+      )
       pending.delete(msg.id)
       clearTimeout(timer)
       if (msg.error) reject(new Error(msg.error))

@@ -80,7 +80,9 @@ function createBeacon (settings, deps) {
   metrics.watchSinks(sinks)
   const privacy = sinkPrivacy(sinkSettingsInUse(settings), store, logger)
 
-  const knownIds = usesKnownIds(settings) ? createKnownIds({ store, rescanMs: settings.hbase.knownIdScanMs, logger }) : null
+  const knownIds = usesKnownIds(settings)
+    ? createKnownIds({ store, rescanMs: settings.hbase.knownIdScanMs, logger })
+    : null
   if (knownIds) registerKnownIds(metrics.register, knownIds)
   const endpoints = buildEndpoints({
     settings,
@@ -97,7 +99,9 @@ function createBeacon (settings, deps) {
   })
   metrics.declareBrowserPaths({
     cors: Object.keys(settings.endpoints).filter((name) => settings.endpoints[name].cors),
-    events: Object.fromEntries(Object.entries(settings.endpoints).filter(([, e]) => e.events).map(([name, e]) => [name, e.events.names]))
+    events: Object.fromEntries(Object.entries(settings.endpoints)
+      .filter(([, e]) => e.events)
+      .map(([name, e]) => [name, e.events.names]))
   })
   const ofrepRoutes = buildOfrepRoutes(settings, endpoints)
   // The change streams hear of every change through the one path caches hear of it.
@@ -118,7 +122,10 @@ function createBeacon (settings, deps) {
   if (cluster) cluster.onChange(propagation.applyChange)
 
   const rateLimits = createRateLimits(settings, { now })
-  const connectionShare = createConnectionShare({ maxPerClient: settings.http.maxConnectionsPerClient, isTrusted: rateLimits.isTrusted })
+  const connectionShare = createConnectionShare({
+    maxPerClient: settings.http.maxConnectionsPerClient,
+    isTrusted: rateLimits.isTrusted
+  })
   const publicServer = createHttpServer(createDataPlane({
     endpoints,
     limits: settings.limits,
@@ -223,7 +230,12 @@ function createBeacon (settings, deps) {
      *   default: the settings' ports and hosts
      * @returns {Promise<{ port: number, adminPort: number }>} the bound ports
      */
-    async listen ({ port = settings.port, host = settings.host, adminPort = settings.adminPort, adminHost = settings.adminHost } = {}) {
+    async listen ({
+      port = settings.port,
+      host = settings.host,
+      adminPort = settings.adminPort,
+      adminHost = settings.adminHost
+    } = {}) {
       await Promise.all([propagation.ready, privacy.ready])
       // Not waited for: until its first scan is done, every id is read.
       if (knownIds && !closing) idsScanned = knownIds.start()
@@ -277,7 +289,9 @@ function createBeacon (settings, deps) {
  * @returns {{ policies: ReturnType<typeof createSinkPolicies>, ready: Promise<void>, stop: () => void }}
  */
 function sinkPrivacy (sinkSettings, store, logger) {
-  if (!needsHashKeys(sinkSettings)) return { policies: createSinkPolicies(sinkSettings), ready: Promise.resolve(), stop () {} }
+  if (!needsHashKeys(sinkSettings)) {
+    return { policies: createSinkPolicies(sinkSettings), ready: Promise.resolve(), stop () {} }
+  }
   const hashKeys = createHashKeys()
   const loading = loadHashSecret({ source: createHashSecretSource({ store }), onSecret: hashKeys.setSecret, logger })
   return { policies: createSinkPolicies(sinkSettings, { hashKeys }), ready: loading.ready, stop: loading.stop }

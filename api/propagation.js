@@ -54,8 +54,9 @@ function createPropagation ({
 
   /** @param {Change} change from this process or relayed by the cluster primary */
   function applyChange (change) {
-    if (change.cmd === 'invalidate') invalidate(change.id, Number.isFinite(change.at) ? /** @type {number} */ (change.at) : null)
-    else if (change.cmd === 'endpoint') {
+    if (change.cmd === 'invalidate') {
+      invalidate(change.id, Number.isFinite(change.at) ? /** @type {number} */ (change.at) : null)
+    } else if (change.cmd === 'endpoint') {
       localSwitches++
       setEndpointEnabled(change.name, change.enabled)
     }

@@ -300,7 +300,12 @@ async function execute (argv) {
   /** @type {{ values: Record<string, any>, positionals: string[] }} */
   let parsed
   try {
-    parsed = parseArgs({ args: joinDashValues(rest, options), options: /** @type {any} */ (options), allowPositionals: true, strict: true })
+    parsed = parseArgs({
+      args: joinDashValues(rest, options),
+      options: /** @type {any} */ (options),
+      allowPositionals: true,
+      strict: true
+    })
   } catch (err) {
     // node's message ends with advice about `--` that does not help here
     throw usageError(`${err.message.replace(/\. To specify a positional.*$/s, '')}\nusage: ${synopsis(command)}`)

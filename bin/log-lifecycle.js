@@ -172,7 +172,8 @@ function logLifecycleCommands ({ usageError, EXIT, answerError, unreachable }) {
 function eraseLine (value) {
   const range = `${value.from} .. ${value.to}`
   return value.dryRun
-    ? `dry run: ${plural(value.found, 'row')} of id ${value.id} in ${range} (${plural(value.minutes, 'minute')}); nothing deleted`
+    ? `dry run: ${plural(value.found, 'row')} of id ${value.id} in ${range} ` +
+      `(${plural(value.minutes, 'minute')}); nothing deleted`
     : `erased ${value.deleted} of ${plural(value.found, 'row')} of id ${value.id} in ${range}; ` +
       `rollups of ${plural(value.minutes, 'minute')} counted again`
 }

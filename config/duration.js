@@ -7,7 +7,9 @@
  * at least a second and below that.
  */
 
-const UNIT_SECONDS = /** @type {Readonly<Record<string, number>>} */ (Object.freeze({ s: 1, m: 60, h: 3600, d: 86400, w: 604800 }))
+const UNIT_SECONDS = /** @type {Readonly<Record<string, number>>} */ (
+  Object.freeze({ s: 1, m: 60, h: 3600, d: 86400, w: 604800 })
+)
 const FOREVER = 'forever'
 /** HBase's "no TTL" (Integer.MAX_VALUE seconds). */
 const HBASE_FOREVER_SECONDS = 2147483647

@@ -27,7 +27,8 @@
  * @typedef {import('ajv').ErrorObject & { parentSchema: VerboseSchema }} SchemaError an error of a validation
  *   with `verbose`, which gives each its parentSchema
  * @typedef {{ description?: string, propertyNames: { pattern: string },
- *   oneOf: Array<{ properties: { type: { const: unknown } } }> }} VerboseSchema the keys of config/schema.js load.js reads
+ *   oneOf: Array<{ properties: { type: { const: unknown } } }> }} VerboseSchema the keys of
+ *   config/schema.js load.js reads
  */
 
 module.exports = {}

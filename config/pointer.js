@@ -56,7 +56,9 @@ function displayPointer (pointer, root) {
   for (const raw of pointer.split('/').slice(1)) {
     const key = unescapePointer(raw)
     out += Array.isArray(value) ? '[' + key + ']' : (out ? '.' : '') + key
-    value = value !== null && typeof value === 'object' ? /** @type {Record<string, unknown>} */ (value)[key] : undefined
+    value = value !== null && typeof value === 'object'
+      ? /** @type {Record<string, unknown>} */ (value)[key]
+      : undefined
   }
   return out || '(settings)'
 }

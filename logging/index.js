@@ -68,7 +68,9 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
           logger: sinkLogger
         }))
       } else if (spec.type === 'hbase') {
-        if (!client) throw new ERRORS.INVALID_OPTION(`access-log sink "${name}" writes to HBase but no client was given`)
+        if (!client) {
+          throw new ERRORS.INVALID_OPTION(`access-log sink "${name}" writes to HBase but no client was given`)
+        }
         // privacy is applied before an entry reaches a sink (logging/privacy.js), not by the sink;
         // the retentions are the tables' TTLs (retention.js).
         const { type, journalDir, rollups, rollupTable, privacy, retention, rollupRetention, ...rest } = spec
@@ -99,7 +101,9 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
           ...rollup
         }))
       } else {
-        throw new ERRORS.INVALID_OPTION(`access-log sink "${name}" has unknown type "${/** @type {{ type: unknown }} */ (spec).type}"`)
+        throw new ERRORS.INVALID_OPTION(
+          `access-log sink "${name}" has unknown type "${/** @type {{ type: unknown }} */ (spec).type}"`
+        )
       }
     }
   } catch (err) {

@@ -5,7 +5,8 @@ const { settleWithin, TIMED_OUT } = require('../../lib/deadline')
 /**
  * @typedef {import('../../logging/retention').RetentionView} RetentionView
  * @typedef {{ pending: number, writeFailing?: string|null, journalBuffered?: number, shed?: number,
- *   state?: string, journalPending?: number, history?: { short: boolean, keptMs: number, promisedMs: number } }} SinkStats
+ *   state?: string, journalPending?: number,
+ *   history?: { short: boolean, keptMs: number, promisedMs: number } }} SinkStats
  *   what readiness reads of a sink's stats (each sink's own shape: logging/)
  */
 
@@ -25,7 +26,8 @@ const { settleWithin, TIMED_OUT } = require('../../lib/deadline')
  * @param {{ parked: () => Promise<number[]> }|null} [options.rollups] the queried access log's parked
  *   minutes (logging/rollup/read.js createParkedView): a warning, never a reason to be unready
  * @param {() => boolean} options.closing
- * @returns {() => Promise<{ ready: boolean, checks: Record<string, string|number>, retention?: RetentionView|{ error: string } }>}
+ * @returns {() => Promise<{ ready: boolean, checks: Record<string, string|number>,
+ *   retention?: RetentionView|{ error: string } }>}
  */
 function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, retention = null, rollups = null, closing }) {
   return async function readiness () {

@@ -139,7 +139,9 @@ class HistogramSeries {
  */
 function hotCounter (options) {
   // A counter's series are all CounterSeries.
-  return /** @type {{ child: (labels: Record<string, string>) => HotCounterSeries }} */ (new HotMetric({ ...options, type: 'counter' }))
+  return /** @type {{ child: (labels: Record<string, string>) => HotCounterSeries }} */ (
+    new HotMetric({ ...options, type: 'counter' })
+  )
 }
 
 /**

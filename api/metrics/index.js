@@ -17,8 +17,9 @@ const DEFAULT_LAG_PRECISION_MS = 100
 const GC_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1]
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 const CORS_OUTCOMES = ['allowed', 'denied', 'preflight', 'preflight_denied']
-const ROLLUP_ERRORS_HELP = 'Access-log rollups: mark writes that failed (kind mark, by the workers: their minutes wait and are tried ' +
-  'again; the rows are written) and runs of the rollup job that failed (kind run, by the rollup process)'
+const ROLLUP_ERRORS_HELP = 'Access-log rollups: mark writes that failed (kind mark, by the workers: ' +
+  'their minutes wait and are tried again; the rows are written) and runs of the rollup job that ' +
+  'failed (kind run, by the rollup process)'
 const SINK_COUNTERS = [
   'accepted', 'written', 'spilled', 'replayed', 'shed', 'shedUnconfirmed', 'failed', 'rejectedAfterClose', 'claimed',
   'claimedFromWal', 'walFailures', 'corrupt'
@@ -222,9 +223,11 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
    * @param {Map<string, { stats: () => object }>} sinks
    */
   function watchSinks (sinks) {
-    /** @type {(name: string, help: string, label: string|null, read: (stats: any) => Array<[string, number]>) => unknown} */
+    /** @type {(name: string, help: string, label: string|null,
+     *   read: (stats: any) => Array<[string, number]>) => unknown} */
     const follow = (name, help, label, read) => followStats(register, sinks, { name, help, label, read })
-    /** @type {(name: string, help: string, read: (stats: any) => number|undefined, aggregator?: client.Aggregator) => unknown} */
+    /** @type {(name: string, help: string, read: (stats: any) => number|undefined,
+     *   aggregator?: client.Aggregator) => unknown} */
     const gauge = (name, help, read, aggregator = 'sum') =>
       gaugeStats(register, sinks, { name, help, read, aggregator })
     follow('beacon_access_log_entries_total',
@@ -269,12 +272,13 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
       'max'
     )
     gauge('beacon_access_rollup_enabled',
-      'Access-log rollups: 1 while this HBase sink marks minutes, 0 when its rollups are off or marking failed for good ' +
-        '(no rollup table; said in the app log)',
+      'Access-log rollups: 1 while this HBase sink marks minutes, 0 when its rollups are off ' +
+        'or marking failed for good (no rollup table; said in the app log)',
       // Only HBase sinks have a `state` (up/down): a file sink has no rollups to report.
       (s) => (s.rollup ? (s.rollup.disabled ? 0 : 1) : 'state' in s ? 0 : undefined), 'min')
     gauge('beacon_access_log_left_on_disk',
-      'Entries this sink left in journal files on the host\'s disk when it closed, HBase not taking them in time (0 until a close)',
+      'Entries this sink left in journal files on the host\'s disk when it closed, ' +
+        'HBase not taking them in time (0 until a close)',
       (s) => s.leftOnDisk)
     gauge('beacon_access_rollup_marks_pending',
       'Access-log rollups: minutes whose rows are written and whose mark is not yet (retried on its own)',
@@ -305,7 +309,8 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     })
     followStats(register, rollers, {
       name: 'beacon_access_rollup_rows_total',
-      help: 'Access-log rollups: raw rows the rollup job read to count them (a row of a minute counted again is read again)',
+      help: 'Access-log rollups: raw rows the rollup job read to count them ' +
+        '(a row of a minute counted again is read again)',
       label: null,
       read: (s) => [['', s.rowsCounted]]
     })
@@ -353,7 +358,8 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
       collect () {
         for (const [endpoint, c] of Object.entries(hub.stats().counts)) {
           /** @type {Array<[string, number]>} */
-          const outcomes = [['opened', c.opened], ['event', c.events], ['cut', c.cut], ['aged', c.aged], ...Object.entries(c.refused)]
+          const outcomes = [['opened', c.opened], ['event', c.events], ['cut', c.cut], ['aged', c.aged],
+            ...Object.entries(c.refused)]
           for (const [outcome, n] of outcomes) {
             const key = endpoint + ' ' + outcome
             const delta = n - (last.get(key) || 0)

@@ -11,7 +11,8 @@ const { OFREP_ERRORS } = require('./ofrep/errors')
 /**
  * @typedef {import('./endpoints').Endpoint} Endpoint
  *
- * @typedef {import('./view').ViewContext & { view: Endpoint, callback: string|null, scriptContext: boolean }} RequestContext
+ * @typedef {import('./view').ViewContext &
+ *   { view: Endpoint, callback: string|null, scriptContext: boolean }} RequestContext
  *   one JSONP request: `callback` once it passed the endpoint's checks; `scriptContext` when a
  *   callback param was sent at all (the error body is then JavaScript)
  */
@@ -71,7 +72,8 @@ const OFREP_RATE_LIMITED = JSON.stringify({
  * @returns {(req: import('http').IncomingMessage, res: import('http').ServerResponse) => void}
  */
 function createDataPlane ({
-  endpoints, limits, maxUrlLength, fallback, eventRoutes = new Map(), handleEvents, ofrepRoutes = new Map(), handleOfrep,
+  endpoints, limits, maxUrlLength, fallback, eventRoutes = new Map(), handleEvents,
+  ofrepRoutes = new Map(), handleOfrep,
   onResponse, onCors, onCountedOnly, rateLimits, overShare, onRateLimited, logger
 }) {
   const buckets = rateLimits && rateLimits.limiters.size > 0 ? rateLimits.limiters : null
@@ -97,7 +99,9 @@ function createDataPlane ({
       if (wait === 0) return false
     }
     if (onRateLimited) onRateLimited(name)
-    const body = kind === 'ofrep' ? OFREP_RATE_LIMITED : renderError(FAIL.RATE_LIMITED, { scriptContext: kind === 'jsonp' })
+    const body = kind === 'ofrep'
+      ? OFREP_RATE_LIMITED
+      : renderError(FAIL.RATE_LIMITED, { scriptContext: kind === 'jsonp' })
     /** @type {Record<string, string|number>} */
     const headers = {
       'Content-Type': kind === 'jsonp' ? JS_TYPE : JSON_TYPE,
@@ -173,7 +177,12 @@ function createDataPlane ({
       return
     }
     // ctx.id is set before the lookup whose entry this is.
-    const body = renderBody({ id: /** @type {string} */ (ctx.id), isDefault: !entry.found, configJson: entry.json, callback })
+    const body = renderBody({
+      id: /** @type {string} */ (ctx.id),
+      isDefault: !entry.found,
+      configJson: entry.json,
+      callback
+    })
     finish(ctx, 200, {
       'Content-Type': callback ? JS_TYPE : JSON_TYPE,
       'Content-Length': Buffer.byteLength(body),

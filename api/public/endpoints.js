@@ -48,12 +48,14 @@ const { groupSinks } = require('../../logging/privacy')
  * @param {() => number} [options.now] clock for the caches
  * @param {(endpoint: string, outcome: string) => void} [options.onCacheOutcome]
  * @param {(id: string, reason: string) => void} [options.onInvalidConfig]
- * @param {{ mayExist: (id: string) => boolean, add: (id: string) => void }|null} [options.knownIds] which ids have a row
- *   (lib/toggles/known-ids.js), for the HBase sources behind a cache: sample2 and its like read
+ * @param {{ mayExist: (id: string) => boolean, add: (id: string) => void }|null} [options.knownIds]
+ *   which ids have a row (lib/toggles/known-ids.js), for the HBase sources behind a cache: sample2 and its like read
  *   every request, as their settings say
  * @returns {Map<string, Endpoint>} keyed by path
  */
-function buildEndpoints ({ settings, store, sinks, policies = new Map(), now, onCacheOutcome, onInvalidConfig, knownIds = null }) {
+function buildEndpoints ({
+  settings, store, sinks, policies = new Map(), now, onCacheOutcome, onInvalidConfig, knownIds = null
+}) {
   /** @type {Map<string, Endpoint>} */
   const endpoints = new Map()
   for (const [name, spec] of Object.entries(settings.endpoints)) {
@@ -128,7 +130,12 @@ function buildEventRoutes (settings, endpoints, sinks, limits, policies = new Ma
     const eventSinks = sinksNamed(endpoint.name, spec.sinks, sinks)
     const base = {
       endpoint,
-      rules: { names: new Set(spec.names), maxEvents: spec.maxEvents, maxBodyBytes: spec.maxBodyBytes, maxIdLength: limits.maxIdLength },
+      rules: {
+        names: new Set(spec.names),
+        maxEvents: spec.maxEvents,
+        maxBodyBytes: spec.maxBodyBytes,
+        maxIdLength: limits.maxIdLength
+      },
       sinks: eventSinks,
       sinkGroups: privacyGroups(spec.sinks, eventSinks, policies),
       logBeforeAnswer: eventSinks.some((sink) => sink.durable === true)
@@ -161,7 +168,9 @@ function buildEventRoutes (settings, endpoints, sinks, limits, policies = new Ma
 function sinksNamed (endpointName, names, sinks) {
   return names.map((sinkName) => {
     const sink = sinks.get(sinkName)
-    if (!sink) throw new ERRORS.INVALID_OPTION(`endpoint ${endpointName} logs to sink "${sinkName}", which was not created`)
+    if (!sink) {
+      throw new ERRORS.INVALID_OPTION(`endpoint ${endpointName} logs to sink "${sinkName}", which was not created`)
+    }
     return sink
   })
 }
@@ -184,7 +193,10 @@ function privacyGroups (names, endpointSinks, policies) {
  * @returns {Record<string, Settings>} sink name → its settings (each a frozen record of config/schema.js's shape)
  */
 function sinkSettingsInUse (settings) {
-  const names = new Set(Object.values(settings.endpoints).flatMap((e) => [...e.accessLog, ...(e.events ? e.events.sinks : [])]))
+  const names = new Set(Object.values(settings.endpoints).flatMap((e) => [
+    ...e.accessLog,
+    ...(e.events ? e.events.sinks : [])
+  ]))
   return Object.fromEntries(Object.entries(settings.logSinks).filter(([name]) => names.has(name)))
 }
 

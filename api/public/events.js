@@ -170,7 +170,9 @@ function createEventHandler ({ maxUrlLength, hooks = {} }) {
       if (parsed.error) return reject(route, req, res, headers, parsed.error, unread)
       return accept(route, req, res, headers, parsed.events)
     }
-    if (!isEventMediaType(req.headers['content-type'])) return reject(route, req, res, headers, FAIL.UNSUPPORTED_MEDIA_TYPE, unread)
+    if (!isEventMediaType(req.headers['content-type'])) {
+      return reject(route, req, res, headers, FAIL.UNSUPPORTED_MEDIA_TYPE, unread)
+    }
     readBody(req, route.rules.maxBodyBytes, (body) => {
       if (body === null) return reject(route, req, res, headers, FAIL.BODY_TOO_LARGE, true)
       const parsed = parseEventBody(body, route.rules)
@@ -186,7 +188,9 @@ function createEventHandler ({ maxUrlLength, hooks = {} }) {
    * @param {Res} res
    */
   function preflight (route, req, res) {
-    const headers = /** @type {import('./cors').CorsPolicy} */ (route.cors).preflight(/** @type {string} */ (req.headers.origin))
+    const headers = /** @type {import('./cors').CorsPolicy} */ (route.cors).preflight(
+      /** @type {string} */ (req.headers.origin)
+    )
     if (onCors) onCors(route.endpoint.name, headers ? 'preflight' : 'preflight_denied')
     if (headers === null) return reject(route, req, res, { Vary: 'Origin' }, FAIL.ORIGIN_NOT_ALLOWED, false)
     count(route, 'preflight')

@@ -56,7 +56,9 @@ function wrap (callback, payload) {
  */
 function renderError (err, { callback, scriptContext } = {}) {
   if (!scriptContext) return errorBody(err)
-  if (callback && coded(err).code === 'CONFIG_UNAVAILABLE' && isCallbackPath(callback)) return wrap(callback, errorBody(err))
+  if (callback && coded(err).code === 'CONFIG_UNAVAILABLE' && isCallbackPath(callback)) {
+    return wrap(callback, errorBody(err))
+  }
   return errorBody(err, { script: true })
 }
 

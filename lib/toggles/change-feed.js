@@ -51,8 +51,10 @@ function watchChangeFeed ({ store, invalidate, intervalMs, logger }) {
       failing = false
     } catch (err) {
       if (!failing && logger) {
-        logger.warn({ code: /** @type {NodeJS.ErrnoException} */ (err).code, message: /** @type {Error} */ (err).message },
-          'cannot read the config change feed; cached configs expire by their TTL')
+        logger.warn({
+          code: /** @type {NodeJS.ErrnoException} */ (err).code,
+          message: /** @type {Error} */ (err).message
+        }, 'cannot read the config change feed; cached configs expire by their TTL')
       }
       failing = true
     }

@@ -34,8 +34,10 @@ function watchEndpointSwitches ({ store, names, apply, intervalMs, localSwitches
     } catch (err) {
       // Logged when reads start failing, not on every poll of an outage.
       if (!failing && logger) {
-        logger.warn({ code: /** @type {NodeJS.ErrnoException} */ (err).code, message: /** @type {Error} */ (err).message },
-          'cannot read endpoint switches; keeping the last known ones')
+        logger.warn({
+          code: /** @type {NodeJS.ErrnoException} */ (err).code,
+          message: /** @type {Error} */ (err).message
+        }, 'cannot read endpoint switches; keeping the last known ones')
       }
       failing = true
     }

@@ -173,7 +173,9 @@ function createHBaseSource ({
     /** Every id of `ids` has its waiters in `batch`. @param {string} id */
     const waitersOf = (id) => /** @type {Waiter[]} */ (batch.get(id))
     // A store without a deadline of its own leaves it to the client's default.
-    const timeoutMs = Number.isFinite(store.timeoutMs) ? Math.floor(/** @type {number} */ (store.timeoutMs) - (now() - since)) : undefined
+    const timeoutMs = Number.isFinite(store.timeoutMs)
+      ? Math.floor(/** @type {number} */ (store.timeoutMs) - (now() - since))
+      : undefined
     const late = timeoutMs !== undefined && timeoutMs < MIN_READ_MS
     let rpcs = 0
     for (let from = 0; from < ids.length; from += MAX_IDS_PER_MULTI_GET) {
@@ -202,8 +204,11 @@ function createHBaseSource ({
             // The breaker tracks whether the store answers at all. Rows that failed while others
             // were read (one region in transition, the rest served) fail alone: counting them
             // against the breaker would fail every id for the sake of one region.
-            if (rows.every((row) => row instanceof Error && /** @type {{ retryable?: boolean }} */ (row).retryable)) breaker.failure()
-            else breaker.success()
+            if (rows.every((row) => row instanceof Error && /** @type {{ retryable?: boolean }} */ (row).retryable)) {
+              breaker.failure()
+            } else {
+              breaker.success()
+            }
             rows.forEach((row, i) => settle(waitersOf(chunk[i]), chunk[i], row))
           }, (err) => {
             if (/** @type {{ retryable?: boolean }} */ (err).retryable) breaker.failure()

@@ -69,8 +69,12 @@ function createKnownIds ({
     } catch (err) {
       counts.scanFailures++
       if (!failing && logger) {
-        logger.warn({ code: /** @type {NodeJS.ErrnoException} */ (err).code, message: /** @type {Error} */ (err).message },
-          filter ? 'cannot scan the config ids; keeping the last scan' : 'cannot scan the config ids; reading every id')
+        logger.warn({
+          code: /** @type {NodeJS.ErrnoException} */ (err).code,
+          message: /** @type {Error} */ (err).message
+        }, filter
+          ? 'cannot scan the config ids; keeping the last scan'
+          : 'cannot scan the config ids; reading every id')
       }
       failing = true
     } finally {

@@ -91,14 +91,16 @@ function createHBaseSink (options) {
   health.listen({
     down (err) {
       if (logger) {
-        logger.warn({ table: opts.table, code: err && err.code }, 'HBase access log: HBase is not answering; spilling to the journal')
+        logger.warn({ table: opts.table, code: err && err.code },
+          'HBase access log: HBase is not answering; spilling to the journal')
       }
       replayer.schedule(replayer.backoff)
     },
     up () {
       replayer.resetBackoff()
       if (logger) {
-        logger.info({ table: opts.table, journaled: ledger.journaled }, 'HBase access log: HBase answers again; replaying the journal')
+        logger.info({ table: opts.table, journaled: ledger.journaled },
+          'HBase access log: HBase answers again; replaying the journal')
       }
     }
   })
@@ -163,7 +165,9 @@ function createHBaseSink (options) {
     }
     ledger.accept()
     const n = seq++
-    const ts = entry && typeof entry.ts === 'number' && entry.ts >= 0 && entry.ts < 1e13 ? Math.floor(entry.ts) : clock.now()
+    const ts = entry && typeof entry.ts === 'number' && entry.ts >= 0 && entry.ts < 1e13
+      ? Math.floor(entry.ts)
+      : clock.now()
     const key = accessLogRowKey(n % opts.buckets, ts, opts.writerId + '-' + n)
     // Encoded once: the write-ahead log stores these bytes and the put sends views of them.
     const line = walGuard ? encodeRecord(key, value) : null

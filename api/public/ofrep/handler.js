@@ -99,7 +99,9 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {
     const streams = key === null ? eventStreamsJson(route, id, apiKey) : null
     if (!endpoint.enabled) {
       const ifNoneMatch = req.headers['if-none-match']
-      const answer = key === null ? bulkResponse(flagSets.disabledBulk(streams), ifNoneMatch) : flagResponse(flagSets.disabledFlag(key))
+      const answer = key === null
+        ? bulkResponse(flagSets.disabledBulk(streams), ifNoneMatch)
+        : flagResponse(flagSets.disabledFlag(key))
       return send(ctx, answer)
     }
     const answerWith = (/** @type {import('./refetch').ConfigEntry} */ entry) => {
@@ -116,7 +118,9 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {
     try {
       // An http.Server request always has a url.
       const url = /** @type {string} */ (req.url)
-      result = key === null && route.configs ? route.refetch.lookup(endpoint, id, lastModifiedIn(url)) : endpoint.lookup(id)
+      result = key === null && route.configs
+        ? route.refetch.lookup(endpoint, id, lastModifiedIn(url))
+        : endpoint.lookup(id)
     } catch (err) {
       result = Promise.reject(err)
     }
@@ -141,7 +145,8 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {
     const unread = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined
     /** @type {OfrepContext} */
     const ctx = { view: route, req, res, started, id: null }
-    const refuse = (/** @type {OfrepError} */ error, stillUnread = unread) => send(ctx, errorResponse(error, bodyKey), stillUnread)
+    const refuse = (/** @type {OfrepError} */ error, stillUnread = unread) =>
+      send(ctx, errorResponse(error, bodyKey), stillUnread)
 
     if (route.cors !== null && isPreflight(req)) return preflight(route, req, res)
     if (req.method !== 'POST') {
@@ -152,7 +157,9 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {
     let apiKey = null
     if (route.apiKeys !== null) {
       const { outcome, key } = matchApiKey(req.headers, route.apiKeys)
-      if (outcome !== 'ok') return refuse(outcome === 'missing' ? OFREP_ERRORS.API_KEY_MISSING : OFREP_ERRORS.API_KEY_WRONG)
+      if (outcome !== 'ok') {
+        return refuse(outcome === 'missing' ? OFREP_ERRORS.API_KEY_MISSING : OFREP_ERRORS.API_KEY_WRONG)
+      }
       apiKey = key
     }
     if (parsedKey !== null && parsedKey.ok === false) return refuse(parsedKey.error)
@@ -182,7 +189,10 @@ const NOT_FOUND = errorBody(new ERRORS.NOT_FOUND())
  * @param {import('http').ServerResponse} res
  */
 function noStream (route, req, res) {
-  res.writeHead(404, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(NOT_FOUND) })
+  res.writeHead(404, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(NOT_FOUND)
+  })
   res.end(NOT_FOUND)
 }
 

@@ -34,7 +34,10 @@ const CORS_ALLOW = Object.freeze({
 })
 // An EventSource sends a simple GET, but a reconnect carries Last-Event-ID, and a client other
 // than EventSource may send an API key: a preflight for them is answered, not refused.
-const STREAM_CORS_ALLOW = Object.freeze({ methods: 'GET', headers: 'Last-Event-ID, Cache-Control, Authorization, X-API-Key' })
+const STREAM_CORS_ALLOW = Object.freeze({
+  methods: 'GET',
+  headers: 'Last-Event-ID, Cache-Control, Authorization, X-API-Key'
+})
 
 /**
  * @typedef {object} OfrepRoute one endpoint's OFREP paths; also the view (api/public/view.js) they log as

@@ -106,7 +106,12 @@ function createJournalWriter ({
         if (!active) await openActive()
         // (casts: openActive() set it; only sealActive() clears it, after this write)
         while (done < chunk.length) {
-          const { bytesWritten } = await /** @type {ActiveFile} */ (active).fh.write(chunk, done, chunk.length - done, null)
+          const { bytesWritten } = await /** @type {ActiveFile} */ (active).fh.write(
+            chunk,
+            done,
+            chunk.length - done,
+            null
+          )
           if (!(bytesWritten > 0)) throw Object.assign(new Error('write(2) wrote nothing'), { code: 'EIO' })
           done += bytesWritten
         }

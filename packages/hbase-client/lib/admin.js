@@ -49,9 +49,10 @@ function notTheActiveMaster (err) {
 
 /**
  * Master operations the setup scripts and tests need: create/delete tables (with pre-split
- * regions), read and set column families' TTLs, split, merge and move regions, switch the balancer. Each waits until the master's
- * procedure has finished. The active master is found through the bootstrap servers
- * (ClientMetaService.GetActiveMaster) and found again when it fails over.
+ * regions), read and set column families' TTLs, split, merge and move regions, switch the
+ * balancer. Each waits until the master's procedure has finished. The active master is found
+ * through the bootstrap servers (ClientMetaService.GetActiveMaster) and found again when it
+ * fails over.
  * @param {import('./region-op').Core} core the client's pool, locator, retry policy and options
  * @param {<T>(operation: () => Promise<T>) => Promise<T>} run runs one operation under the
  *   client's lifecycle (refused once the client is closed, counted as in flight meanwhile)
@@ -71,7 +72,8 @@ function createAdmin (core, run) {
     let lastError
     for (const address of options.bootstrap) {
       try {
-        const res = await pool.call(address, 'ClientMetaService', 'GetActiveMaster', {}, policy.rpcTimeout(deadline), ADMIN_KIND)
+        const res = await pool.call(address, 'ClientMetaService', 'GetActiveMaster', {},
+          policy.rpcTimeout(deadline), ADMIN_KIND)
         if (res.serverName) {
           master = `${res.serverName.hostName}:${res.serverName.port}`
           return master
@@ -136,7 +138,9 @@ function createAdmin (core, run) {
       if (res.state !== PROCEDURE_RUNNING) {
         throw new HBaseError('HBASE_PROCEDURE_FAILED', `${what}: master does not know procedure ${procId}`)
       }
-      if (Date.now() >= deadline) throw new HBaseError('HBASE_TIMEOUT', `${what} still running at its deadline`, { retryable: true })
+      if (Date.now() >= deadline) {
+        throw new HBaseError('HBASE_TIMEOUT', `${what} still running at its deadline`, { retryable: true })
+      }
       await policy.sleep(Math.min(500, 20 * (n + 1)))
     }
   }
@@ -184,7 +188,9 @@ function createAdmin (core, run) {
       const { families, splits = [], maxVersions, ttl = null, timeout = ADMIN_TIMEOUT } = spec
       const deadline = Date.now() + timeout
       /** @type {Array<{ first: Buffer, second: Buffer }>} */
-      const attributes = maxVersions ? [{ first: Buffer.from('VERSIONS'), second: Buffer.from(String(maxVersions)) }] : []
+      const attributes = maxVersions
+        ? [{ first: Buffer.from('VERSIONS'), second: Buffer.from(String(maxVersions)) }]
+        : []
       if (ttl !== null) attributes.push(ttlAttribute(ttl))
       attributes.push(...familyAttributes(spec.attributes))
       const res = await callMaster('CreateTable', {
@@ -225,7 +231,8 @@ function createAdmin (core, run) {
      * @returns {Promise<boolean>}
      */
     tableExists: (table) => run(async () => {
-      const res = await callMaster('GetTableDescriptors', { tableNames: [tableNameProto(table)] }, Date.now() + options.operationTimeout)
+      const res = await callMaster('GetTableDescriptors', { tableNames: [tableNameProto(table)] },
+        Date.now() + options.operationTimeout)
       return (res.tableSchema || []).length > 0
     }),
 
@@ -277,7 +284,11 @@ function createAdmin (core, run) {
       const key = toBytes(splitRow, 'split row')
       const regions = await listRegions(core, table)
       const region = regions.find((r) => regionContains(r, key))
-      if (!region) throw new HBaseError('HBASE_REGION_UNAVAILABLE', `no region of ${table} holds the split row`, { retryable: true })
+      if (!region) {
+        throw new HBaseError('HBASE_REGION_UNAVAILABLE', `no region of ${table} holds the split row`, {
+          retryable: true
+        })
+      }
       const res = await callMaster('SplitRegion', { regionInfo: region.info, splitRow: key }, deadline)
       await waitProcedure(toNumber(res.procId), `split ${region.name}`, deadline)
     }),
@@ -306,7 +317,9 @@ function createAdmin (core, run) {
      * @returns {Promise<void>}
      */
     mergeRegions: (regionNames, { forcible = false, timeout = ADMIN_TIMEOUT } = {}) => run(async () => {
-      if (!Array.isArray(regionNames) || regionNames.length < 2) throw badArgument('mergeRegions needs at least two region names')
+      if (!Array.isArray(regionNames) || regionNames.length < 2) {
+        throw badArgument('mergeRegions needs at least two region names')
+      }
       const deadline = Date.now() + timeout
       const region = regionNames.map((name) => ({ type: ENCODED_REGION_NAME, value: encodedName(name) }))
       const res = await callMaster('MergeTableRegions', { region, forcible }, deadline)
@@ -321,7 +334,8 @@ function createAdmin (core, run) {
      * @returns {Promise<boolean>} whether it was on before
      */
     setBalancer: (on, { timeout = ADMIN_TIMEOUT } = {}) => run(async () => {
-      const res = await callMaster('SetBalancerRunning', { on: on === true, synchronous: true }, Date.now() + timeout, { blocking: true })
+      const res = await callMaster('SetBalancerRunning', { on: on === true, synchronous: true },
+        Date.now() + timeout, { blocking: true })
       return res.prevBalanceValue === true
     }),
 
@@ -352,13 +366,17 @@ function ttlAttribute (seconds) {
  */
 function familyAttributes (attributes) {
   if (attributes === undefined) return []
-  if (attributes === null || typeof attributes !== 'object') throw badArgument('attributes must be an object of strings')
+  if (attributes === null || typeof attributes !== 'object') {
+    throw badArgument('attributes must be an object of strings')
+  }
   return Object.entries(attributes).map(([name, value]) => {
     // TTL and VERSIONS have options of their own, checked there.
     if (!/^[A-Z][A-Z0-9_]*$/.test(name) || name === TTL || name === 'VERSIONS') {
       throw badArgument(`"${name}" is not a family attribute createTable takes (upper-case, not TTL or VERSIONS)`)
     }
-    if (typeof value !== 'string' || value === '') throw badArgument(`family attribute ${name} needs a non-empty string value`)
+    if (typeof value !== 'string' || value === '') {
+      throw badArgument(`family attribute ${name} needs a non-empty string value`)
+    }
     return { first: Buffer.from(name), second: Buffer.from(value) }
   })
 }

@@ -48,7 +48,9 @@ function multiRequest (actions, groups) {
   return {
     regionAction: groups.map(({ region, indexes }) => ({
       region: region.spec,
-      action: indexes.map((i) => (actions[i].get ? { index: i, get: actions[i].get } : { index: i, mutation: actions[i].mutation }))
+      action: indexes.map((i) => (actions[i].get
+        ? { index: i, get: actions[i].get }
+        : { index: i, mutation: actions[i].mutation }))
     }))
   }
 }
@@ -154,7 +156,15 @@ class Batch {
     const request = multiRequest(actions, groups)
     let res
     try {
-      res = await pool.invoke(server, 'ClientService', 'Multi', request, policy.rpcTimeout(this.deadline), this.kind, this.coalesce)
+      res = await pool.invoke(
+        server,
+        'ClientService',
+        'Multi',
+        request,
+        policy.rpcTimeout(this.deadline),
+        this.kind,
+        this.coalesce
+      )
     } catch (caught) {
       const err = /** @type {Error & { code?: string, relocate?: boolean }} */ (caught)
       const maybe = mayHaveApplied(err)
@@ -197,7 +207,10 @@ class Batch {
       // An action the server did not answer is not written: sent again, never taken as done.
       for (const i of indexes) {
         if (this.answeredIn[i] !== stamp) {
-          this._settle(i, new HBaseError('HBASE_PROTOCOL', 'Multi response is missing an action result', { retryable: true }))
+          this._settle(
+            i,
+            new HBaseError('HBASE_PROTOCOL', 'Multi response is missing an action result', { retryable: true })
+          )
         }
       }
     })
@@ -242,10 +255,11 @@ class Batch {
     const cause = this.lastError.get(i)
     return this._final(i, this.core.policy.aborted
       ? clientClosed(cause)
-      : new HBaseError('HBASE_TIMEOUT', `action did not succeed within its deadline; last error: ${cause && cause.message}`, {
-        retryable: true,
-        cause
-      }))
+      : new HBaseError(
+        'HBASE_TIMEOUT',
+        `action did not succeed within its deadline; last error: ${cause && cause.message}`,
+        { retryable: true, cause }
+      ))
   }
 }
 

@@ -115,7 +115,9 @@ function writeCellOf (buf, at, row, family, qualifierOrNull, valueOrNull, ts, ty
   const qualifier = qualifierOrNull || EMPTY
   const value = valueOrNull || EMPTY
   const keyLength = 2 + row.length + 1 + family.length + qualifier.length + 9
-  if (ts != null && (!Number.isSafeInteger(ts) || ts < 0)) throw badArgument(`timestamp ${ts} must be a non-negative integer`)
+  if (ts != null && (!Number.isSafeInteger(ts) || ts < 0)) {
+    throw badArgument(`timestamp ${ts} must be a non-negative integer`)
+  }
   // Byte stores and copyBytes rather than writeInt32BE/copy: a cell is a few short fields, where
   // the calls cost more than the bytes (the access log writes one cell per logged request).
   writeUint32(buf, at, 8 + keyLength + value.length)
@@ -322,7 +324,9 @@ function attachCells (methodName, response, cells) {
     fill(response.result)
   }
   if (next !== cells.length) {
-    throw protocolError(`${methodName} response left ${cells.length - next} of ${cells.length} cell-block cells unclaimed`)
+    throw protocolError(
+      `${methodName} response left ${cells.length - next} of ${cells.length} cell-block cells unclaimed`
+    )
   }
 }
 

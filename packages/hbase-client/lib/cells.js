@@ -105,7 +105,8 @@ function findCell (row, family, qualifier) {
   if (!row) return undefined
   let best
   for (const cell of row.cells) {
-    if (cell.family === family && cell.qualifier === qualifier && (!best || cell.timestamp > best.timestamp)) best = cell
+    if (cell.family === family &&
+        cell.qualifier === qualifier && (!best || cell.timestamp > best.timestamp)) best = cell
   }
   return best
 }
@@ -148,7 +149,8 @@ function buildGet (row, opts = {}) {
 /**
  * Put cells: `{ family: { qualifier: value } }` or `[{ family, qualifier, value, timestamp? }]`.
  * @param {Buffer} row
- * @param {Record<string, Record<string, Bytesish>>|Array<{family: string, qualifier: Bytesish, value: Bytesish, timestamp?: number}>} cells
+ * @param {Record<string, Record<string, Bytesish>>|
+ *   Array<{family: string, qualifier: Bytesish, value: Bytesish, timestamp?: number}>} cells
  * @param {{ durability?: number }} [opts]
  * @returns {Mutation} protobuf MutationProto
  */
@@ -173,7 +175,9 @@ function familyColumns (cells) {
   if (!cells || typeof cells !== 'object') return columnValue
   for (const family in cells) {
     const columns = cells[family]
-    if (!columns || typeof columns !== 'object') throw badArgument(`cells.${family} must be an object of qualifier → value`)
+    if (!columns || typeof columns !== 'object') {
+      throw badArgument(`cells.${family} must be an object of qualifier → value`)
+    }
     const qualifierValue = []
     for (const qualifier in columns) {
       qualifierValue.push({ qualifier: nameBytes(qualifier, 'qualifier'), value: toBytes(columns[qualifier], 'value') })
@@ -221,14 +225,21 @@ function buildDelete (row, opts = {}) {
   const stamp = opts.timestamp != null ? { timestamp: opts.timestamp } : {}
   if (opts.timestamp != null) mutation.timestamp = opts.timestamp
   for (const family of opts.families || []) {
-    mutation.columnValue.push({ family: toBytes(family, 'family'), qualifierValue: [{ deleteType: DELETE_FAMILY, ...stamp }] })
+    mutation.columnValue.push({
+      family: toBytes(family, 'family'),
+      qualifierValue: [{ deleteType: DELETE_FAMILY, ...stamp }]
+    })
   }
   for (const column of opts.columns || []) {
     const at = column.indexOf(':')
     if (at <= 0) throw badArgument(`column "${column}" must be "family:qualifier"`)
     mutation.columnValue.push({
       family: Buffer.from(column.slice(0, at), 'utf8'),
-      qualifierValue: [{ qualifier: Buffer.from(column.slice(at + 1), 'utf8'), deleteType: DELETE_MULTIPLE_VERSIONS, ...stamp }]
+      qualifierValue: [{
+        qualifier: Buffer.from(column.slice(at + 1), 'utf8'),
+        deleteType: DELETE_MULTIPLE_VERSIONS,
+        ...stamp
+      }]
     })
   }
   return mutation

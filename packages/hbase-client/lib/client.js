@@ -53,8 +53,12 @@ class HBaseClient {
       onRpc: this.options.onRpc,
       onServerLost: (address) => locator.invalidateServer(address)
     })
-    /** @type {(address: string, service: string, method: string, request: object, ms: number) => ReturnType<typeof pool.invoke>} */
-    const invoke = (address, service, method, request, ms) => pool.invoke(address, service, method, request, ms, META_KIND)
+    /**
+     * @type {(address: string, service: string, method: string, request: object, ms: number) =>
+     *   ReturnType<typeof pool.invoke>}
+     */
+    const invoke = (address, service, method, request, ms) =>
+      pool.invoke(address, service, method, request, ms, META_KIND)
     const locator = new RegionLocator({ bootstrap: this.options.bootstrap, invoke, rpcTimeout })
     const policy = new RetryPolicy({ pause, maxPause, rpcTimeout, signal: this._gate.signal })
     /** @type {import('./region-op').Core} */
@@ -139,7 +143,11 @@ class HBaseClient {
       const key = toBytes(row, 'row')
       const condition = cellCondition(key, check && check.column, check ? check.value : null)
       const mutation = buildPut(key, cells, opts)
-      const build = (/** @type {import('./meta').LocatedRegion} */ region) => ({ region: region.spec, mutation, condition })
+      const build = (/** @type {import('./meta').LocatedRegion} */ region) => ({
+        region: region.spec,
+        mutation,
+        condition
+      })
       const res = await regionOp(this._core, 'Mutate', table, key, build, opts.timeout, this._kindOf(opts))
       return res.processed === true
     })
@@ -169,7 +177,8 @@ class HBaseClient {
    * region whatever its table, so rows of several tables on one server cost one RPC.
    * @param {string} table
    * @param {Array<{ row: import('./cells').Bytesish, cells: Parameters<typeof buildPut>[1], table?: string }>} puts
-   * @param {{ timeout?: number, kind?: string, durability?: number, coalesce?: boolean }} [opts] durability: protobuf Durability
+   * @param {{ timeout?: number, kind?: string, durability?: number, coalesce?: boolean }} [opts]
+   *   durability: protobuf Durability
    * @returns {Promise<Array<null|Error>>}
    */
   multiPut (table, puts, opts = {}) {
@@ -177,10 +186,19 @@ class HBaseClient {
       const actions = puts.map((p) => {
         const key = toBytes(p.row, 'row')
         if (p.table == null) return { row: key, mutation: buildPut(key, p.cells, opts) }
-        if (typeof p.table !== 'string' || p.table === '') throw badArgument('a put\'s table must be a non-empty string')
+        if (typeof p.table !== 'string' || p.table === '') {
+          throw badArgument('a put\'s table must be a non-empty string')
+        }
         return { row: key, mutation: buildPut(key, p.cells, opts), table: p.table }
       })
-      const results = await runBatch(this._core, table, actions, opts.timeout, this._kindOf(opts), opts.coalesce === true)
+      const results = await runBatch(
+        this._core,
+        table,
+        actions,
+        opts.timeout,
+        this._kindOf(opts),
+        opts.coalesce === true
+      )
       return results.map((r) => (r instanceof Error ? r : null))
     })
   }
@@ -190,7 +208,8 @@ class HBaseClient {
    * per server. Each result is null (deleted; deleting a row that is not there is no error) or
    * the HBaseError of that row alone.
    * @param {string} table
-   * @param {Array<{ row: import('./cells').Bytesish, families?: string[], columns?: string[], timestamp?: number }>} deletes
+   * @param {Array<{ row: import('./cells').Bytesish, families?: string[], columns?: string[],
+   *   timestamp?: number }>} deletes
    * @param {{ timeout?: number, kind?: string, coalesce?: boolean }} [opts]
    * @returns {Promise<Array<null|Error>>}
    */
@@ -200,7 +219,14 @@ class HBaseClient {
         const key = toBytes(d.row, 'row')
         return { row: key, mutation: buildDelete(key, d) }
       })
-      const results = await runBatch(this._core, table, actions, opts.timeout, this._kindOf(opts), opts.coalesce === true)
+      const results = await runBatch(
+        this._core,
+        table,
+        actions,
+        opts.timeout,
+        this._kindOf(opts),
+        opts.coalesce === true
+      )
       return results.map((r) => (r instanceof Error ? r : null))
     })
   }
@@ -230,8 +256,8 @@ class HBaseClient {
   /**
    * Counts rows (first key of each row only, so values never travel).
    * @param {string} table
-   * @param {{ startRow?: import('./cells').Bytesish, stopRow?: import('./cells').Bytesish, caching?: number, timeout?: number,
-   *   kind?: string, filter?: import('./filters').Filter }} [opts]
+   * @param {{ startRow?: import('./cells').Bytesish, stopRow?: import('./cells').Bytesish,
+   *   caching?: number, timeout?: number, kind?: string, filter?: import('./filters').Filter }} [opts]
    *   filter: count only the rows it keeps
    * @returns {Promise<number>}
    */

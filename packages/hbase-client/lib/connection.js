@@ -98,7 +98,8 @@ class Connection extends EventEmitter {
 
   /**
    * Sends one call and resolves with the decoded response.
-   * @param {{ name: string, request: import('protobufjs').Type, response: import('protobufjs').Type }} method from protocol.METHODS
+   * @param {{ name: string, request: import('protobufjs').Type, response: import('protobufjs').Type }} method
+   *   from protocol.METHODS
    * @param {object} request
    * @param {number} timeoutMs per-call timeout
    * @param {KindTally} [kind] the tally of the caller's kind: counts the frame and its answer
@@ -122,7 +123,9 @@ class Connection extends EventEmitter {
       frame = encodeCall(callId, method, request, timeoutMs, this.cellBlocks)
     } catch (caught) {
       const err = /** @type {Error} */ (caught)
-      return Promise.reject(new HBaseError('HBASE_BAD_ARGUMENT', `cannot encode ${method.name}: ${err.message}`, { cause: err }))
+      return Promise.reject(
+        new HBaseError('HBASE_BAD_ARGUMENT', `cannot encode ${method.name}: ${err.message}`, { cause: err })
+      )
     }
     const tally = this._tally
     tally.requestFrames++
@@ -178,7 +181,10 @@ class Connection extends EventEmitter {
     if (this.closed) return
     this._fail(
       reason ||
-        new HBaseError('HBASE_CONNECTION', `connection to ${this.address} closed by client`, { retryable: true, server: this.address })
+        new HBaseError('HBASE_CONNECTION', `connection to ${this.address} closed by client`, {
+          retryable: true,
+          server: this.address
+        })
     )
   }
 
@@ -341,10 +347,11 @@ class Connection extends EventEmitter {
     } catch (caught) {
       const err = /** @type {Error} */ (caught)
       call.reject(
-        new HBaseError('HBASE_PROTOCOL', `undecodable ${call.method.name} response from ${this.address}: ${err.message}`, {
-          cause: err,
-          server: this.address
-        })
+        new HBaseError(
+          'HBASE_PROTOCOL',
+          `undecodable ${call.method.name} response from ${this.address}: ${err.message}`,
+          { cause: err, server: this.address }
+        )
       )
     }
   }

@@ -80,7 +80,9 @@ function remoteError (className, detail, flags = {}) {
   const simple = /** @type {string} */ (String(className || 'UnknownException').split('.').pop())
   const known = REMOTE[simple]
   const firstLine = detail ? String(detail).split('\n', 1)[0].slice(0, 500) : simple
-  const retryable = known ? known.retryable : !flags.doNotRetry && !/DoNotRetry|UnknownProtocol|AccessDenied/.test(simple)
+  const retryable = known
+    ? known.retryable
+    : !flags.doNotRetry && !/DoNotRetry|UnknownProtocol|AccessDenied/.test(simple)
   return new HBaseError(known ? known.code : 'HBASE_REMOTE', `${simple}: ${firstLine}`, {
     retryable: flags.doNotRetry && !known ? false : retryable,
     relocate: known ? known.relocate === true : false,

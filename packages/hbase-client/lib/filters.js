@@ -134,7 +134,9 @@ function binary (bytes) {
  * @returns {Comparator}
  */
 function binaryPrefix (bytes) {
-  return comparator('BinaryPrefixComparator', { comparable: { value: toBytes(bytes, 'binary prefix comparator value') } })
+  return comparator('BinaryPrefixComparator', {
+    comparable: { value: toBytes(bytes, 'binary prefix comparator value') }
+  })
 }
 
 /**

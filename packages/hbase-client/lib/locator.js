@@ -19,8 +19,8 @@ class RegionLocator {
   /**
    * @param {object} options
    * @param {string[]} options.bootstrap "host:port" of the servers to ask where meta is
-   * @param {(address: string, service: string, method: string, request: object, timeoutMs: number) => Promise<any>} options.invoke
-   *   sends one RPC (the pool's invoke)
+   * @param {(address: string, service: string, method: string, request: object,
+   *   timeoutMs: number) => Promise<any>} options.invoke sends one RPC (the pool's invoke)
    * @param {number} options.rpcTimeout ms per RPC
    */
   constructor ({ bootstrap, invoke, rpcTimeout }) {
@@ -70,15 +70,29 @@ class RegionLocator {
     for (let i = 0; i < this._bootstrap.length; i++) {
       const address = this._bootstrap[(this._nextBootstrap + i) % this._bootstrap.length]
       try {
-        const res = await this._invoke(address, 'ClientMetaService', 'GetMetaRegionLocations', {}, this._timeout(deadline))
+        const res = await this._invoke(
+          address,
+          'ClientMetaService',
+          'GetMetaRegionLocations',
+          {},
+          this._timeout(deadline)
+        )
         const loc = (res.metaLocations || []).find(
           (/** @type {{ regionInfo: { replicaId?: number|null }, serverName?: object|null }} */ l) =>
             (l.regionInfo.replicaId || 0) === 0 && l.serverName
         )
-        if (!loc) throw new HBaseError('HBASE_META_UNAVAILABLE', `${address} knows no location for hbase:meta yet`, { retryable: true })
+        if (!loc) {
+          throw new HBaseError('HBASE_META_UNAVAILABLE', `${address} knows no location for hbase:meta yet`, {
+            retryable: true
+          })
+        }
         this._nextBootstrap = (this._nextBootstrap + i) % this._bootstrap.length
         const name = Buffer.from(`${tableNameString(loc.regionInfo.tableName)},,${toNumber(loc.regionInfo.regionId)}`)
-        this._meta = { name, spec: { type: REGION_NAME, value: name }, server: `${loc.serverName.hostName}:${loc.serverName.port}` }
+        this._meta = {
+          name,
+          spec: { type: REGION_NAME, value: name },
+          server: `${loc.serverName.hostName}:${loc.serverName.port}`
+        }
         return this._meta
       } catch (err) {
         lastError = /** @type {Error} */ (err)
@@ -157,20 +171,27 @@ class RegionLocator {
     const startRow = Buffer.concat([tableBytes, Buffer.from(','), row, META_LOOKUP_SUFFIX])
     // `<table>,,` with the stop row included: `<table>,` alone matches nothing, given how meta rows compare.
     const stopRow = Buffer.concat([tableBytes, Buffer.from(',,')])
-    const regions = await this._scanMeta({ startRow, stopRow, includeStopRow: true, reversed: true, caching: 5 }, deadline)
+    const regions = await this._scanMeta(
+      { startRow, stopRow, includeStopRow: true, reversed: true, caching: 5 },
+      deadline
+    )
     for (const region of regions) {
       if (!region) continue
       if (region.table !== table) break
       if (region.split || region.offline) continue // split parents stay in meta until cleaned
       if (!regionContains(region, row)) {
-        throw new HBaseError('HBASE_REGION_UNAVAILABLE', `no region of ${table} holds this row yet (meta is being updated)`, {
-          retryable: true
-        })
+        throw new HBaseError(
+          'HBASE_REGION_UNAVAILABLE',
+          `no region of ${table} holds this row yet (meta is being updated)`,
+          { retryable: true }
+        )
       }
       if (!region.server) {
-        throw new HBaseError('HBASE_REGION_UNAVAILABLE', `region ${region.name.toString()} is not assigned to a server yet`, {
-          retryable: true
-        })
+        throw new HBaseError(
+          'HBASE_REGION_UNAVAILABLE',
+          `region ${region.name.toString()} is not assigned to a server yet`,
+          { retryable: true }
+        )
       }
       // region.server was checked just above.
       const located = /** @type {LocatedRegion} */ (region)
@@ -195,7 +216,8 @@ class RegionLocator {
     }
     const regions = await this._scanMeta(scan, deadline)
     return regions.filter(
-      /** @param {Region|null} r @returns {r is Region} */ (r) => r !== null && r.table === table && !r.split && !r.offline
+      /** @param {Region|null} r @returns {r is Region} */ (r) =>
+        r !== null && r.table === table && !r.split && !r.offline
     )
   }
 
@@ -289,7 +311,11 @@ class RegionLocator {
 function byDeadline (promise, deadline) {
   const left = deadline - Date.now()
   const late = () =>
-    new HBaseError('HBASE_CALL_TIMEOUT', "a shared hbase:meta lookup did not finish within this call's deadline", { retryable: true })
+    new HBaseError(
+      'HBASE_CALL_TIMEOUT',
+      "a shared hbase:meta lookup did not finish within this call's deadline",
+      { retryable: true }
+    )
   if (left <= 0) return Promise.reject(late())
   /** @type {NodeJS.Timeout|undefined} */
   let timer

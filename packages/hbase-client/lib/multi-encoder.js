@@ -121,7 +121,8 @@ function sizeBlockCells (cvs, row, s) {
   let count = 0
   for (let i = 0; i < cvs.length; i++) {
     const cv = cvs[i]
-    if (cv == null || !isBytes(cv.family) || (cv.qualifierValue != null && !Array.isArray(cv.qualifierValue))) return NaN
+    if (cv == null || !isBytes(cv.family) || (cv.qualifierValue != null &&
+        !Array.isArray(cv.qualifierValue))) return NaN
     const qvs = cv.qualifierValue || NONE
     for (let j = 0; j < qvs.length; j++) {
       const qv = qvs[j]
@@ -250,7 +251,16 @@ function writePut (m, w) {
     const qvs = qualifierValue || NONE
     for (let j = 0; j < qvs.length; j++) {
       const qv = qvs[j]
-      w.block = writeCellOf(w.buf, w.block, m.row, family, qv.qualifier, qv.value, qv.timestamp ?? m.timestamp, TYPE.PUT)
+      w.block = writeCellOf(
+        w.buf,
+        w.block,
+        m.row,
+        family,
+        qv.qualifier,
+        qv.value,
+        qv.timestamp ?? m.timestamp,
+        TYPE.PUT
+      )
     }
   }
 }

@@ -129,7 +129,15 @@ class ConnectionPool {
     // Only ClientService carries cells (Get, Mutate, Scan, Multi).
     const cellBlocks = this._cellBlocks && service === 'ClientService'
     const tally = this.traffic.connection(key, address, service)
-    const conn = new Connection({ host, port, service, user: this._user, connectTimeout: this._connectTimeout, cellBlocks, tally })
+    const conn = new Connection({
+      host,
+      port,
+      service,
+      user: this._user,
+      connectTimeout: this._connectTimeout,
+      cellBlocks,
+      tally
+    })
     conn.once('close', () => {
       if (this._connections.get(key) === conn) this._connections.delete(key)
     })

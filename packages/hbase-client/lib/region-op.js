@@ -40,7 +40,14 @@ function regionOp (core, method, table, key, buildRequest, timeout, kind) {
   return policy.retry(`${method} on ${table}`, deadline, async () => {
     const region = locator.cached(table, key) || await locator.locate(table, key, deadline)
     try {
-      return await pool.invoke(region.server, 'ClientService', method, buildRequest(region), policy.rpcTimeout(deadline), kind)
+      return await pool.invoke(
+        region.server,
+        'ClientService',
+        method,
+        buildRequest(region),
+        policy.rpcTimeout(deadline),
+        kind
+      )
     } catch (err) {
       if (/** @type {{ relocate?: boolean }} */ (err).relocate) locator.invalidate(region)
       throw err
@@ -58,7 +65,13 @@ async function listRegions (core, table) {
   const { locator, policy, options } = core
   const regions = await policy.retry('regions', deadlineOf(core), () =>
     locator.listRegions(table, Date.now() + options.rpcTimeout))
-  return regions.map((r) => ({ name: r.name.toString(), startKey: r.startKey, endKey: r.endKey, server: r.server, info: r.info }))
+  return regions.map((r) => ({
+    name: r.name.toString(),
+    startKey: r.startKey,
+    endKey: r.endKey,
+    server: r.server,
+    info: r.info
+  }))
 }
 
 module.exports = { regionOp, listRegions, deadlineOf }

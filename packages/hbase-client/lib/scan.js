@@ -102,7 +102,12 @@ async function * scanBatches (core, table, opts = {}, kind = opts.kind) {
       }
       /** @type {import('./cells').Row[]} */
       let complete = []
-      partial = joinPartials(res.results || [], partial, complete, res.moreResults === false || res.moreResultsInRegion === false)
+      partial = joinPartials(
+        res.results || [],
+        partial,
+        complete,
+        res.moreResults === false || res.moreResultsInRegion === false
+      )
       if (complete.length > 0) {
         if (policy.aborted) throw clientClosed()
         if (complete.length > remaining) complete = complete.slice(0, remaining)
@@ -202,7 +207,9 @@ function scanFilter (opts) {
  */
 async function countRows (core, table, opts = {}, kind = opts.kind) {
   let n = 0
-  for await (const row of scanRows(core, table, { ...opts, keysOnly: true, caching: opts.caching || 5000 }, kind)) n += row ? 1 : 0
+  for await (const row of scanRows(core, table, { ...opts, keysOnly: true, caching: opts.caching || 5000 }, kind)) {
+    n += row ? 1 : 0
+  }
   return n
 }
 

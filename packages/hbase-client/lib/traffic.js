@@ -122,12 +122,14 @@ class Traffic {
 
 /**
  * @typedef {object} TrafficStats
- * @property {Record<string, { calls: Record<string, number>, requestFrames: number, requestBytes: number, responseFrames: number,
- *   responseBytes: number }>} kinds per kind: RPCs by method, request frames (one per RPC) and bytes, response frames and bytes
+ * @property {Record<string, { calls: Record<string, number>, requestFrames: number,
+ *   requestBytes: number, responseFrames: number, responseBytes: number }>} kinds per kind: RPCs
+ *   by method, request frames (one per RPC) and bytes, response frames and bytes
  *   (answers that came after their call had timed out are counted on the connection only)
- * @property {Array<{ server: string, service: string, connects: number, requestFrames: number, requestBytes: number,
- *   socketWrites: number, socketReads: number, responseFrames: number, responseBytes: number }>} connections per server and
- *   service: socketWrites counts buffers handed to the socket (a turn's corked frames go in one write)
+ * @property {Array<{ server: string, service: string, connects: number, requestFrames: number,
+ *   requestBytes: number, socketWrites: number, socketReads: number, responseFrames: number,
+ *   responseBytes: number }>} connections per server and service: socketWrites counts buffers
+ *   handed to the socket (a turn's corked frames go in one write)
  */
 
 module.exports = { Traffic, KindTally, ConnectionTally, UNTAGGED, META_KIND, ADMIN_KIND }
