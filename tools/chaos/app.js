@@ -10,7 +10,7 @@ const path = require('node:path')
 const { setTimeout: sleep } = require('node:timers/promises')
 const { startNode, waitForHttp } = require('../bench')
 
-const ROOT = path.join(__dirname, '..', '..', '..', '..')
+const ROOT = path.join(__dirname, '..', '..')
 
 /**
  * One GET; resolves with the status (0 and the error's code when there was no answer).
