@@ -5,6 +5,8 @@
  * functions of an inventory (logging/hbase-sink/journal/inventory.js) and of a replay's report.
  */
 
+const { plural } = require('./words')
+
 // bin/beacon.js EXIT.OK and EXIT.ENTRIES_LEFT
 const EXIT_OK = 0
 const EXIT_ENTRIES_LEFT = 4
@@ -31,11 +33,6 @@ const CAUSES = {
     reason: 'no hbase sink of the settings uses this directory',
     hint: 'declare the sink it belongs to in the settings (BEACON_CONFIG_FILE)'
   }
-}
-
-/** @param {number} n @param {string} word @returns {string} */
-function plural (n, word) {
-  return `${n} ${word}${n === 1 ? '' : 's'}`
 }
 
 /**

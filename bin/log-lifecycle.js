@@ -9,6 +9,7 @@
  * fetch waits for an answer. A 400 (a bad duration, id or time) exits 1 as a usage error.
  */
 
+const { plural } = require('./words')
 const http = require('node:http')
 const https = require('node:https')
 const { authHeaders } = require('./admin-auth')
@@ -176,11 +177,6 @@ function eraseLine (value) {
       `(${plural(value.minutes, 'minute')}); nothing deleted`
     : `erased ${value.deleted} of ${plural(value.found, 'row')} of id ${value.id} in ${range}; ` +
       `rollups of ${plural(value.minutes, 'minute')} counted again`
-}
-
-/** @param {number} n @param {string} word @returns {string} */
-function plural (n, word) {
-  return `${n} ${word}${n === 1 ? '' : 's'}`
 }
 
 /** @param {Record<string, any>} value */

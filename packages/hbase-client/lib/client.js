@@ -102,7 +102,7 @@ class HBaseClient {
         const key = toBytes(row, 'row')
         return { row: key, get: buildGet(key, opts) }
       })
-      return runBatch(this._core, table, actions, opts.timeout, this._kindOf(opts), opts.coalesce === true)
+      return this._runBatch(table, actions, opts)
     })
   }
 
@@ -191,14 +191,7 @@ class HBaseClient {
         }
         return { row: key, mutation: buildPut(key, p.cells, opts), table: p.table }
       })
-      const results = await runBatch(
-        this._core,
-        table,
-        actions,
-        opts.timeout,
-        this._kindOf(opts),
-        opts.coalesce === true
-      )
+      const results = await this._runBatch(table, actions, opts)
       return results.map((r) => (r instanceof Error ? r : null))
     })
   }
@@ -219,14 +212,7 @@ class HBaseClient {
         const key = toBytes(d.row, 'row')
         return { row: key, mutation: buildDelete(key, d) }
       })
-      const results = await runBatch(
-        this._core,
-        table,
-        actions,
-        opts.timeout,
-        this._kindOf(opts),
-        opts.coalesce === true
-      )
+      const results = await this._runBatch(table, actions, opts)
       return results.map((r) => (r instanceof Error ? r : null))
     })
   }
@@ -308,6 +294,17 @@ class HBaseClient {
    */
   trafficStats () {
     return this._core.pool.traffic.snapshot()
+  }
+
+  /**
+   * One batch of row actions (gets, puts, deletes): one Multi RPC per server.
+   * @param {string} table
+   * @param {Parameters<typeof runBatch>[2]} actions
+   * @param {{ timeout?: number, kind?: string, coalesce?: boolean }} opts
+   * @returns {ReturnType<typeof runBatch>}
+   */
+  _runBatch (table, actions, opts) {
+    return runBatch(this._core, table, actions, opts.timeout, this._kindOf(opts), opts.coalesce === true)
   }
 
   /** @param {{ kind?: string }} opts @returns {string} the kind an operation counts under */
