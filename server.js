@@ -12,7 +12,9 @@
  * Exit status: 0 stopped with nothing left behind; 75 (EX_TEMPFAIL) stopped, but access-log
  * entries HBase could not take within the shutdown budget are left in journal files of the state
  * dir (the log names them; a restart on this state dir or `beacon journal replay` sends them);
- * 1 failed to start, or workers crash-looped.
+ * 76 stopped, and access-log entries held in memory only were lost (a disk that refused every
+ * write at the stop, or a worker killed for hanging while a sink kept entries in memory only: the
+ * log says how many, when it can know); 1 failed to start, or workers crash-looped.
  */
 
 // node:cluster's CommonJS export is the Cluster object (its types describe the ES default export).
@@ -29,6 +31,7 @@ const { keepsRollups } = require('./api/rollup-job')
 const { startEmbeddedHBase } = require('./config/embedded-hbase')
 
 const EXIT_LEFT_ON_DISK = 75
+const EXIT_LOST_IN_MEMORY = 76
 const RESTART_WINDOW_MS = 60000
 const MAX_RESTARTS_PER_WINDOW = 10
 // What the rollup process is told apart by (its environment): a cluster worker of another kind.
@@ -165,18 +168,28 @@ async function runPrimary (settings, logger, admin) {
     if (rollupTimer) clearTimeout(rollupTimer)
     logger.info({ reason }, 'shutting down: draining workers')
     const workers = Object.values(cluster.workers)
-    const exited = workers.map((w) => new Promise((resolve) => w.once('exit', resolve)))
+    /** @type {Promise<number|null>[]} */
+    const exited = workers.map((w) => new Promise((resolve) => w.once('exit', (code) => resolve(code))))
     for (const w of workers) w.send({ cmd: 'shutdown' })
+    let killed = 0
     // A worker keeps to settings.shutdownTimeoutMs by itself (api/shutdown-budget.js), the rollup
     // process ends its HBase calls at once (api/rollup-job.js); this is for one that hangs.
     const killTimer = setTimeout(() => {
       for (const w of Object.values(cluster.workers)) {
         logger.error({ worker: tagOf.get(w) }, 'worker did not stop in time; killing it')
         w.process.kill('SIGKILL')
+        if (tagOf.get(w) !== ROLLUP_TAG) killed++
       }
     }, killAfterMs(settings.shutdownTimeoutMs))
-    await Promise.all(exited)
+    const codes = await Promise.all(exited)
     clearTimeout(killTimer)
+    // A killed worker's write-ahead logs are files, counted below; what a memory-only sink held is not.
+    const volatile = Object.values(settings.logSinks).some((s) => s.type === 'file' || s.durability === 'memory')
+    if (codes.includes(EXIT_LOST_IN_MEMORY) || (killed > 0 && volatile)) {
+      logger.error({ killed, volatileSinks: volatile },
+        'access-log entries held in memory only were lost at this stop (the workers\' logs say how many, when they could count)')
+      exitCode = exitCode || EXIT_LOST_IN_MEMORY
+    }
     const left = await journalLeftovers(settings)
     if (left.damaged.length) {
       logger.warn({ files: left.damaged },
@@ -248,7 +261,7 @@ async function runWorker (settings, logger) {
     const result = await beacon.close()
     logger.info({ worker: tag, reason, ...result }, 'worker stopped')
     logger.flush()
-    process.exit(result.leftOnDisk > 0 ? EXIT_LEFT_ON_DISK : 0)
+    process.exit(result.lostInMemory > 0 ? EXIT_LOST_IN_MEMORY : result.leftOnDisk > 0 ? EXIT_LEFT_ON_DISK : 0)
   }
   process.on('message', (/** @type {any} */ msg) => { if (msg && msg.cmd === 'shutdown') stop('primary') })
   process.on('SIGTERM', () => stop('SIGTERM'))

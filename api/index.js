@@ -4,6 +4,7 @@ const { createHBaseClientFrom } = require('../config/hbase-client')
 const { createToggleStore } = require('../lib/toggles/store')
 const { createKnownIds } = require('../lib/toggles/known-ids')
 const { createSinks } = require('../logging')
+const { GroupCommit } = require('../logging/group-commit')
 const { createSinkPolicies, needsHashKeys, createHashKeys } = require('../logging/privacy')
 const { createHashSecretSource, loadHashSecret } = require('../lib/toggles/hash-secret')
 const { buildEndpoints, buildEventRoutes, sinkSettingsInUse } = require('./public/endpoints')
@@ -70,8 +71,11 @@ function createBeacon (settings, deps) {
     qualifier: settings.hbase.configQualifier,
     timeoutMs: settings.hbase.operationTimeoutMs
   })
+  // One per process: the durable sinks write each turn's entries together before its answers.
+  const groupCommit = new GroupCommit({ onError: (err) => logger.error({ err }, 'access log: a group commit failed') })
   const sinks = deps.sinks || createSinks(sinkSettingsInUse(settings), {
     client,
+    groupCommit,
     stateDir: settings.stateDir,
     writerId: deps.writerId || `p${process.pid}`,
     workerTag: deps.workerTag || 'w1',
@@ -132,11 +136,12 @@ function createBeacon (settings, deps) {
     maxUrlLength: settings.http.maxUrlLength,
     fallback: createPublicApp({ logger }),
     eventRoutes: buildEventRoutes(settings, endpoints, sinks, settings.limits, privacy.policies),
-    handleEvents: createEventHandler({ maxUrlLength: settings.http.maxUrlLength, hooks }),
+    handleEvents: createEventHandler({ maxUrlLength: settings.http.maxUrlLength, hooks, groupCommit }),
     ofrepRoutes,
     handleOfrep: createOfrepHandler({
       hooks,
       logger,
+      groupCommit,
       handleStream: createStreamHandler({
         hub: streams, maxIdLength: settings.limits.maxIdLength, onCors: hooks.onCors, clientOf: rateLimits.clientOf
       })
@@ -147,6 +152,7 @@ function createBeacon (settings, deps) {
     overShare: settings.http.maxConnectionsPerClient > 0 ? connectionShare.overShare : undefined,
     onRateLimited: hooks.onRateLimited,
     onCountedOnly: hooks.onCountedOnly,
+    groupCommit,
     logger
   }), settings.http)
   publicServer.on('connection', connectionShare.admit)
@@ -157,7 +163,7 @@ function createBeacon (settings, deps) {
   const lifecycle = accessLogLifecycle(settings, client.withKind('lifecycle'))
   const logQuery = accessLogQuery(settings, client.withKind('query'), lifecycle && lifecycle.retention)
 
-  /** @type {Promise<{ forced: boolean, leftOnDisk: number }>|null} */
+  /** @type {Promise<{ forced: boolean, leftOnDisk: number, lostInMemory: number }>|null} */
   let closing = null
   let idsScanned = Promise.resolve()
   const readiness = createReadiness({
@@ -249,9 +255,10 @@ function createBeacon (settings, deps) {
      * change streams → drain in-flight requests → flush and close the access logs → close
      * HBase. Idempotent.
      * @param {{ timeoutMs?: number }} [opts] the budget (default settings.shutdownTimeoutMs)
-     * @returns {Promise<{ forced: boolean, leftOnDisk: number }>} forced: requests were still
-     *   running at the drain deadline and were cut; leftOnDisk: access-log entries the HBase
-     *   sinks could not send in time, left in this host's journal files (the app log names them)
+     * @returns {Promise<{ forced: boolean, leftOnDisk: number, lostInMemory: number }>} forced: requests
+     *   were still running at the drain deadline and were cut; leftOnDisk: access-log entries the HBase
+     *   sinks could not send in time, left in this host's journal files (the app log names them);
+     *   lostInMemory: entries the sinks could write nowhere
      */
     close ({ timeoutMs = settings.shutdownTimeoutMs } = {}) {
       if (closing) return closing
@@ -272,7 +279,7 @@ function createBeacon (settings, deps) {
         for (const endpoint of endpoints.values()) if (endpoint.cache) endpoint.cache.clear()
         await scanStopped
         await closeClient(client, budget.clientMs())
-        return { ...drained, leftOnDisk: (sinksClosed && sinksClosed.leftOnDisk) || 0 }
+        return { ...drained, leftOnDisk: sinksClosed.leftOnDisk, lostInMemory: sinksClosed.lostInMemory }
       })()
       return closing
     }

@@ -108,7 +108,8 @@ const SINK_DEFAULTS = {
     // journal_full, so a flood while HBase is down cannot fill the disk the other sinks need.
     journalMaxSize: '2g',
     overload: 'spill',
-    durable: false,
+    // what a crash keeps of an answered entry (docs/access-log.md, "Durability"): memory, process, host
+    durability: /** @type {'memory'|'process'|'host'} */ ('process'),
     retryMaxMs: 30000,
     rollups: true,
     rollupTable: 'beacon_access_rollup',
@@ -314,7 +315,8 @@ const ENV_VARS = [
   // how long HBase keeps the rows and the rollups of the sink named `hbase` (a table's TTL)
   ['BEACON_ACCESS_LOG_RETENTION', 'logSinks.hbase.retention', 'string'],
   ['BEACON_ACCESS_ROLLUP_RETENTION', 'logSinks.hbase.rollupRetention', 'string'],
-  // durable mode of the sink named `hbase`: write-ahead log before answering (logging/hbase-sink/journal/wal.js)
+  // what a crash keeps of the sink named `hbase` (memory, process, host); DURABLE: true = process, false = memory
+  ['BEACON_ACCESS_LOG_DURABILITY', 'logSinks.hbase.durability', 'string'],
   ['BEACON_ACCESS_LOG_DURABLE', 'logSinks.hbase.durable', 'bool']
 ]
 

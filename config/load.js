@@ -125,6 +125,12 @@ function applyLayer (settings, layer, origin, origins, issues) {
 
 /** @param {Layer} layer */
 function normalizeShorthands (layer) {
+  for (const sink of isPlainObject(layer.logSinks) ? Object.values(layer.logSinks) : []) {
+    // `durable: true|false`, the older spelling (BEACON_ACCESS_LOG_DURABLE): durability process|memory
+    if (!isPlainObject(sink) || typeof sink.durable !== 'boolean') continue
+    if (!Object.hasOwn(sink, 'durability')) sink.durability = sink.durable ? 'process' : 'memory'
+    delete sink.durable
+  }
   if (!isPlainObject(layer.endpoints)) return
   for (const endpoint of Object.values(layer.endpoints)) {
     if (!isPlainObject(endpoint)) continue

@@ -56,7 +56,7 @@ const fileSink = closed({
   privacy
 })
 
-const hbaseSink = closed({
+const hbaseSinkKeys = {
   type: { const: 'hbase' },
   table: tableName,
   rollups: { type: 'boolean', description: 'true or false' },
@@ -71,10 +71,13 @@ const hbaseSink = closed({
   journalMaxSize: str({ pattern: SIZE_PATTERN, description: 'a size like 2g (k, m or g), or 0 for none' }),
   journalDir: str(),
   overload: { enum: ['spill', 'shed'] },
+  durability: { enum: ['memory', 'process', 'host'] },
+  // the older spelling of durability (true: process, false: memory); load.js turns it into that
   durable: { type: 'boolean', description: 'true or false' },
   retryMaxMs: int(0),
   privacy
-})
+}
+const hbaseSink = closed(hbaseSinkKeys, Object.keys(hbaseSinkKeys).filter((key) => key !== 'durable'))
 
 const cache = {
   description: '"off", "lru" or an object with a type',

@@ -106,7 +106,7 @@ function createFileSink (options) {
   let rejectedAfterClose = 0
   /** @type {string|null} */
   let lastError = null
-  /** @type {Promise<void>|null} */
+  /** @type {Promise<{ lostInMemory: number }>|null} */
   let closing = null
   const disk = new DiskBuffer({
     what: 'file access log',
@@ -243,10 +243,10 @@ function createFileSink (options) {
   /**
    * Flushes, then ends the writer (closes the file). Idempotent; never rejects. The caller's
    * budget (`{ timeoutMs }`) bounds the wait for the writer to finish, default closeTimeoutMs.
-   * Lines the disk would not take by then are lost with the process: logged, and left in
-   * stats().pending.
+   * Lines the disk would not take by then are lost with the process: logged, left in
+   * stats().pending, and counted in the answer.
    * @param {{ timeoutMs?: number }} [budget]
-   * @returns {Promise<void>}
+   * @returns {Promise<{ lostInMemory: number }>}
    */
   function close ({ timeoutMs = opts.closeTimeoutMs } = {}) {
     if (closing) return closing
@@ -264,6 +264,7 @@ function createFileSink (options) {
       await writer.end(Math.max(0, deadline - Date.now()))
       const left = stats().pending
       if (left > 0) log('error', { pending: left, lastError }, 'file access log closed with lines it could not write')
+      return { lostInMemory: left }
     })()
     return closing
   }

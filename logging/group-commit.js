@@ -7,7 +7,7 @@
  * for it. A commit that fails handles its own failure (counts it, keeps the entries in memory):
  * the answers go out all the same, only not durable, and the metrics say so.
  * @typedef {object} Committer
- * @property {() => undefined|Promise<void>} commit
+ * @property {() => void|Promise<void>} commit
  */
 
 /**
@@ -27,7 +27,7 @@ class GroupCommit {
    * @param {(run: () => void) => void} [options.schedule] runs `run` at the end of this turn
    *   (setImmediate; tests step it by hand)
    * @param {(err: unknown) => void} [options.onError] a commit threw or rejected (the committer
-   *   has counted it already; this only reports)
+   *   has counted it already; this only reports), or an answer threw
    */
   constructor ({ schedule = setImmediate, onError = () => {} } = {}) {
     this.schedule = schedule
@@ -57,7 +57,7 @@ class GroupCommit {
 
   /**
    * An answer to write once this turn's group is committed.
-   * @param {() => void} release writes the answer; never throws (the view's own code)
+   * @param {() => void} release writes the answer (one that throws is reported, the rest go on)
    */
   hold (release) {
     this.held.push(release)
@@ -95,19 +95,28 @@ class GroupCommit {
         this.onError(err)
       }
     }
-    if (waits.length === 0) return release(held)
-    return Promise.all(waits).then(() => release(held))
+    if (waits.length === 0) return this.release(held)
+    return Promise.all(waits).then(() => this.release(held))
+  }
+
+  /**
+   * @private
+   * @param {Array<() => void>} held
+   */
+  release (held) {
+    for (const answer of held) {
+      try {
+        answer()
+      } catch (err) {
+        this.onError(err) // one answer that cannot be written must not keep the rest of its group
+      }
+    }
   }
 
   /** @returns {{ groups: number, answersHeld: number }} groups committed, answers held for one */
   stats () {
     return { groups: this.groups, answersHeld: this.answersHeld }
   }
-}
-
-/** @param {Array<() => void>} held */
-function release (held) {
-  for (const answer of held) answer()
 }
 
 module.exports = { GroupCommit }

@@ -45,9 +45,11 @@ const RIDE_INTERVALS = 2
  * @param {string} [context.workerTag] cluster worker tag, part of file sink names ("w1")
  * @param {import('pino').Logger} [context.logger]
  * @param {{ now(): number }} [context.clock]
+ * @param {import('./group-commit').GroupCommit} [context.groupCommit] the process's: durable sinks
+ *   enlist in it (without one, each entry is written on its own)
  * @returns {SinkSet}
  */
-function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, logger, clock }) {
+function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, logger, clock, groupCommit }) {
   const sinks = new SinkSet()
   // The caller's are validated settings (config/schema.js) typed `object` (api/public/endpoints.js).
   const specs = /** @type {Record<string, SinkSettings>} */ (sinkSettings)
@@ -98,6 +100,7 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
           writerId: sinkWriterId,
           logger: sinkLogger,
           ...(clock ? { clock } : {}),
+          ...(groupCommit ? { groupCommit } : {}),
           ...rollup
         }))
       } else {

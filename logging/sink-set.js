@@ -20,8 +20,10 @@ const { settleWithin } = require('../lib/deadline')
  */
 
 /**
- * @typedef {object} SinkClosed what a sink that keeps entries on this host's disk left there at close
- * @property {{ entries: number, files: Array<{ file: string, entries: number }> }} leftOnDisk
+ * @typedef {object} SinkClosed what a sink left behind at close
+ * @property {{ entries: number, files: Array<{ file: string, entries: number }> }} [leftOnDisk] entries
+ *   in files on this host's disk, for a later replay (an HBase sink's)
+ * @property {number} lostInMemory entries it held in memory only and could write nowhere: lost
  */
 
 /**
@@ -36,16 +38,25 @@ class SinkSet extends Map {
    * it could not send in time, so it is awaited to the end); a file sink that has not closed by
    * then is left behind.
    * @param {{ timeoutMs?: number }} [budget]
-   * @returns {Promise<{ leftOnDisk: number, files: Array<{ file: string, entries: number }> }>}
-   *   access-log entries the HBase sinks left in files on this host's disk
+   * @returns {Promise<{ leftOnDisk: number, files: Array<{ file: string, entries: number }>, lostInMemory: number }>}
+   *   access-log entries the HBase sinks left in files on this host's disk, and the entries every
+   *   sink held in memory only and lost (a file sink that did not close in time: its pending lines)
    */
   async closeAll ({ timeoutMs = undefined } = {}) {
-    const results = await Promise.all([...this.values()].map((s) => {
+    const sinks = [...this.values()]
+    const results = await Promise.all(sinks.map((s) => {
       const closed = s.close({ timeoutMs }).catch(() => {})
       return s.type === 'hbase' ? closed : settleWithin(closed, /** @type {number} */ (timeoutMs))
     }))
-    const files = results.flatMap((r) => (r && typeof r === 'object' && r.leftOnDisk ? r.leftOnDisk.files : []))
-    return { leftOnDisk: files.reduce((n, f) => n + f.entries, 0), files }
+    /** @type {Array<{ file: string, entries: number }>} */
+    const files = []
+    let lostInMemory = 0
+    results.forEach((result, i) => {
+      const r = result && typeof result === 'object' ? /** @type {SinkClosed} */ (result) : null
+      if (r && r.leftOnDisk) files.push(...r.leftOnDisk.files)
+      lostInMemory += r ? r.lostInMemory : Number(sinks[i].stats().pending) || 0
+    })
+    return { leftOnDisk: files.reduce((n, f) => n + f.entries, 0), files, lostInMemory }
   }
 }
 

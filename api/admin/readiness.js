@@ -4,8 +4,8 @@ const { settleWithin, TIMED_OUT } = require('../../lib/deadline')
 
 /**
  * @typedef {import('../../logging/retention').RetentionView} RetentionView
- * @typedef {{ pending: number, writeFailing?: string|null, journalBuffered?: number, shed?: number,
- *   state?: string, journalPending?: number,
+ * @typedef {{ pending: number, writeFailing?: string|null, walFailing?: string|null, walFailures?: number,
+ *   journalBuffered?: number, shed?: number, state?: string, journalPending?: number,
  *   history?: { short: boolean, keptMs: number, promisedMs: number } }} SinkStats
  *   what readiness reads of a sink's stats (each sink's own shape: logging/)
  */
@@ -13,8 +13,8 @@ const { settleWithin, TIMED_OUT } = require('../../lib/deadline')
 /**
  * The `/readyz` check: may a load balancer send this process traffic? Ready when HBase answers
  * or the caches can serve without it (so a shared-HBase outage does not pull every warm host
- * out at once), no access-log sink is saturated or failing to write to its local disk, and the
- * process is not closing.
+ * out at once), no access-log sink is saturated or failing to write to its local disk (its journal
+ * or its write-ahead log), and the process is not closing.
  *
  * @param {object} options
  * @param {{ ping: (opts: { timeout: number }) => Promise<void> }} options.client
@@ -58,9 +58,14 @@ function createReadiness ({ client, pingTimeoutMs, endpoints, sinks, retention =
       // The local disk refuses the sink's writes (a full disk): entries wait in memory, within
       // a bound, and past it are shed. A host that can log should get the traffic instead.
       const failing = typeof stats.writeFailing === 'string'
-      saturated = saturated || full || failing
+      // The write-ahead log refuses writes: entries are answered without it, not crash-proof.
+      const walFailing = typeof stats.walFailing === 'string'
+      saturated = saturated || full || failing || walFailing
       let check = 'ok'
-      if (failing) {
+      if (walFailing) {
+        check = `write-ahead log cannot be written: ${stats.walFailing} ` +
+          `(${stats.walFailures} entries answered without it; a crash would lose those in memory)`
+      } else if (failing) {
         check = writeFailingCheck(sink, /** @type {SinkStats & { writeFailing: string }} */ (stats))
       } else if (full) {
         check = `saturated: ${sink.overload === 'shed' ? 'shedding' : 'spilling to the journal'}`

@@ -22,7 +22,7 @@ const ROLLUP_ERRORS_HELP = 'Access-log rollups: mark writes that failed (kind ma
   'failed (kind run, by the rollup process)'
 const SINK_COUNTERS = [
   'accepted', 'written', 'spilled', 'replayed', 'shed', 'shedUnconfirmed', 'failed', 'rejectedAfterClose', 'claimed',
-  'claimedFromWal', 'walFailures', 'corrupt'
+  'claimedFromWal', 'walFailures', 'shedKeptInWal', 'corrupt'
 ]
 
 /**
@@ -234,8 +234,8 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
       'Access-log entries by sink and what happened to them (accepted, written, spilled, replayed, shed, failed, ' +
         'rejectedAfterClose; shedUnconfirmed: of the shed, those whose write timed out or lost its connection, ' +
         'so HBase may hold them after all; claimed from a dead writer\'s journal, claimedFromWal of them from its ' +
-        'write-ahead log; walFailures: not durable; corrupt: lines of damaged journal files that could not be ' +
-        'replayed)',
+        'write-ahead log; walFailures: not durable; shedKeptInWal: of the shed, those a restart replays from the ' +
+        'write-ahead log; corrupt: lines of damaged journal files that could not be replayed)',
       'state', (stats) => SINK_COUNTERS.map((state) => [state, stats[state]]))
     follow('beacon_access_log_shed_total',
       'Access-log entries dropped, by reason: overload (the shed policy), journal_full (the spill journal holds its ' +
@@ -267,8 +267,8 @@ function createMetrics ({ register = new client.Registry(), collectDefault = tru
     )
     gauge(
       'beacon_access_log_write_failing',
-      "1 while the local disk refuses the sink's writes (journal or file log) and entries wait in memory",
-      (s) => (s.writeFailing === undefined ? undefined : s.writeFailing ? 1 : 0),
+      "1 while the local disk refuses the sink's writes (journal, write-ahead log or file log)",
+      (s) => (s.writeFailing === undefined ? undefined : s.writeFailing || s.walFailing ? 1 : 0),
       'max'
     )
     gauge('beacon_access_rollup_enabled',

@@ -68,13 +68,15 @@ const OFREP_RATE_LIMITED = JSON.stringify({
  *   client's share (api/public/connection-share.js): its requests are answered 429 and it is closed
  * @param {(endpoint: string) => void} [options.onRateLimited] metrics hook
  * @param {(endpoint: string, reason: 'client_error'|'unknown_id') => void} [options.onCountedOnly] metrics hook
+ * @param {import('../../logging/group-commit').GroupCommit} [options.groupCommit] holds the answers
+ *   of views a durable sink took until their entries are written
  * @param {{ warn: Function }} [options.logger]
  * @returns {(req: import('http').IncomingMessage, res: import('http').ServerResponse) => void}
  */
 function createDataPlane ({
   endpoints, limits, maxUrlLength, fallback, eventRoutes = new Map(), handleEvents,
   ofrepRoutes = new Map(), handleOfrep,
-  onResponse, onCors, onCountedOnly, rateLimits, overShare, onRateLimited, logger
+  onResponse, onCors, onCountedOnly, rateLimits, overShare, onRateLimited, groupCommit, logger
 }) {
   const buckets = rateLimits && rateLimits.limiters.size > 0 ? rateLimits.limiters : null
   // false: nothing to check, the hot path asks nothing
@@ -118,7 +120,7 @@ function createDataPlane ({
 
   const warnLookupFailure = createLookupWarning(logger)
   // An OFREP evaluation is a view of the same id: written, logged and counted the same way.
-  const { finish } = createViews({ onResponse, onCors, onCountedOnly })
+  const { finish } = createViews({ onResponse, onCors, onCountedOnly, groupCommit })
 
   /**
    * Answers the request with a coded error (lib/errors.js), as a view of its endpoint.

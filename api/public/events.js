@@ -51,9 +51,11 @@ const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA
  * @param {{ onEventRequest?: (endpoint: string, outcome: string) => void,
  *   onEvent?: (endpoint: string, event: string) => void,
  *   onCors?: (endpoint: string, outcome: string) => void }} [options.hooks] metrics
+ * @param {import('../../logging/group-commit').GroupCommit} [options.groupCommit] holds the answers
+ *   of events a durable sink took until their entries are written
  * @returns {(route: EventRoute, req: import('http').IncomingMessage, res: import('http').ServerResponse) => void}
  */
-function createEventHandler ({ maxUrlLength, hooks = {} }) {
+function createEventHandler ({ maxUrlLength, hooks = {}, groupCommit }) {
   const { onEventRequest, onEvent, onCors } = hooks
 
   /** @typedef {import('http').IncomingMessage} Req */
@@ -124,7 +126,26 @@ function createEventHandler ({ maxUrlLength, hooks = {} }) {
    * @param {import('./event-input').PageEvent[]} events
    */
   function accept (route, req, res, headers, events) {
-    if (route.logBeforeAnswer) record(route, req, events)
+    if (route.logBeforeAnswer) {
+      // A durable sink: the answer waits for this turn's group commit (logging/group-commit.js).
+      record(route, req, events)
+      if (groupCommit && groupCommit.open) {
+        groupCommit.hold(() => answer(route, res, headers))
+        return
+      }
+      answer(route, res, headers)
+      return
+    }
+    answer(route, res, headers)
+    record(route, req, events)
+  }
+
+  /**
+   * @param {EventRoute} route
+   * @param {Res} res
+   * @param {Headers} headers
+   */
+  function answer (route, res, headers) {
     headers['Cache-Control'] = 'no-store'
     if (route.gif) {
       headers['Content-Type'] = 'image/gif'
@@ -137,7 +158,6 @@ function createEventHandler ({ maxUrlLength, hooks = {} }) {
       res.end()
     }
     count(route, 'accepted')
-    if (!route.logBeforeAnswer) record(route, req, events)
   }
 
   return function handleEvents (route, req, res) {

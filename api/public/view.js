@@ -15,7 +15,8 @@ const { writeEntry } = require('../../logging/privacy')
  * @property {import('./cors').CorsPolicy|null} cors the path's CORS policy
  * @property {{ write: Function }[]} sinks the endpoint's access-log sinks
  * @property {import('../../logging/privacy').SinkGroup[]|null} sinkGroups
- * @property {boolean} logBeforeAnswer a sink is durable: log before answering
+ * @property {boolean} logBeforeAnswer a sink is durable: log before answering, and answer once
+ *   the entry is written
  * @property {CountOnly} [countOnly] answers counted in the metrics without an entry (logPolicy)
  *
  * @typedef {{ clientErrors: boolean, unknownIds: boolean }} CountOnly clientErrors: 4xx answers;
@@ -36,10 +37,12 @@ const { writeEntry } = require('../../logging/privacy')
  * @param {(endpoint: string, outcome: string) => void} [hooks.onCors] metrics
  * @param {(endpoint: string, reason: 'client_error'|'unknown_id') => void} [hooks.onCountedOnly] metrics:
  *   an answer its endpoint's logPolicy counts without an entry
+ * @param {import('../../logging/group-commit').GroupCommit} [hooks.groupCommit] holds the answers of
+ *   views a durable sink took until their entries are written
  * @returns {{ finish: (ctx: ViewContext, status: number, headers: Record<string, string|number>,
  *   body: string|null|undefined, unknown?: boolean) => void }}
  */
-function createViews ({ onResponse, onCors, onCountedOnly }) {
+function createViews ({ onResponse, onCors, onCountedOnly, groupCommit }) {
   /**
    * Adds the CORS headers, writes the answer, counts it and hands one access entry to the sinks,
    * unless the endpoint's logPolicy only counts it.
@@ -50,22 +53,42 @@ function createViews ({ onResponse, onCors, onCountedOnly }) {
    * @param {boolean} [unknown] the id has no config
    */
   function finish (ctx, status, headers, body, unknown = false) {
-    const { view, req, res, started, id } = ctx
+    const { view, req, started, id } = ctx
     if (view.cors) {
       const outcome = view.cors.decorate(headers, req.headers.origin)
       if (outcome !== null && onCors) onCors(view.name, outcome)
     }
     const logged = view.sinks.length > 0 && (view.countOnly === undefined ||
       !countsOnly(/** @type {View & { countOnly: CountOnly }} */ (view), status, unknown))
-    // Durable mode: the entry is in the write-ahead log before the client has its answer, so
-    // an answered request survives a crash of this process (its ms stops before the write).
-    const early = logged && view.logBeforeAnswer
-    if (early) log(view, req, status, id, performance.now() - started)
+    if (logged && view.logBeforeAnswer) {
+      // A durable sink: the entry is taken before the answer, which waits for this turn's group
+      // commit (logging/group-commit.js), so an answered view survives a crash of this process
+      // (its ms stops before the write).
+      log(view, req, status, id, performance.now() - started)
+      if (groupCommit && groupCommit.open) {
+        groupCommit.hold(() => answer(ctx, status, headers, body))
+        return
+      }
+      answer(ctx, status, headers, body)
+      return
+    }
+    const ms = answer(ctx, status, headers, body)
+    if (logged) log(view, req, status, id, ms)
+  }
+
+  /**
+   * @param {ViewContext} ctx
+   * @param {number} status
+   * @param {Record<string, string|number>} headers
+   * @param {string|null|undefined} body
+   * @returns {number} ms from its arrival to its answer
+   */
+  function answer ({ view, req, res, started }, status, headers, body) {
     res.writeHead(status, headers)
     res.end(req.method === 'HEAD' || body === null ? undefined : body)
     const ms = performance.now() - started
     if (onResponse) onResponse(view.name, status, ms / 1000)
-    if (logged && !early) log(view, req, status, id, ms)
+    return ms
   }
 
   /**

@@ -2,7 +2,8 @@
 
 const { accessLogRowKey } = require('../access-log-layout')
 const { serializeEntry } = require('../access-entry')
-const { createJournal, formatRecord } = require('./journal')
+const path = require('node:path')
+const { createJournal, formatRecord, journalFiles, parseRecord, readRecords } = require('./journal')
 const { createRecordEncoder, lineText } = require('./journal/record-bytes')
 const { DEFAULTS, resolveSinkOptions } = require('./options')
 const { Ledger } = require('./ledger')
@@ -31,10 +32,12 @@ const CLOSE_WRITE_SHARE = 0.7
  * entry time + `${writerId}-${seq}`, fixed when the entry is accepted and kept in the journal,
  * so a repeated write (a replay after a timeout that did land) overwrites the same row.
  *
- * Durable mode (`durable: true`): write() also appends the entry to a write-ahead log
- * (wal-guard.js) with a synchronous write(2), so it survives a crash of this process once
- * write() returned (the data plane calls it before answering). Default mode: entries in memory
- * when the process is killed are lost; a graceful stop or an HBase outage loses nothing.
+ * Durability (`durability`, docs/access-log.md "Durability"): 'process', the default, also
+ * appends the entry to a write-ahead log (wal-guard.js), written with the other entries of its
+ * event-loop turn in one write(2) before their answers go out (the group commit), so it
+ * survives a crash of this process; 'host' adds an fdatasync per group, for a power loss;
+ * 'memory' keeps no log: entries in memory when the process is killed are lost. A graceful stop
+ * or an HBase outage loses nothing in any mode.
  *
  * A stop leaves nothing on disk while HBase answers: close() writes the live queue, then
  * replays every journal file of this writer and those of writers that died (a killed worker's
@@ -69,9 +72,20 @@ function createHBaseSink (options) {
     ...(opts.journalFs ? { fs: opts.journalFs } : {}),
     logger
   })
-  const walGuard = opts.durable
-    ? new WalGuard({ dir: opts.journalDir, writerId: opts.writerId + '-wal', journal, ledger, logger })
+  const durable = opts.durability !== 'memory'
+  const walGuard = durable
+    ? new WalGuard({
+      keepBytes: opts.journalMaxBytes,
+      dir: opts.journalDir,
+      writerId: opts.writerId + '-wal',
+      journal,
+      ledger,
+      logger,
+      sync: opts.durability === 'host',
+      fs: opts.walFs
+    })
     : null
+  const { groupCommit } = opts
   const encodeRecord = createRecordEncoder()
   const barrier = new SettleBarrier()
   const health = new Health()
@@ -105,7 +119,8 @@ function createHBaseSink (options) {
     }
   })
   let seq = 0
-  /** @type {Promise<{ leftOnDisk: { entries: number, files: Array<{ file: string, entries: number }> } }>|null} */
+  /** @type {Promise<{ leftOnDisk: { entries: number, files: Array<{ file: string, entries: number }> },
+   *   lostInMemory: number }>|null} */
   let closing = null
   /** @type {{ entries: number, files: Array<{ file: string, entries: number }> }} */
   let left = { entries: 0, files: [] }
@@ -118,7 +133,11 @@ function createHBaseSink (options) {
    */
   function toJournal (line, segment, unconfirmed = false) {
     if (!journal.append(line)) {
-      shed(journal.refusalReason(), segment, unconfirmed)
+      const reason = journal.refusalReason()
+      // A disk that fails the journal, or is slower than it: the entry's record in the
+      // write-ahead log is the journal of last resort, within the journal's budget.
+      if (reason !== 'journal_full' && walGuard && walGuard.keep(segment)) ledger.shedOne(reason, unconfirmed, true)
+      else shed(reason, segment, unconfirmed)
       return
     }
     ledger.spill()
@@ -171,7 +190,12 @@ function createHBaseSink (options) {
     const key = accessLogRowKey(n % opts.buckets, ts, opts.writerId + '-' + n)
     // Encoded once: the write-ahead log stores these bytes and the put sends views of them.
     const line = walGuard ? encodeRecord(key, value) : null
-    const segment = walGuard ? walGuard.append(/** @type {Buffer} */ (line)) : null
+    const segment = walGuard ? walGuard.stage(/** @type {Buffer} */ (line)) : null
+    if (segment !== null) {
+      // Written with the rest of this turn's entries, before their answers; else now.
+      if (groupCommit) groupCommit.enlist(/** @type {WalGuard} */ (walGuard))
+      else /** @type {WalGuard} */ (walGuard).commit()
+    }
     if (health.down && opts.overload === 'spill') {
       toJournal(formatRecord(key, value), segment)
       return
@@ -214,9 +238,9 @@ function createHBaseSink (options) {
    * writers that died and were not claimed yet) and deletes them; in the rest, stops the
    * replayer, closes the journal and counts what is left on disk. Idempotent; never rejects.
    * @param {{ timeoutMs?: number }} [budget] default closeTimeoutMs
-   * @returns {Promise<{ leftOnDisk: { entries: number, files: Array<{ file: string, entries: number }> } }>}
-   *   what stays in this writer's files for a later replay (a restart on this state dir, or
-   *   `beacon journal replay`)
+   * @returns {Promise<{ leftOnDisk: { entries: number, files: Array<{ file: string, entries: number }> },
+   *   lostInMemory: number }>} what stays in this writer's files for a later replay (a restart on
+   *   this state dir, or `beacon journal replay`), and what was in memory only and is lost
    */
   function close ({ timeoutMs = opts.closeTimeoutMs } = {}) {
     if (closing) return closing
@@ -240,7 +264,7 @@ function createHBaseSink (options) {
           'HBase access log: entries left on this host\'s disk at close; ' +
           'replay them with a restart on this state dir or `beacon journal replay`')
       }
-      return { leftOnDisk: left }
+      return { leftOnDisk: left, lostInMemory: ledger.lostInMemory }
     })()
     return closing
   }
@@ -255,11 +279,35 @@ function createHBaseSink (options) {
     } catch (err) {
       if (walGuard) await walGuard.close({ discard: false }) // kept: the next sink to start replays it
       ledger.error(errorCode(err))
+      const lost = await lostWithProcess(journal.heldLines())
+      journal.abandonHeld() // the rest are records of write-ahead-log files left on disk
+      if (lost > 0) ledger.lostAtClose(lost)
       if (logger) {
-        logger.error({ err, journalBuffered: journal.bufferedLines() },
-          'HBase access log: journal could not be closed cleanly; the entries still in memory are lost')
+        logger.error({ err, journalBuffered: journal.bufferedLines(), lostInMemory: lost },
+          'HBase access log: journal could not be closed cleanly; ' +
+          (lost > 0 ? 'entries in memory that no file holds are lost' : 'the write-ahead log holds what it kept in memory'))
       }
     }
+  }
+
+  /**
+   * @param {string[]} held journal lines in memory when the journal could not take them
+   * @returns {Promise<number>} those no write-ahead-log file kept on disk holds
+   */
+  async function lostWithProcess (held) {
+    if (!walGuard || held.length === 0) return held.length
+    const kept = new Set()
+    const walPrefix = journal.ownPrefix() + 'wal-'
+    for (const file of journalFiles(journal.dir)) {
+      if (!path.basename(file).startsWith(walPrefix)) continue
+      for (const record of (await readRecords(file).catch(() => ({ records: [] }))).records) kept.add(record.key)
+    }
+    let lost = 0
+    for (const line of held) {
+      const record = parseRecord(line)
+      if (!record || !kept.has(record.key)) lost++
+    }
+    return lost
   }
 
   /**
@@ -290,7 +338,9 @@ function createHBaseSink (options) {
       inFlight: batcher.inFlightEntries,
       oldestPendingMs: oldest === Infinity ? 0 : Math.max(0, clock.now() - oldest),
       state: health.state,
-      durable: Boolean(walGuard),
+      durable,
+      durability: opts.durability,
+      walFailing: walGuard ? walGuard.failing() : null,
       ...(walGuard ? walGuard.stats() : {}),
       ...(opts.rollupMarker ? { rollup: opts.rollupMarker.stats() } : {})
     }
@@ -301,7 +351,7 @@ function createHBaseSink (options) {
     table: opts.table,
     maxQueue: opts.maxQueue,
     overload: opts.overload,
-    durable: Boolean(walGuard),
+    durable,
     write,
     flush,
     close,

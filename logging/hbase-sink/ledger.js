@@ -11,14 +11,15 @@ const SHED_REASONS = Object.freeze(['overload', 'journal_full', 'disk_full', 'wr
  * from one place to another is one named transition here (the batcher, the replayer and the sink
  * call them; the numbers are private, so nothing else can write them). At every instant:
  *
- *   accepted + claimed == written + pending + journaled + shed + corrupt
+ *   accepted + claimed == written + pending + journaled + shed + corrupt + lostInMemory
  *
  * accepted: taken by write(); claimed: adopted from the files of writers that are gone (a dead
  * worker's journal or write-ahead log, found at a claim or when a file turns out longer than
  * counted); written: acknowledged by HBase; pending: in memory on the live path; journaled:
  * handed to the spill journal and not yet replayed, in memory waiting for its disk or on disk
  * (stats() splits it); shed: dropped and counted, by reason in shedBy; corrupt: lines of damaged
- * journal files that could not be replayed.
+ * journal files that could not be replayed; lostInMemory: held in memory only when a stop could
+ * write them nowhere (0 unless the journal's disk failed at the stop, and the write-ahead log too).
  *
  * With `strict`, every transition checks the balance and throws when it breaks (the property
  * test runs so); otherwise balanced() says it.
@@ -34,6 +35,7 @@ class Ledger {
     journaled: 0,
     shed: 0,
     corrupt: 0,
+    lostInMemory: 0, // held in memory only when a stop could not write them anywhere: lost with the process
     // Flows, for metrics: they add detail, not places.
     spilled: 0, // live path → journal
     replayed: 0, // journal → HBase
@@ -42,6 +44,9 @@ class Ledger {
     // Of the shed: entries a write had been sent for whose outcome is unknown (timed out,
     // connection lost): HBase may have applied it, so each may be a row after all.
     shedUnconfirmed: 0,
+    // Of the shed: entries the journal refused whose write-ahead-log record is kept (the journal
+    // of last resort): the next sink to start on this state dir replays them.
+    shedKeptInWal: 0,
     // Entries never taken, and what failed around them.
     rejectedAfterClose: 0,
     invalid: 0,
@@ -66,11 +71,13 @@ class Ledger {
   get journaled () { return this.#n.journaled }
   get shed () { return this.#n.shed }
   get corrupt () { return this.#n.corrupt }
+  get lostInMemory () { return this.#n.lostInMemory }
   get spilled () { return this.#n.spilled }
   get replayed () { return this.#n.replayed }
   get claimedFromWal () { return this.#n.claimedFromWal }
   get failed () { return this.#n.failed }
   get shedUnconfirmed () { return this.#n.shedUnconfirmed }
+  get shedKeptInWal () { return this.#n.shedKeptInWal }
   get rejectedAfterClose () { return this.#n.rejectedAfterClose }
   get invalid () { return this.#n.invalid }
   get walFailures () { return this.#n.walFailures }
@@ -105,12 +112,14 @@ class Ledger {
    * One live entry dropped.
    * @param {string} reason one of SHED_REASONS
    * @param {boolean} [unconfirmed] a write of it may have reached HBase
+   * @param {boolean} [keptInWal] its write-ahead-log record stays, for a replay after a restart
    */
-  shedOne (reason, unconfirmed = false) {
+  shedOne (reason, unconfirmed = false, keptInWal = false) {
     this.#n.pending--
     this.#n.shed++
     this.#shedBy[reason]++
     if (unconfirmed) this.#n.shedUnconfirmed++
+    if (keptInWal) this.#n.shedKeptInWal++
     this.check()
   }
 
@@ -141,6 +150,16 @@ class Ledger {
     this.check()
   }
 
+  /**
+   * @param {number} n journaled entries in memory that a stop could not write to a file, and that
+   *   no write-ahead-log file holds: they die with the process
+   */
+  lostAtClose (n) {
+    this.#n.journaled -= n
+    this.#n.lostInMemory += n
+    this.check()
+  }
+
   /** One live write HBase refused for good (the entry is then spilled). */
   refused () {
     this.#n.failed++
@@ -161,9 +180,9 @@ class Ledger {
     this.#n.invalid++
   }
 
-  /** One entry the write-ahead log could not take: answered, but not durable. */
-  walFailed () {
-    this.#n.walFailures++
+  /** @param {number} [n] entries the write-ahead log could not take: answered, but not durable */
+  walFailed (n = 1) {
+    this.#n.walFailures += n
   }
 
   /** @param {string|null|undefined} code why the last write or read failed */
@@ -174,7 +193,7 @@ class Ledger {
   /** @returns {number} places minus sources: 0 when every entry is accounted for */
   imbalance () {
     const n = this.#n
-    return n.written + n.pending + n.journaled + n.shed + n.corrupt - n.accepted - n.claimed
+    return n.written + n.pending + n.journaled + n.shed + n.corrupt + n.lostInMemory - n.accepted - n.claimed
   }
 
   /** @returns {boolean} */

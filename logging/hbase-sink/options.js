@@ -5,10 +5,13 @@ const { ERRORS } = require('../../lib/errors')
 const { isSafeName } = require('../../lib/names')
 const { sizeBytes } = require('../../config/size')
 
+/** What a crash keeps of an answered entry: see docs/access-log.md, "Durability". */
+const DURABILITIES = Object.freeze(/** @type {const} */ (['memory', 'process', 'host']))
+
 /**
  * The HBase sink's options. What a user sets (buckets, batchSize, flushIntervalMs, maxQueue,
- * journalMaxBuffered, journalMaxSize, overload, durable, retryMaxMs) and the pipeline's internal knobs
- * default in config/defaults.js, once.
+ * journalMaxBuffered, journalMaxSize, overload, durability, retryMaxMs) and the pipeline's internal knobs
+ * default in config/defaults.js, once. `durable: true|false` stands for durability 'process'|'memory'.
  */
 const DEFAULTS = Object.freeze({
   ...SINK_DEFAULTS.hbase,
@@ -16,6 +19,10 @@ const DEFAULTS = Object.freeze({
   journalFileBytes: SINK_INTERNALS.journal.maxFileBytes,
   journalRetryMs: SINK_INTERNALS.journal.retryMs,
   journalFs: null, // the journal's node:fs/promises; tests inject a failing disk
+  walFs: /** @type {typeof import('node:fs')|null} */ (null), // the write-ahead log's node:fs, likewise
+  // The process's group commit (../group-commit.js): entries of one turn are written to the
+  // write-ahead log together, before the turn's answers go out. Without one, each on its own.
+  groupCommit: /** @type {import('../group-commit').GroupCommit|null} */ (null),
   strictLedger: false, // throw when the accounting breaks (ledger.js): the property test
   // Claim the journal files of running pids too (`beacon journal replay --all`: a disk from
   // another host, where pids mean nothing); a live beacon's files would be taken from it.
@@ -41,7 +48,11 @@ const DEFAULTS = Object.freeze({
  */
 function resolveSinkOptions (options) {
   // What the checks below hold it to; until they ran, any field may be of any type.
-  const o = /** @type {SinkOptions} */ ({ ...DEFAULTS, ...options })
+  const given = /** @type {{ durability?: unknown, durable?: unknown }} */ (options)
+  const alias = given.durability === undefined && typeof given.durable === 'boolean'
+    ? { durability: given.durable ? 'process' : 'memory' }
+    : {}
+  const o = /** @type {SinkOptions} */ ({ ...DEFAULTS, ...options, ...alias })
   /** @param {string} why @returns {never} */
   const bad = (why) => { throw new ERRORS.INVALID_OPTION(`hbase sink: ${why}`) }
   /** @param {string} name @param {number} min */
@@ -54,10 +65,11 @@ function resolveSinkOptions (options) {
   if (!isSafeName(o.writerId, 64)) bad('writerId must match [A-Za-z0-9_-]{1,64}')
   if (typeof o.journalDir !== 'string') bad('journalDir is required')
   if (o.overload !== 'spill' && o.overload !== 'shed') bad("overload must be 'spill' or 'shed'")
-  if (typeof o.durable !== 'boolean') bad('durable must be a boolean')
+  if (given.durable !== undefined && typeof given.durable !== 'boolean') bad('durable must be a boolean')
+  if (!DURABILITIES.includes(o.durability)) bad(`durability must be one of ${DURABILITIES.join(', ')}`)
   if (typeof o.strictLedger !== 'boolean') bad('strictLedger must be a boolean')
   if (typeof o.claimLiveFiles !== 'boolean') bad('claimLiveFiles must be a boolean')
-  if (o.durable && o.writerId.length > 60) bad('writerId must be at most 60 chars in durable mode')
+  if (o.durability !== 'memory' && o.writerId.length > 60) bad('writerId must be at most 60 chars in a durable mode')
   if (!Number.isInteger(o.buckets) || o.buckets < 1 || o.buckets > 256) bad('buckets must be 1..256')
   for (const name of [
     'batchSize', 'flushIntervalMs', 'maxQueue', 'maxInFlight', 'closeTimeoutMs', 'probeSize', 'claimIntervalMs',
@@ -82,4 +94,4 @@ function resolveSinkOptions (options) {
   return Object.freeze(o)
 }
 
-module.exports = { DEFAULTS, resolveSinkOptions }
+module.exports = { DEFAULTS, DURABILITIES, resolveSinkOptions }

@@ -88,7 +88,7 @@ describe('defaults', () => {
         journalMaxSize: '2g',
         journalDir: path.join(settings.stateDir, 'journal'),
         overload: 'spill',
-        durable: false,
+        durability: 'process',
         retryMaxMs: 30000,
         rollups: true,
         rollupTable: 'beacon_access_rollup',
@@ -299,10 +299,22 @@ describe('environment', () => {
     expect(settings.hbase.bootstrap).toEqual([])
   })
 
-  test('BEACON_ACCESS_LOG_DURABLE turns on the hbase sink\'s write-ahead log', () => {
-    for (const [raw, durable] of [['1', true], ['true', true], ['YES', true], ['0', false], ['false', false], ['no', false]]) {
-      expect(loadSettings({ env: { BEACON_ACCESS_LOG_DURABLE: raw } }).logSinks.hbase.durable).toBe(durable)
+  test('BEACON_ACCESS_LOG_DURABILITY sets the hbase sink\'s durability; BEACON_ACCESS_LOG_DURABLE, the older flag, too', () => {
+    for (const mode of ['memory', 'process', 'host']) {
+      expect(loadSettings({ env: { BEACON_ACCESS_LOG_DURABILITY: mode } }).logSinks.hbase.durability).toBe(mode)
     }
+    for (const [raw, mode] of [['1', 'process'], ['true', 'process'], ['YES', 'process'], ['0', 'memory'], ['false', 'memory'],
+      ['no', 'memory']]) {
+      const sink = loadSettings({ env: { BEACON_ACCESS_LOG_DURABLE: raw } }).logSinks.hbase
+      expect(sink.durability).toBe(mode)
+      expect(sink).not.toHaveProperty('durable')
+    }
+    // The flag in a settings layer too; a higher layer's flag wins over a lower layer's durability.
+    const layered = loadSettings({
+      env: { BEACON_ACCESS_LOG_DURABILITY: 'host' },
+      overrides: { logSinks: { hbase: { durable: false } } }
+    })
+    expect(layered.logSinks.hbase.durability).toBe('memory')
   })
 
   test('BEACON_ACCESS_LOG_TABLE is skipped when the hbase sink was removed', () => {
@@ -388,6 +400,11 @@ describe('invalid settings throw CONFIG_INVALID naming the key and its source', 
       'bad bootstrap address',
       { env: { BEACON_HBASE_BOOTSTRAP: 'localhost' } },
       /hbase\.bootstrap\[0\] must be a "host:port" address \(from env BEACON_HBASE_BOOTSTRAP\)/
+    ],
+    [
+      'bad durability',
+      { env: { BEACON_ACCESS_LOG_DURABILITY: 'disk' } },
+      /logSinks\.hbase\.durability must be one of: "memory", "process", "host" \(from env BEACON_ACCESS_LOG_DURABILITY\)/
     ],
     [
       'bad durable flag',

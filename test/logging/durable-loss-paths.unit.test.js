@@ -6,8 +6,7 @@
 // from the files themselves: every record of every journal and WAL file in the directory, plus
 // what HBase took. After each step it must hold every entry accepted so far.
 //
-// Both are `test.failing` until the fix lands: they show the loss on today's code, and fail
-// (and must become plain tests) once the WAL keeps those records.
+// Each failed on the code before issue 37's fix (they were committed as `test.failing`, 715949a).
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -118,7 +117,7 @@ function durableSinkOnFullDisk (extra = {}) {
   return { dir, sink }
 }
 
-test.failing('journal.flush() does not resolve while lines lent to a replay are in no file', async () => {
+test('journal.flush() does not resolve while lines lent to a replay are in no file', async () => {
   // The root of the first loss path: the WAL guard releases a spilled entry's record once
   // journal.flush() resolves, and a line lent to a replay's put is in no file until that put
   // is confirmed (giveBack() returns it to memory when the put fails).
@@ -139,7 +138,7 @@ test.failing('journal.flush() does not resolve while lines lent to a replay are 
   journal.giveBack(lent)
 })
 
-test.failing('a line the journal refuses keeps its WAL record: the journal of last resort', async () => {
+test('a line the journal refuses keeps its WAL record: the journal of last resort', async () => {
   const { dir, sink } = durableSinkOnFullDisk({ journalMaxBuffered: 1 })
   sink.write(entry(1))
   await until('the first waits in memory for the full disk', () => sink.stats().journalBuffered === 1)
@@ -154,4 +153,36 @@ test.failing('a line the journal refuses keeps its WAL record: the journal of la
   await walUnlinksDone(dir, sink)
   const kept = keptOnDisk(dir)
   for (const key of accepted) expect(kept.has(key)).toBe(true)
+  // The third is refused too (the disk is still full): shed, its record kept in a file of its own.
+  await until('the third is refused too', () => sink.stats().shed === 2)
+  expect(sink.stats()).toMatchObject({ shed: 2, shedKeptInWal: 2, walKeptFiles: 2 })
+  const all = keptOnDisk(dir)
+  expect(all.size).toBe(3)
+  // A close keeps those files, whatever becomes of the rest: the next start replays them.
+  jest.useRealTimers()
+  const { leftOnDisk } = await sink.close({ timeoutMs: 200 })
+  const afterClose = keptOnDisk(dir)
+  for (const key of all) expect(afterClose.has(key)).toBe(true)
+  expect(leftOnDisk.entries).toBeGreaterThanOrEqual(3)
+})
+
+test('a stop that can write entries nowhere says how many it lost; with the write-ahead log, none', async () => {
+  const balanced = (s) => s.accepted + s.claimed ===
+    s.written + s.pending + s.journalBuffered + s.journalPending + s.shed + s.corrupt + s.lostInMemory
+  for (const durability of ['memory', 'process']) {
+    const { sink } = durableSinkOnFullDisk({ durability })
+    for (let i = 0; i < 5; i++) sink.write(entry(i))
+    await until('the entries wait in memory for the full disk', () => sink.stats().journalBuffered === 5)
+    jest.useRealTimers()
+    const closed = await sink.close({ timeoutMs: 200 })
+    const s = sink.stats()
+    expect(balanced(s)).toBe(true)
+    if (durability === 'memory') {
+      expect(closed.lostInMemory).toBe(5)
+      expect(s).toMatchObject({ lostInMemory: 5, journalBuffered: 0 })
+    } else {
+      expect(closed.lostInMemory).toBe(0) // every one is a record of a write-ahead-log file kept on disk
+      expect(closed.leftOnDisk.entries).toBe(5)
+    }
+  }
 })

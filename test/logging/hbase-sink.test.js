@@ -221,7 +221,7 @@ test('a worker killed with SIGKILL leaves its journal; the next writer claims an
     journalDir,
     n,
     clientOptions: { bootstrap: deadClient.options.bootstrap, rpcTimeout: 200, operationTimeout: 400, connectTimeout: 200 },
-    sinkOptions: { flushIntervalMs: 10 },
+    sinkOptions: { flushIntervalMs: 10, durability: 'memory' }, // the journal alone
     flushFirst: true
   })
   expect(stats).toMatchObject({ accepted: n, journalPending: n })
@@ -236,7 +236,7 @@ test('a worker killed with SIGKILL leaves its journal; the next writer claims an
   expect(journalFiles(journalDir)).toHaveLength(0)
 })
 
-test('durable mode: entries a killed writer still held in memory are replayed from its write-ahead log', async () => {
+test('durability process (the default): entries a killed writer held in memory are replayed from its write-ahead log', async () => {
   const table = await logTable('hsink_wal')
   const journalDir = tempDir()
   const n = 3000
@@ -244,9 +244,11 @@ test('durable mode: entries a killed writer still held in memory are replayed fr
     table,
     journalDir,
     n,
-    sinkOptions: { flushIntervalMs: 600000, batchSize: 100000, durable: true }
+    sinkOptions: { flushIntervalMs: 600000, batchSize: 100000 }
   })
-  expect(stats).toMatchObject({ accepted: n, written: 0, pending: n, durable: true, walAppended: n, walPending: n, walFailures: 0 })
+  expect(stats).toMatchObject({
+    accepted: n, written: 0, pending: n, durable: true, durability: 'process', walAppended: n, walPending: n, walFailures: 0
+  })
   const left = journalFiles(journalDir).map((f) => path.basename(f))
   expect(left.length).toBeGreaterThan(0)
   for (const name of left) expect(name).toMatch(new RegExp(`^j-${pid}-victim-wal-\\d+\\.ndjson$`))
@@ -258,11 +260,12 @@ test('durable mode: entries a killed writer still held in memory are replayed fr
   expect(journalFiles(journalDir)).toHaveLength(0)
 })
 
-test('default mode: the same kill loses what was in memory, and nothing is there to claim', async () => {
+test('durability memory: the same kill loses what was in memory, and nothing is there to claim', async () => {
   const table = await logTable('hsink_nowal')
   const journalDir = tempDir()
   const n = 3000
-  const { stats } = await killedWriter({ table, journalDir, n, sinkOptions: { flushIntervalMs: 600000, batchSize: 100000 } })
+  const sinkOptions = { flushIntervalMs: 600000, batchSize: 100000, durability: 'memory' }
+  const { stats } = await killedWriter({ table, journalDir, n, sinkOptions })
   expect(stats).toMatchObject({ accepted: n, written: 0, pending: n, durable: false })
   expect(stats.walAppended).toBeUndefined()
   expect(journalFiles(journalDir)).toHaveLength(0)
@@ -272,7 +275,7 @@ test('default mode: the same kill loses what was in memory, and nothing is there
   expect(await client.count(table)).toBe(0)
 })
 
-test('durable mode: write-ahead log segments go away once their entries are in HBase or the journal', async () => {
+test('durability process: write-ahead log segments go away once their entries are in HBase or the journal', async () => {
   const table = await logTable('hsink_walok')
   const journalDir = tempDir()
   const live = sink({ client, table, journalDir, writerId: 'walok', durable: true, journalFileBytes: 1 << 20 })

@@ -73,6 +73,7 @@ test('the HBase sink, HBase down: entries past the budget are shed as journal_fu
     table: 't',
     journalDir: dir,
     writerId: 'budget',
+    durability: 'memory', // the journal's own bounds: no write-ahead log files beside it
     journalMaxSize: '16k',
     journalFileBytes: 4096,
     maxQueue: 50,

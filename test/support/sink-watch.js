@@ -14,7 +14,8 @@ function p99 (list) {
   return ms[Math.floor(ms.length * 0.99)] || 0
 }
 
-const hbaseBalanced = (s) => s.accepted + s.claimed === s.written + s.pending + s.journalBuffered + s.journalPending + s.shed + s.corrupt
+const hbaseBalanced = (s) => s.accepted + s.claimed ===
+  s.written + s.pending + s.journalBuffered + s.journalPending + s.shed + s.corrupt + s.lostInMemory
 const fileBalanced = (s) => s.accepted === s.written + s.pending + s.shed
 
 /**

@@ -42,10 +42,12 @@ const { lastModifiedOf } = require('./refetch')
  * @param {(route: import('./routes').OfrepRoute, req: import('http').IncomingMessage,
  *   res: import('http').ServerResponse) => void} [options.handleStream] the change streams;
  *   without it, their paths answer 404
+ * @param {import('../../../logging/group-commit').GroupCommit} [options.groupCommit] holds the answers
+ *   of views a durable sink took until their entries are written
  * @returns {(match: import('./routes').OfrepMatch, req: import('http').IncomingMessage,
  *   res: import('http').ServerResponse) => void}
  */
-function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {}) {
+function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream, groupCommit } = {}) {
   /** @typedef {import('./routes').OfrepRoute} OfrepRoute */
   /** @typedef {import('../view').ViewContext & { view: OfrepRoute }} OfrepContext */
   /** @typedef {import('http').IncomingMessage} Req */
@@ -53,7 +55,7 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream } = {
   /** @typedef {Readonly<import('./errors').OfrepError>} OfrepError */
 
   const { onCors } = hooks
-  const { finish } = createViews(hooks)
+  const { finish } = createViews({ ...hooks, groupCommit })
   const warnLookupFailure = createLookupWarning(logger)
 
   /**

@@ -214,6 +214,8 @@ function createJournal (options) {
     giveBack: writer.giveBack,
     flush: () => writer.flush(),
     bufferedLines: writer.bufferedLines,
+    heldLines: writer.heldLines,
+    abandonHeld: writer.abandonHeld,
     quarantine,
 
     /** @returns {string} the name prefix of this writer's files (claimed ones and its write-ahead log's too) */

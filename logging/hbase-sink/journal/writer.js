@@ -33,7 +33,11 @@ function createJournalWriter ({
   /** @type {string[]} */
   let buffer = [] // lines (without newline) not yet in a file
   let lent = 0 // lines lend() handed to a replay and not yet settled
+  /** @type {Array<() => void>} */
+  let lentWaiters = [] // flush() calls waiting for lent lines to settle
   let inWrite = 0 // lines of the write in progress (back in the buffer if it fails)
+  /** @type {string[]} */
+  let inWriteLines = [] // those lines
   // Characters (newlines included) of the lines in `buffer` and in the write in progress: what
   // the journal's budget counts besides its files, so a slow disk cannot let it run past.
   let bufferChars = 0
@@ -53,6 +57,13 @@ function createJournalWriter ({
     log,
     fields: () => ({ buffered: waiting() })
   })
+
+  // Lent lines came back (written to HBase, or given back): flush() looks again.
+  function lentSettled () {
+    const waiters = lentWaiters
+    lentWaiters = []
+    for (const wake of waiters) wake()
+  }
 
   // Lines not yet in a file: the bound counts them all.
   function waiting () {
@@ -102,6 +113,7 @@ function createJournalWriter ({
       const chunk = Buffer.from(lines.join('\n') + '\n')
       let done = 0
       inWrite = lines.length
+      inWriteLines = lines
       try {
         if (!active) await openActive()
         // (casts: openActive() set it; only sealActive() clears it, after this write)
@@ -119,6 +131,7 @@ function createJournalWriter ({
         written.bytes += chunk.length
         written.lines += lines.length
         inWrite = 0
+        inWriteLines = []
         inWriteChars = 0
         disk.worked()
         if (written.bytes >= maxFileBytes) await sealActive()
@@ -129,6 +142,7 @@ function createJournalWriter ({
         buffer = rest.concat(buffer)
         bufferChars += charsOf(rest)
         inWrite = 0
+        inWriteLines = []
         inWriteChars = 0
         disk.failed(err)
         return
@@ -222,6 +236,7 @@ function createJournalWriter ({
     /** @param {number} n lent lines that are now in HBase */
     settleLent (n) {
       lent -= n
+      lentSettled()
     },
 
     /** @param {string[]} lines lent lines that could not be written: they wait again */
@@ -229,17 +244,23 @@ function createJournalWriter ({
       lent -= lines.length
       buffer = lines.concat(buffer)
       bufferChars += charsOf(lines)
+      lentSettled()
       schedule()
     },
 
     /**
-     * Waits until every line appended so far is written and synced. Rejects if a write fails
-     * (the lines stay queued and are retried in the background).
+     * Waits until every line appended so far is written and synced, or (lent to a replay) in
+     * HBase. Rejects if a write fails (the lines stay queued and are retried in the background).
+     * A lent line is in no file: until its put is confirmed a crash would lose it, so the
+     * write-ahead log must keep its record (../wal-guard.js releases on this promise).
      */
     async flush () {
       const before = disk.errors
-      while (buffer.length || writing) {
-        await runLoop()
+      // (lent changes in settleLent() and giveBack(), while this waits)
+      const unsettled = () => buffer.length > 0 || writing !== null || lent > 0
+      while (unsettled()) {
+        if (buffer.length || writing) await runLoop()
+        else await new Promise((resolve) => lentWaiters.push(() => resolve(undefined)))
         if (disk.errors !== before) throw disk.lastError
       }
       if (active) await active.fh.datasync()
@@ -264,6 +285,23 @@ function createJournalWriter ({
      */
     uncountedBytes () {
       return bufferChars + inWriteChars + sealingBytes
+    },
+
+    /** @returns {string[]} the lines in memory this writer holds (not the lent ones): a close that fails loses them */
+    heldLines () {
+      return inWriteLines.concat(buffer)
+    },
+
+    /**
+     * Forgets the lines it holds (heldLines()): a close that could not write them counted them as
+     * lost, or as safe in another file. Only after stop().
+     */
+    abandonHeld () {
+      buffer = []
+      inWriteLines = []
+      inWrite = 0
+      bufferChars = 0
+      inWriteChars = 0
     },
 
     /** Lines waiting in memory: not yet in a file (lent ones included). */
