@@ -10,7 +10,7 @@ const { parseArgs } = require('node:util')
 const { SCENARIOS } = require('./scenarios')
 
 const USAGE = `npm run bench -- [--quick] [--out FILE.json] [--label NAME] [--scenario all|${SCENARIOS.join(',')}]
-  [--topology auto|netns|loopback] [--keep-hbase] [--precise] [--endpoints a,b] [--port 4100] [--workers N]
+  [--topology auto|netns|loopback] [--keep-hbase] [--endpoints a,b] [--port 4100] [--workers N]
   seed:        [--connections 100] [--duration 30] [--runs 3] [--warmup 10] [--miss-ratio 0] [--id-range 10000] [--hbase-warmup 45]
   cpu:         [--cpu-rate 1000] [--cpu-runs 5] [--cpu-duration 6] [--cpu-endpoints a,b]   ` +
   `(CPU µs per request; quick: 2 runs of 2 s, no sample5_durable)
@@ -30,7 +30,6 @@ function parseOptions (argv) {
     options: {
       quick: { type: 'boolean', default: false },
       'keep-hbase': { type: 'boolean', default: false },
-      precise: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
       ...Object.fromEntries(STRING_OPTIONS.map((k) => [k, { type: 'string' }]))
     }
@@ -103,10 +102,7 @@ function parseOptions (argv) {
       a.endpoints || 'sample1,sample2,sample3,sample4,sample5',
       a.endpoints || 'sample1,sample3,sample5'
     ),
-    sweepConnections: number('sweep-connections', 100, 100, 1),
-    // open-loop send timing: poll (sub-ms) up to this rate, timers above (see scenarios.js)
-    precise: a.precise,
-    preciseMaxRate: 200
+    sweepConnections: number('sweep-connections', 100, 100, 1)
   })
 }
 

@@ -187,8 +187,6 @@ function markdownReport (report, { lead = [], skip = [] } = {}) {
       }
       out.push('')
     }
-    if (sc.notes) out.push(...sc.notes, '')
-    if (sc.markdown) out.push(...sc.markdown, '') // a scenario's own tables (chaos: the action table)
     if (Object.keys(sc.rows || {}).length) out.push(...scenarioTable(sc.rows), '')
   }
   const charts = Object.entries(report.charts || {})
@@ -215,7 +213,7 @@ function scenarioTable (rows) {
   for (const [name, r] of Object.entries(rows)) {
     const sv = r.server || {}
     const lateUnsent = r.late === undefined ? '' : `${r.late} / ${r.unsent}`
-    const offered = r.offeredRate ? fmt(r.offeredRate) : r.offeredRate === 0 ? 'closed loop' : ''
+    const offered = r.offeredRate ? fmt(r.offeredRate) : ''
     lines.push(
       `| ${name} | ${cell(r.generator)} | ${cell(r.connections)} | ${offered} | ${r.rps === undefined ? '' : fmt(r.rps)} | ` +
         `${cell(r.latencyMean ?? r.mean)} | ${cell(r.latencyStdev ?? r.stdev)} | ${cell(r.p50)} | ${cell(r.p90)} | ${cell(r.p99)} | ` +
