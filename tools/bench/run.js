@@ -12,9 +12,8 @@
  * - access-log completeness over everything sent (lost: N), and the server-side view (CPU per
  *   1k requests, peak RSS) of every run.
  *
- * Topology: HBase, server and load generator in the netns hosts of tools/topology when available
- * (`--topology auto`, the default of a full run), else on loopback (the default of `--quick`).
- * `npm run bench -- --help` lists the options.
+ * HBase, server and load generator on loopback, each role pinned with BEACON_PIN_<ROLE>
+ * (lib/environment.js). `npm run bench -- --help` lists the options.
  */
 
 const fs = require('node:fs')
@@ -119,10 +118,8 @@ async function runSharedScenarios (params, list, report, { stamp, stateDir }) {
   }))
 
   const env = await createEnvironment({
-    topology: params.topology,
     workers: params.workers,
     port: params.port,
-    keepHBase: params.keepHBase,
     log,
     env: {
       BEACON_STATE_DIR: stateDir,

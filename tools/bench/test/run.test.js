@@ -16,7 +16,7 @@ const PORT = 4700
 test('tools/bench/run.js --quick writes the JSON contract, the markdown and the charts; nothing lost', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-bench-'))
   const out = path.join(dir, 'quick.json')
-  const args = ['tools/bench/run.js', '--quick', '--topology', 'loopback', '--endpoints', 'sample1,sample4,sample5',
+  const args = ['tools/bench/run.js', '--quick', '--endpoints', 'sample1,sample4,sample5',
     '--duration', '2', '--warmup', '1', '--hbase-warmup', '1', '--id-range', '500', '--sweep-rates', '300', '--sweep-step', '1',
     '--cpu-runs', '2', '--cpu-duration', '1', '--cpu-rate', '300', '--cpu-endpoints', 'sample5',
     '--port', String(PORT), '--out', out]
