@@ -7,7 +7,7 @@
  */
 
 const { parseTraffic } = require('./hbase-traffic')
-const { lruHitRatio, ttlCacheModel, distinctIds } = require('./zipf')
+const { lruHitRatio, ttlHitRatio, distinctIds } = require('./zipf')
 
 const LOOKUP_SAMPLE = /^beacon_config_lookups_total\{([^}]*)\} (\S+)$/gm
 const LABEL = /(\w+)="([^"]*)"/g
@@ -162,7 +162,7 @@ function modelRatios (cases, { ids, s, workers, ttlS, staleS }) {
     const rate = c.rps / workers
     out.set(key, {
       lru: lruHitRatio({ n: ids, c: c.lru, dist, s }),
-      ttl: ttlCacheModel({ n: ids, dist, s, rate, ttlS, staleS }).hitRatio,
+      ttl: ttlHitRatio({ n: ids, dist, s, rate, ttlS }),
       workingSet: distinctIds({ n: ids, dist, s, rate, seconds: ttlS + staleS })
     })
   }
