@@ -107,12 +107,10 @@ function withServerView (summary, sampled) {
 }
 
 /**
- * Markdown of a benchmark report: the seed table, the server-side view, one section per
- * scenario (same table format) and links to the charts.
+ * Markdown of a benchmark report: the seed table, the server-side view and one section per
+ * scenario (same table format).
  * @param {{ endpoints: Record<string, object>, baseline?: object, machine: object, parameters: object,
- *   date: string, scenarios?: Record<string, object>, charts?: Record<string, string>,
- *   completenessError?: string }} report
- *   charts: chart name -> file name relative to the markdown file
+ *   date: string, scenarios?: Record<string, object>, completenessError?: string }} report
  * @param {{ lead?: string[], skip?: string[] }} [options] lead: lines that open the report, after
  *   the machine line (cpu-report.js: the seed beside beacon, CPU per request); skip: scenarios
  *   already rendered there
@@ -188,11 +186,6 @@ function markdownReport (report, { lead = [], skip = [] } = {}) {
       out.push('')
     }
     if (Object.keys(sc.rows || {}).length) out.push(...scenarioTable(sc.rows), '')
-  }
-  const charts = Object.entries(report.charts || {})
-  if (charts.length) {
-    out.push('## Charts', '')
-    for (const [name, file] of charts) out.push(`- [${name}](${file})`, '', `  ![${name}](${file})`, '')
   }
   return out.join('\n')
 }
