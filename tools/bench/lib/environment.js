@@ -56,9 +56,17 @@ async function createEnvironment (options) {
   const { log } = options
   const address = (host) => loopbackAddress(host)
   const pinOf = (host) => process.env[`BEACON_PIN_${host.toUpperCase()}`] || null
-  const spawnOn = (host) => (command, args, spawnOptions) => {
+  /**
+   * How to start a role's process: pinned to the role's cores when BEACON_PIN_<ROLE> says so.
+   * @param {string} host
+   * @returns {typeof spawn}
+   */
+  function spawnOn (host) {
     const pin = pinOf(host)
-    return pin ? spawn('taskset', ['-c', pin, command, ...args], spawnOptions) : spawn(command, args, spawnOptions)
+    if (!pin) return spawn
+    /** @type {any} */
+    const pinned = (command, args, spawnOptions) => spawn('taskset', ['-c', pin, command, ...args], spawnOptions)
+    return pinned
   }
   const owned = new Set()
 
