@@ -12,9 +12,8 @@
  * - access-log completeness over everything sent (lost: N), and the server-side view (CPU per
  *   1k requests, peak RSS) of every run.
  *
- * Topology: HBase, server and load generator in the netns hosts of tools/topology when available
- * (`--topology auto`, the default of a full run), else on loopback (the default of `--quick`).
- * `npm run bench -- --help` lists the options.
+ * HBase, server and load generator on loopback, each role pinned with BEACON_PIN_<ROLE>
+ * (lib/environment.js). `npm run bench -- --help` lists the options.
  */
 
 const fs = require('node:fs')
@@ -24,7 +23,6 @@ const { tables: { accessLogSplitKeys }, settings: { loadSettings }, log: { count
 const { describeMachine, timestampForFile } = require('./lib/machine')
 const { withRatios, markdownReport } = require('./lib/report')
 const { leadSection } = require('./lib/cpu-report')
-const { buildCharts } = require('./lib/charts')
 const { commandOf, commitOf, provenanceHeader } = require('./lib/result-files')
 const { parseOptions } = require('./lib/options')
 const { createEnvironment } = require('./lib/environment')
@@ -119,10 +117,8 @@ async function runSharedScenarios (params, list, report, { stamp, stateDir }) {
   }))
 
   const env = await createEnvironment({
-    topology: params.topology,
     workers: params.workers,
     port: params.port,
-    keepHBase: params.keepHBase,
     log,
     env: {
       BEACON_STATE_DIR: stateDir,
@@ -212,22 +208,17 @@ async function main () {
   }
   await runSharedScenarios(params, params.scenarios, report, { stamp, stateDir })
 
-  // The raw figures (git-ignored) under results/raw/; the report and its charts in results/.
+  // The raw figures (git-ignored) under results/raw/; the report in results/.
   const out = params.out ? path.resolve(params.out) : path.join(__dirname, 'results', 'raw', `${stamp}-${params.label}.json`)
   const base = params.out ? out.replace(/\.json$/, '') : path.join(__dirname, 'results', `${stamp}-${params.label}`)
   fs.mkdirSync(path.dirname(out), { recursive: true })
-  report.charts = {}
-  for (const [name, svg] of Object.entries(buildCharts(report))) {
-    fs.writeFileSync(`${base}-${name}.svg`, svg)
-    report.charts[name] = path.basename(`${base}-${name}.svg`)
-  }
   const provenance = { command: commandOf(), commit: commitOf() }
   fs.writeFileSync(out, JSON.stringify({ provenance, ...report }, null, 2) + '\n')
   const md = provenanceHeader(provenance) + markdownReport(report, { lead: leadSection(report), skip: ['cpu'] })
   fs.writeFileSync(`${base}.md`, md)
   fs.rmSync(stateDir, { recursive: true, force: true })
   console.log(md)
-  log(`written: ${out}, ${base}.md and ${Object.keys(report.charts).length} chart(s)`)
+  log(`written: ${out} and ${base}.md`)
   if (report.completenessError) process.exitCode = 1
 }
 

@@ -8,15 +8,14 @@
  * - config part (./lib/scale-config.js), first: `--ids` ids seeded in `beacon_config`, then per `--lru`
  *   size a server cluster under open-loop load on sample3 and sample5, ids uniform and Zipf
  *   (`--zipf-s`): hit ratio, HBase reads/s, RSS, p99; and a full cache's memory per size;
- * - log part (./lib/scale-log.js): `--rows` access-log rows over one day through the HBase sink
- *   (fewer if `--deadline` comes first: the writes stop so that the part ends by then);
+ * - log part (./lib/scale-log.js): `--rows` access-log rows over one day through the HBase sink;
  *   bytes per row on disk, the rollup job catching up (its CPU and RSS), `log count` from the
  *   rollups and from the raw rows, `log scan` rows/s, `log erase` of one id.
  *
  * Results: tools/bench/results/<time>-scale.{md,json} (./lib/scale-report.js).
  *
  *   npm run bench:scale -- [--part log|config|all] [--rows 20000000] [--ids 10000000]
- *     [--lru 10000,100000,1000000] [--rate 1000] [--warmup 20] [--measure 30] [--deadline ISO-TIME] [--keep]
+ *     [--lru 10000,100000,1000000] [--rate 1000] [--warmup 20] [--measure 30] [--keep]
  *     [--out FILE.json]   (--help lists every option)
  */
 
@@ -31,7 +30,7 @@ const { describeMachine } = require('./lib/machine')
 const { writeResult } = require('./lib/result-files')
 const { runLogPart } = require('./lib/scale-log')
 const { runConfigPart } = require('./lib/scale-config')
-const { logSummary, estimateSeconds, markdown } = require('./lib/scale-report')
+const { logSummary, markdown } = require('./lib/scale-report')
 
 const OPTIONS = {
   part: { type: 'string', default: 'all' },
@@ -45,8 +44,6 @@ const OPTIONS = {
   'roller-minutes-per-run': { type: 'string', default: '30' },
   'write-budget-s': { type: 'string', default: '3600' },
   'roller-budget-s': { type: 'string', default: '3600' },
-  deadline: { type: 'string' },
-  'after-writes-us-per-row': { type: 'string', default: '100' },
   ids: { type: 'string', default: '10000000' },
   lru: { type: 'string', default: '10000,100000,1000000' },
   endpoints: { type: 'string', default: 'sample3,sample5' },
@@ -62,8 +59,6 @@ const OPTIONS = {
   // while the rollup job caught up with 15 million of a day's 20 million rows.
   'hbase-heap': { type: 'string', default: '4g' },
   'seed-budget-s': { type: 'string', default: '3600' },
-  'full-rows': { type: 'string', default: '20000000' },
-  'full-ids': { type: 'string', default: '10000000' },
   keep: { type: 'boolean', default: false },
   out: { type: 'string' },
   help: { type: 'boolean', default: false }
@@ -106,8 +101,7 @@ const HBASE = {
 async function main () {
   const args = /** @type {Record<string, any>} */ (parseArgs({ options: /** @type {any} */ (OPTIONS) }).values)
   if (args.help) {
-    const value = (k, o) => o.default ?? (k === 'out' ? 'FILE.json' : 'ISO-TIME')
-    const usage = Object.entries(OPTIONS).map(([k, o]) => `[--${k}${o.type === 'string' ? ` ${value(k, o)}` : ''}]`)
+    const usage = Object.entries(OPTIONS).map(([k, o]) => `[--${k}${o.type === 'string' ? ` ${o.default ?? 'FILE.json'}` : ''}]`)
     console.log(`npm run bench:scale -- ${usage.join(' ')}`)
     return
   }
@@ -124,11 +118,8 @@ async function main () {
     rollerIntervalMs: integer(args['roller-interval-ms'], 'roller-interval-ms', 0),
     rollerMinutesPerRun: integer(args['roller-minutes-per-run'], 'roller-minutes-per-run', 1),
     writeBudgetS: integer(args['write-budget-s'], 'write-budget-s', 1),
-    rollerBudgetS: integer(args['roller-budget-s'], 'roller-budget-s', 1),
-    deadline: args.deadline ? Date.parse(args.deadline) : null,
-    afterWritesUsPerRow: integer(args['after-writes-us-per-row'], 'after-writes-us-per-row', 0)
+    rollerBudgetS: integer(args['roller-budget-s'], 'roller-budget-s', 1)
   }
-  if (Number.isNaN(logParams.deadline)) throw new RangeError(`--deadline: not a time: ${args.deadline}`)
   const s = Number(args['zipf-s'])
   if (!(s > 0)) throw new RangeError('--zipf-s must be > 0')
   const dists = /** @type {Array<'uniform'|'zipf'>} */ (list(args.dists))
@@ -172,7 +163,7 @@ async function main () {
   /** @type {string[]} a part that failed: said in the report, the other part still runs */
   const failures = []
   try {
-    // The config part first: its size is fixed, and the log part's writes can stop early for --deadline.
+    // The config part first: its size is fixed, and the log part's writes can stop early at their budget.
     if (runConfig) {
       configPart = await runConfigPart({ ...ctx, params: configParams }).catch((err) => {
         failures.push(`config part: ${err.stack || err.message}`)
@@ -200,21 +191,6 @@ async function main () {
     }
   }
   const seconds = (Date.now() - started) / 1000
-  const target = { rows: integer(args['full-rows'], 'full-rows', 1), ids: integer(args['full-ids'], 'full-ids', 1) }
-  const caseSeconds = configParams.warmupS + configParams.measureS + 2
-  const estimate = {
-    target,
-    ...estimateSeconds({
-      log: logPart && logSummary(logPart),
-      logScanMinutes: logParams.scanMinutes,
-      config: configPart && {
-        seedRowsPerSec: configPart.seeded.rows ? configPart.seeded.rows / configPart.seeded.seconds : null,
-        caseSeconds,
-        cases: configPart.cases.length,
-        serverStarts: configParams.lrus.length
-      }
-    }, target)
-  }
   const report = {
     date: new Date().toISOString(),
     seconds,
@@ -232,8 +208,7 @@ async function main () {
     },
     log: logPart && { ...logPart, summary: logSummary(logPart) },
     config: configPart,
-    failures,
-    estimate
+    failures
   }
   const out = writeResult({ out: args.out, name: 'scale', report, markdown: markdown(report) })
   log(`written: ${out}`)

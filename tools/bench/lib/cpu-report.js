@@ -179,15 +179,16 @@ function spread (s) {
 
 /**
  * The report's first table: per endpoint the seed's published throughput beside ours, and what
- * each layer costs in CPU per request. CPU from the cpu scenario at its fixed rate when it ran,
- * else from the seed runs' server-side view (at saturation).
+ * each layer costs in CPU per request (the cpu scenario's; the seed table alone has no CPU
+ * figures to set beside the seed's).
  * @param {{ endpoints?: Record<string, any>, baseline?: any, scenarios?: Record<string, any> }} report
- * @returns {string[]} markdown lines (none when neither the seed nor the cpu scenario ran)
+ * @returns {string[]} markdown lines (none when the cpu scenario did not run)
  */
 function glanceTable (report) {
   const seedRuns = report.endpoints || {}
   const cpu = report.scenarios && report.scenarios.cpu
-  const cases = cpu ? Object.values(cpu.cases) : []
+  if (!cpu) return []
+  const cases = Object.values(cpu.cases)
   const caseOf = (target, shape) => cases.find((c) => c.target === target && c.ids === 'range' && c.shape === shape && c.view !== 'ofrep')
   const names = [...new Set([...Object.keys(SEED), ...Object.keys(seedRuns), ...cases.map((c) => c.target)])]
     .filter((n) => n !== BASELINE && (seedRuns[n] || caseOf(n, 'rate') || caseOf(n, 'saturation')))
@@ -201,31 +202,18 @@ function glanceTable (report) {
     const sat = caseOf(name, 'saturation')
     return sat ? { rps: sat.rps ? fmt(sat.rps.median) : '', ratio: spread(sat.rpsVsSample1) } : { rps: '', ratio: '' }
   }
-  const seedCpu = (name) => (name === BASELINE ? report.baseline : seedRuns[name])?.server?.app?.cpuMsPer1k
   // At saturation first: the CPU a request costs when the host is busy decides how many hosts
   // a load needs; the fixed rate adds the per-wake-up cost a lightly loaded host pays.
   const costs = (name) => {
     const sat = caseOf(name, 'saturation')
     const rate = caseOf(name, 'rate')
-    if (sat || rate) {
-      return [
-        spread(sat?.appUsPerReq),
-        spread(sat?.vsSample1),
-        spread(sat?.hbaseAboveIdle),
-        spread(rate?.appUsPerReq),
-        spread(rate?.vsSample1),
-        spread(rate?.hbaseAboveSample1)
-      ]
-    }
-    const s1 = seedCpu('sample1')
-    const own = seedCpu(name)
     return [
-      one(own),
-      one(typeof own === 'number' && s1 > 0 ? round(own / s1, 3) : null),
-      one(seedRuns[name]?.server?.hbase?.cpuMsPer1k),
-      '',
-      '',
-      ''
+      spread(sat?.appUsPerReq),
+      spread(sat?.vsSample1),
+      spread(sat?.hbaseAboveIdle),
+      spread(rate?.appUsPerReq),
+      spread(rate?.vsSample1),
+      spread(rate?.hbaseAboveSample1)
     ]
   }
   const lines = [
@@ -233,7 +221,7 @@ function glanceTable (report) {
     '',
     '| endpoint | seed req/s | seed vs sample1 | beacon req/s | beacon vs sample1 | app CPU µs/req at ' +
       'saturation | vs sample1 | HBase CPU µs/req at saturation | app CPU µs/req at ' +
-      `${cpu ? fmt(cpu.parameters.rate) : 'a fixed'} req/s | vs sample1 | HBase CPU µs/req above sample1 |`,
+      `${fmt(cpu.parameters.rate)} req/s | vs sample1 | HBase CPU µs/req above sample1 |`,
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   ]
   for (const name of names) {
@@ -247,20 +235,17 @@ function glanceTable (report) {
     lines.push(`| bare node:http (same body) | | | ${o.rps} | ${o.ratio} | ${costs(BASELINE).join(' | ')} |`)
   }
   const s1 = caseOf('sample1', 'rate')
-  lines.push('', cpu
-    ? 'Seed: its published run (../shared/seed-benchmark.md; 3 VMs, wrk, id=1). beacon req/s: ' +
-      `${Object.keys(seedRuns).length ? 'the seed protocol below (closed loop, ids 1..N)' : 'the cpu scenario at saturation (median)'}. ` +
-      `CPU: the cpu scenario, ids 1..${cpu.parameters.idRange}, at saturation (closed loop) and at ${fmt(cpu.parameters.rate)} req/s ` +
-      `(open loop), median (min–max) of ${cpu.parameters.runs} run(s), ratios paired per round; app = every process and thread of the ` +
-      'server; HBase at saturation = the JVM\'s CPU per request above its idle; at the fixed rate, above sample1\'s in the same round ' +
-      '(sample1 never asks HBase: that is its ' +
-      `background).${s1 && s1.vsBaseline
-        ? ` sample1 costs ${spread(s1.vsBaseline)}× the CPU of bare node:http writing the same body.`
-        : ''}`
-    : 'Seed: its published run (../shared/seed-benchmark.md). CPU: the seed runs\' server-side view (closed loop, saturation; run ' +
-      '`--scenario cpu` for medians at a fixed rate); HBase = the JVM\'s whole CPU per request, background included.')
+  lines.push('', 'Seed: its published run (../shared/seed-benchmark.md; 3 VMs, wrk, id=1). beacon req/s: ' +
+    `${Object.keys(seedRuns).length ? 'the seed protocol below (closed loop, ids 1..N)' : 'the cpu scenario at saturation (median)'}. ` +
+    `CPU: the cpu scenario, ids 1..${cpu.parameters.idRange}, at saturation (closed loop) and at ${fmt(cpu.parameters.rate)} req/s ` +
+    `(open loop), median (min–max) of ${cpu.parameters.runs} run(s), ratios paired per round; app = every process and thread of the ` +
+    'server; HBase at saturation = the JVM\'s CPU per request above its idle; at the fixed rate, above sample1\'s in the same round ' +
+    '(sample1 never asks HBase: that is its ' +
+    `background).${s1 && s1.vsBaseline
+      ? ` sample1 costs ${spread(s1.vsBaseline)}× the CPU of bare node:http writing the same body.`
+      : ''}`)
   // The rollup job's cost, beside the endpoints' (its process serves no request).
-  if (cpu && cpu.hbaseTotal) lines.push('', ...rollupJobLines(cpu.hbaseTotal))
+  if (cpu.hbaseTotal) lines.push('', ...rollupJobLines(cpu.hbaseTotal))
   return [...lines, '']
 }
 

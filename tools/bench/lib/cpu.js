@@ -121,7 +121,7 @@ async function cpu (ctx, run) {
       whereOf(target)
     )
     const one = cpuRun(r, roundNo)
-    if (before) one.hbase = trafficRun(trafficDelta(before, await traffic()), r.requests, r.rps)
+    if (before) one.hbase = trafficRun(trafficDelta(before, await traffic()), r.requests)
     caseOf(target, idSet, shape, view).runs.push(one)
     ctx.log(`cpu ${roundNo + 1}/${p.cpuRuns} ${key}: ${r.rps} req/s, app ${one.appUsPerReq} µs/req (${one.appCpuSource}), ` +
       `HBase ${one.hbaseUsPerReq}, load gen ${one.generatorUsPerReq}, p99 ${r.p99} ms, errors ${r.errors}, non-200 ${one.non200}` +

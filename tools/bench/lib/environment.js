@@ -1,13 +1,12 @@
 'use strict'
 
 /**
- * Where a benchmark runs: the three roles of the seed (HBase, app server, load generator) on the
- * netns topology of tools/topology (HBase in beacon_hbase, the server and the baseline in
- * beacon_app, every load job and the delay proxy in beacon_mon), or all on loopback.
+ * Where a benchmark runs: the three roles of the seed (HBase, app server, load generator) on
+ * loopback (tools/topology's loopback addresses) and, with BEACON_PIN_<ROLE>, each pinned to its
+ * cores with taskset.
  *
- * Everything this module starts it also stops (close()): the server, the baseline, delay
- * proxies, load workers, and the netns HBase instance if it was not already running. The shared
- * loopback HBase is brought up if needed and always left running (others use it).
+ * Everything this module starts it also stops (close()): the server, the baseline and the load
+ * workers. The shared HBase is brought up if needed and always left running (others use it).
  */
 
 const crypto = require('node:crypto')
@@ -21,9 +20,6 @@ const { createSampler } = require('./proc-sampler')
 
 const ROOT = path.join(__dirname, '..', '..', '..')
 const LOAD_WORKER = path.join(__dirname, 'load-worker.js')
-const DELAY_PROXY = path.join(ROOT, 'tools', 'topology', 'delay-proxy.js')
-const HBASE_CLI = path.join(ROOT, 'tools', 'dev-hbase', 'cli.js')
-const NETNS_HBASE_STATE = path.join(ROOT, '.state', 'hbase-netns')
 /**
  * The heap of an HBase the bench starts, unless BEACON_HBASE_HEAP says otherwise. The 1 GB of
  * `npm start` leaves a standalone JVM some 200 MB beside its block cache and memstores, and a
@@ -53,45 +49,24 @@ function benchHeap () {
 }
 
 /**
- * Decides the topology: 'netns' needs root and iproute2 (and fails without), 'loopback' never
- * touches namespaces, 'auto' uses namespaces when available and says why not otherwise.
- * @param {'auto'|'netns'|'loopback'} wanted
- * @param {{ log: (line: string) => void }} io
- * @returns {Promise<{ mode: 'netns'|'loopback', topology: any, namespaces?: Record<string, string>|null, reason: string|null }>}
- */
-async function chooseTopology (wanted, { log }) {
-  if (wanted === 'loopback') return { mode: 'loopback', topology: null, reason: 'loopback requested (--topology loopback)' }
-  const { createTopology } = require('../../topology')
-  // Configured from the environment like the module-level topology.
-  const topology = createTopology({})
-  const { available, reason } = await topology.available()
-  if (!available) {
-    if (wanted === 'netns') throw new Error(`bench: --topology netns, but network namespaces are unavailable: ${reason}`)
-    log(`bench: network namespaces unavailable (${reason}); falling back to loopback`)
-    return { mode: 'loopback', topology: null, reason }
-  }
-  // (up() takes no logger: the module-level topology logs nothing; what it did is in `r`.)
-  const r = await topology.up()
-  return { mode: 'netns', topology, namespaces: r.namespaces, reason: null }
-}
-
-/**
- * @param {{ topology: 'auto'|'netns'|'loopback', workers: number, port: number, env: Record<string, string>,
- *   keepHBase?: boolean, log: (line: string) => void }} options
+ * @param {{ workers: number, port: number, env: Record<string, string>, log: (line: string) => void }} options
  *   env: extra environment of the server (state dir, access-log table, config file...)
  */
 async function createEnvironment (options) {
   const { log } = options
-  const choice = await chooseTopology(options.topology, { log })
-  const netns = choice.mode === 'netns'
-  const t = choice.topology
-  const address = (host) => (netns ? t.hostAddress(host) : loopbackAddress(host))
-  const pinOf = (host) => (netns ? t.pin(host) : process.env[`BEACON_PIN_${host.toUpperCase()}`] || null)
-  // In loopback mode the BEACON_PIN_* variables still pin each role, like topology.exec does.
-  const spawnOn = (host) => (command, args, spawnOptions) => {
-    if (netns) return t.exec(host, command, args, spawnOptions)
+  const address = (host) => loopbackAddress(host)
+  const pinOf = (host) => process.env[`BEACON_PIN_${host.toUpperCase()}`] || null
+  /**
+   * How to start a role's process: pinned to the role's cores when BEACON_PIN_<ROLE> says so.
+   * @param {string} host
+   * @returns {typeof spawn}
+   */
+  function spawnOn (host) {
     const pin = pinOf(host)
-    return pin ? spawn('taskset', ['-c', pin, command, ...args], spawnOptions) : spawn(command, args, spawnOptions)
+    if (!pin) return spawn
+    /** @type {any} */
+    const pinned = (command, args, spawnOptions) => spawn('taskset', ['-c', pin, command, ...args], spawnOptions)
+    return pinned
   }
   const owned = new Set()
 
@@ -101,65 +76,9 @@ async function createEnvironment (options) {
     return child
   }
 
-  /** tools/topology/delay-proxy.js on `host`, from `listen` to `target`, `delayMs` each way. */
-  async function startRelay (host, listen, target, delayMs = 0) {
-    const args = [
-      DELAY_PROXY,
-      '--listen', `${listen.host}:${listen.port}`,
-      '--target', `${target.host}:${target.port}`,
-      '--delay-ms', String(delayMs),
-      ...(delayMs ? [] : ['--no-handshake'])
-    ]
-    const child = track(spawnOn(host)(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] }))
-    const { listening } = await firstJsonLine(child, 10000, `delay proxy on ${host}`)
-    return {
-      host: listening.host,
-      port: listening.port,
-      stop: () => new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve()
-        child.once('exit', () => resolve())
-        child.kill('SIGTERM')
-        setTimeout(() => child.kill('SIGKILL'), 5000).unref()
-      })
-    }
-  }
-  // HBase.
-  let hbaseOptions
-  let startedHBase = false
-  if (netns) {
-    hbaseOptions = hbase.resolveOptions({ host: address('hbase'), stateDir: NETNS_HBASE_STATE, heap: benchHeap() })
-    // The netns has no route out, so Maven cannot resolve anything there: the checkout's build
-    // dir (tools/dev-hbase options) already holds the classpath the loopback instance resolved.
-    const before = await hbase.status(hbaseOptions)
-    const stateDir = path.relative(ROOT, hbaseOptions.stateDir)
-    const starting = before.running ? `, already running (pid ${before.pid})` : ', starting'
-    log(`bench: HBase in ${choice.namespaces.hbase} (${hbaseOptions.host}), state ${stateDir}${starting}`)
-    // HBase's standalone ZooKeeper binds to the host address only, but its startup check polls
-    // localhost:<zkPort> and gives up after 30 s. Until tools/dev-hbase binds both, a plain TCP relay
-    // (the delay proxy at 0 ms) from 127.0.0.1 to that address in the namespace answers the check.
-    const zkLocal = { host: '127.0.0.1', port: hbaseOptions.zkPort }
-    const zkHost = { host: hbaseOptions.host, port: hbaseOptions.zkPort }
-    const relay = before.running ? null : await startRelay('hbase', zkLocal, zkHost)
-    const child = spawnOn('hbase')(process.execPath, [HBASE_CLI, 'up'], {
-      env: {
-        ...process.env,
-        BEACON_HBASE_HOST: hbaseOptions.host,
-        BEACON_HBASE_STATE_DIR: hbaseOptions.stateDir,
-        BEACON_HBASE_HEAP: hbaseOptions.heap
-      },
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    const output = []
-    for (const stream of [child.stdout, child.stderr]) stream.on('data', (c) => output.push(String(c)))
-    const code = await new Promise((resolve) => child.on('exit', resolve))
-    if (relay) await relay.stop()
-    if (code !== 0) throw new Error(`bench: HBase did not come up in the hbase namespace:\n${output.join('')}`)
-    startedHBase = !before.running
-  } else {
-    hbaseOptions = hbase.resolveOptions({ heap: benchHeap() })
-    // A running instance is used as it is, whatever heap it was started with.
-    await hbase.up(hbaseOptions, { log })
-  }
+  const hbaseOptions = hbase.resolveOptions({ heap: benchHeap() })
+  // A running instance is used as it is, whatever heap it was started with.
+  await hbase.up(hbaseOptions, { log })
   const bootstrap = [`${hbaseOptions.host}:${hbaseOptions.rsPort}`, `${hbaseOptions.host}:${hbaseOptions.masterPort}`]
   const hbasePid = () => (hbase.status(hbaseOptions).then((s) => s.pid))
   let hbasePidNow = await hbasePid()
@@ -173,7 +92,7 @@ async function createEnvironment (options) {
     ADMIN_PORT: String(port + 1),
     HOST: appHost,
     ADMIN_HOST: appHost,
-    // An admin API beyond loopback (a namespace's address) starts only with a token of its own.
+    // An admin API beyond 127.0.0.1 starts only with a token of its own.
     BEACON_ADMIN_TOKEN: options.env.BEACON_ADMIN_TOKEN || crypto.randomBytes(16).toString('hex'),
     BEACON_WORKERS: String(options.workers),
     BEACON_HBASE_BOOTSTRAP: bootstrap.join(','),
@@ -228,30 +147,18 @@ async function createEnvironment (options) {
     }
   }
 
-  /** Stops everything this environment started (the netns HBase only if it started it). */
+  /** Stops everything this environment started. */
   async function close () {
     for (const child of [...owned]) {
       if (child.stop) await child.stop()
       else child.kill('SIGKILL')
     }
-    if (netns && startedHBase && !options.keepHBase) {
-      log('bench: stopping the HBase it started in the hbase namespace')
-      const child = spawnOn('hbase')(process.execPath, [HBASE_CLI, 'down'], {
-        env: { ...process.env, BEACON_HBASE_HOST: hbaseOptions.host, BEACON_HBASE_STATE_DIR: hbaseOptions.stateDir },
-        stdio: 'ignore'
-      })
-      await new Promise((resolve) => child.on('exit', resolve))
-    }
   }
 
   const pins = ['app', 'mon', 'hbase'].map((h) => [h, pinOf(h)]).filter(([, p]) => p)
   return {
-    mode: choice.mode,
     describe: () => ({
-      topology: netns
-        ? `netns (HBase in ${choice.namespaces.hbase} ${address('hbase')}, server in ${choice.namespaces.app} ${appHost}, ` +
-          `load generator in ${choice.namespaces.mon} ${address('mon')}; one machine's cores shared)`
-        : `loopback (single host: load generator, server and HBase share the cores${choice.reason ? `; ${choice.reason}` : ''})`,
+      topology: 'loopback (single host: load generator, server and HBase share the cores)',
       pinning: pins.length ? pins.map(([h, p]) => `${h}=${p}`).join(', ') : null,
       hbaseHeap: jvmHeapOf(hbasePidNow)
     }),

@@ -33,6 +33,8 @@ function sourceOptions ({ source, ids }) {
     const zipf = createZipfSampler({ n: ids, s: 1.1 })
     return {
       connections: 40,
+      // The visitors' latency is the measure: their sends poll for their due times.
+      precise: true,
       localAddresses: addresses('127.0.2', 40),
       next: () => ({ path: `/api/sample5.js?id=${zipf()}&callback=cb`, headers: { 'User-Agent': BROWSER } })
     }
@@ -40,7 +42,6 @@ function sourceOptions ({ source, ids }) {
   if (source === 'bots') {
     return {
       connections: 200,
-      precise: false,
       localAddresses: addresses('127.0.3', 200),
       next: () => ({ path: `/api/sample5.js?id=${fresh('bot')}&callback=cb`, headers: { 'User-Agent': CRAWLER } })
     }
@@ -48,7 +49,6 @@ function sourceOptions ({ source, ids }) {
   if (source === 'greedy') {
     return {
       connections: 8,
-      precise: false,
       localAddresses: [GREEDY_ADDRESS],
       next: () => ({ path: `/api/sample5.js?id=${fresh('greedy')}`, headers: { 'User-Agent': 'python-requests/2.32.3' } })
     }

@@ -9,16 +9,15 @@
 
 const { round, fmt } = require('./report')
 
-const KIND_SAMPLE = /^beacon_hbase_(rpcs|request_bytes|response_frames|response_bytes)_total\{kind="([^"]*)"(?:,method="(\w+)")?\} (\S+)$/gm
-const SOCKET_SAMPLE = /^beacon_hbase_socket_(writes|reads)_total\{[^}]*\} (\S+)$/gm
+const KIND_SAMPLE = /^beacon_hbase_(rpcs|request_bytes)_total\{kind="([^"]*)"(?:,method="(\w+)")?\} (\S+)$/gm
+const SOCKET_SAMPLE = /^beacon_hbase_socket_writes_total\{[^}]*\} (\S+)$/gm
 const WRITTEN_SAMPLE = /^beacon_access_log_entries_total\{sink="[^"]*",state="written"\} (\S+)$/gm
 const ROLLUP_ROWS_SAMPLE = /^beacon_access_rollup_rows_total\{sink="[^"]*"\} (\S+)$/gm
 const ROLLUP_CPU_SAMPLE = /^beacon_cluster_process_cpu_seconds_total\{process="rollup"\} (\S+)$/gm
 
 /**
- * @typedef {{ rpcs: number, methods: Record<string, number>, requestBytes: number, responseFrames: number,
- *   responseBytes: number }} KindCounts
- * @typedef {{ kinds: Record<string, KindCounts>, socketWrites: number, socketReads: number, logWritten: number,
+ * @typedef {{ rpcs: number, methods: Record<string, number>, requestBytes: number }} KindCounts
+ * @typedef {{ kinds: Record<string, KindCounts>, socketWrites: number, logWritten: number,
  *   rollupRows: number, rollupCpuSeconds: number }} Counts
  *   logWritten: access-log entries the HBase sinks wrote; rollupRows: raw rows the rollup job
  *   counted; rollupCpuSeconds: the CPU time of the rollup job's process
@@ -31,25 +30,18 @@ const ROLLUP_CPU_SAMPLE = /^beacon_cluster_process_cpu_seconds_total\{process="r
  */
 function parseTraffic (text) {
   /** @type {Counts} */
-  const out = { kinds: {}, socketWrites: 0, socketReads: 0, logWritten: 0, rollupRows: 0, rollupCpuSeconds: 0 }
+  const out = { kinds: {}, socketWrites: 0, logWritten: 0, rollupRows: 0, rollupCpuSeconds: 0 }
   for (const [, what, kind, method, value] of text.matchAll(KIND_SAMPLE)) {
-    const k = (out.kinds[kind] ??= { rpcs: 0, methods: {}, requestBytes: 0, responseFrames: 0, responseBytes: 0 })
+    const k = (out.kinds[kind] ??= { rpcs: 0, methods: {}, requestBytes: 0 })
     const n = Number(value)
     if (what === 'rpcs') {
       k.rpcs += n
       k.methods[method] = (k.methods[method] || 0) + n
-    } else if (what === 'request_bytes') {
-      k.requestBytes += n
-    } else if (what === 'response_frames') {
-      k.responseFrames += n
     } else {
-      k.responseBytes += n
+      k.requestBytes += n
     }
   }
-  for (const [, what, value] of text.matchAll(SOCKET_SAMPLE)) {
-    if (what === 'writes') out.socketWrites += Number(value)
-    else out.socketReads += Number(value)
-  }
+  for (const [, value] of text.matchAll(SOCKET_SAMPLE)) out.socketWrites += Number(value)
   for (const [, value] of text.matchAll(WRITTEN_SAMPLE)) out.logWritten += Number(value)
   for (const [, value] of text.matchAll(ROLLUP_ROWS_SAMPLE)) out.rollupRows += Number(value)
   for (const [, value] of text.matchAll(ROLLUP_CPU_SAMPLE)) out.rollupCpuSeconds += Number(value)
@@ -78,63 +70,42 @@ function trafficDelta (before, after) {
   const out = {
     kinds: {},
     socketWrites: after.socketWrites - before.socketWrites,
-    socketReads: after.socketReads - before.socketReads,
     logWritten: after.logWritten - before.logWritten,
     rollupRows: after.rollupRows - before.rollupRows,
     rollupCpuSeconds: after.rollupCpuSeconds - before.rollupCpuSeconds
   }
   for (const [kind, a] of Object.entries(after.kinds)) {
-    const b = before.kinds[kind] || { rpcs: 0, methods: {}, requestBytes: 0, responseFrames: 0, responseBytes: 0 }
-    if (a.rpcs === b.rpcs && a.responseFrames === b.responseFrames) continue
+    const b = before.kinds[kind] || { rpcs: 0, methods: {}, requestBytes: 0 }
+    if (a.rpcs === b.rpcs) continue
     /** @type {Record<string, number>} */
     const methods = {}
     for (const [m, n] of Object.entries(a.methods)) if (n > (b.methods[m] || 0)) methods[m] = n - (b.methods[m] || 0)
-    out.kinds[kind] = {
-      rpcs: a.rpcs - b.rpcs,
-      methods,
-      requestBytes: a.requestBytes - b.requestBytes,
-      responseFrames: a.responseFrames - b.responseFrames,
-      responseBytes: a.responseBytes - b.responseBytes
-    }
+    out.kinds[kind] = { rpcs: a.rpcs - b.rpcs, methods, requestBytes: a.requestBytes - b.requestBytes }
   }
   return out
 }
 
 /**
- * One run's traffic per request and per second (at the run's rate).
+ * One run's traffic per request.
  * @param {Counts} delta
  * @param {number} requests answered in the run
- * @param {number} rps
  * @returns {Record<string, any>|null} null when nothing was answered
  */
-function trafficRun (delta, requests, rps) {
+function trafficRun (delta, requests) {
   if (!(requests > 0)) return null
-  const per = (n, digits = 4) => round(n / requests, digits)
+  const per = (n) => round(n / requests, 4)
   const kinds = {}
   let frames = 0
-  let bytes = 0
   for (const [kind, k] of Object.entries(delta.kinds)) {
     frames += k.rpcs
-    bytes += k.requestBytes
-    kinds[kind] = {
-      ...k,
-      framesPerReq: per(k.rpcs),
-      framesPerS: round((k.rpcs / requests) * rps, 1),
-      bytesPerReq: per(k.requestBytes, 1),
-      bytesPerFrame: k.rpcs ? round(k.requestBytes / k.rpcs, 0) : null,
-      answerBytesPerFrame: k.responseFrames ? round(k.responseBytes / k.responseFrames, 0) : null
-    }
+    kinds[kind] = { ...k, framesPerReq: per(k.rpcs), bytesPerFrame: k.rpcs ? round(k.requestBytes / k.rpcs, 0) : null }
   }
   return {
     kinds,
     frames,
-    requestBytes: bytes,
     socketWrites: delta.socketWrites,
-    socketReads: delta.socketReads,
     framesPerReq: per(frames),
-    framesPerS: round((frames / requests) * rps, 1),
     socketWritesPerReq: per(delta.socketWrites),
-    socketWritesPerS: round((delta.socketWrites / requests) * rps, 1),
     framesPerWrite: delta.socketWrites ? round(frames / delta.socketWrites, 2) : null,
     logWritten: delta.logWritten,
     // The access log's batch size as it went: entries written per Multi of the log's kind.
@@ -158,18 +129,13 @@ function summarizeTraffic (runs, stats) {
     kinds[kind] = {
       methods: [...new Set(measured.flatMap((m) => Object.keys(m.kinds[kind] ? m.kinds[kind].methods : {})))].sort(),
       framesPerReq: column(of('framesPerReq')),
-      framesPerS: column(of('framesPerS'), 1),
-      bytesPerReq: column(of('bytesPerReq'), 1),
-      bytesPerFrame: column((m) => (m.kinds[kind] ? m.kinds[kind].bytesPerFrame : null), 0),
-      answerBytesPerFrame: column((m) => (m.kinds[kind] ? m.kinds[kind].answerBytesPerFrame : null), 0)
+      bytesPerFrame: column((m) => (m.kinds[kind] ? m.kinds[kind].bytesPerFrame : null), 0)
     }
   }
   return {
     kinds,
     framesPerReq: column((m) => m.framesPerReq),
-    framesPerS: column((m) => m.framesPerS, 1),
     socketWritesPerReq: column((m) => m.socketWritesPerReq),
-    socketWritesPerS: column((m) => m.socketWritesPerS, 1),
     framesPerWrite: column((m) => m.framesPerWrite, 2),
     entriesPerLogFrame: column((m) => m.entriesPerLogFrame, 1)
   }
@@ -177,7 +143,7 @@ function summarizeTraffic (runs, stats) {
 
 /**
  * The cpu scenario's HBase traffic tables, one per load shape: per case and kind the frames per
- * second and per request, bytes per frame and per request, beside the case's app CPU.
+ * request and bytes per frame, beside the case's app CPU.
  * @param {Record<string, Record<string, any>>} cases summarized (summarizeCases), each with `hbase`
  * @param {(s: any) => string} spread cpu-report.js's "median (min–max)"
  * @param {number} rate the fixed rate's req/s
@@ -198,18 +164,17 @@ function trafficTables (cases, spread, rate) {
     const ofShape = rows.filter(([, c]) => c.shape === shape)
     if (!ofShape.length) continue
     lines.push(`### ${title}`, '',
-      '| case | app CPU µs/req | socket writes/req | frames/write | entries/log batch | kind (methods) | frames/s | frames/req | ' +
-        'bytes/frame | bytes/req | answer bytes/frame |',
-      '|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|')
+      '| case | app CPU µs/req | socket writes/req | frames/write | entries/log batch | kind (methods) | frames/req | bytes/frame |',
+      '|---|---:|---:|---:|---:|---|---:|---:|')
     for (const [key, c] of ofShape) {
       const h = c.hbase
       const head = `| ${key} | ${spread(c.appUsPerReq)} | ${spread(h.socketWritesPerReq)} | ${spread(h.framesPerWrite)} ` +
         `| ${spread(h.entriesPerLogFrame)} `
       const kinds = Object.entries(h.kinds).sort(([, a], [, b]) => (b.framesPerReq?.median || 0) - (a.framesPerReq?.median || 0))
-      if (!kinds.length) lines.push(`${head}| (none) | | | | | |`)
+      if (!kinds.length) lines.push(`${head}| (none) | | |`)
       kinds.forEach(([kind, k], i) => {
-        lines.push(`${i === 0 ? head : '| | | | | '}| ${kind} (${k.methods.join(', ')}) | ${spread(k.framesPerS)} ` +
-          `| ${spread(k.framesPerReq)} | ${spread(k.bytesPerFrame)} | ${spread(k.bytesPerReq)} | ${spread(k.answerBytesPerFrame)} |`)
+        const first = i === 0 ? head : '| | | | | '
+        lines.push(`${first}| ${kind} (${k.methods.join(', ')}) | ${spread(k.framesPerReq)} | ${spread(k.bytesPerFrame)} |`)
       })
     }
     lines.push('')
@@ -230,13 +195,12 @@ function totalLines (total) {
   const lines = ['### Over the whole scenario', '',
     `${total.seconds} s, warm-ups and cache sweeps included: ${fmt(rows)} access-log rows written, ${fmt(total.socketWrites)} socket ` +
       'writes. Per kind, and per logged row (the rollups\' and the log\'s work belongs to the logged requests, whenever it ran):', '',
-    '| kind (methods) | frames | bytes sent | bytes read | frames per logged row | bytes sent per logged row |',
-    '|---|---:|---:|---:|---:|---:|']
+    '| kind (methods) | frames | bytes sent | frames per logged row | bytes sent per logged row |',
+    '|---|---:|---:|---:|---:|']
   const kinds = Object.entries(total.kinds).sort(([, a], [, b]) => b.rpcs - a.rpcs)
   for (const [kind, k] of kinds) {
     const methods = Object.keys(k.methods).sort().join(', ')
-    lines.push(`| ${kind} (${methods}) | ${fmt(k.rpcs)} | ${fmt(k.requestBytes)} | ${fmt(k.responseBytes)} | ${per(k.rpcs, 4)} ` +
-      `| ${per(k.requestBytes, 1)} |`)
+    lines.push(`| ${kind} (${methods}) | ${fmt(k.rpcs)} | ${fmt(k.requestBytes)} | ${per(k.rpcs, 4)} | ${per(k.requestBytes, 1)} |`)
   }
   lines.push('', ...rollupJobLines(total))
   return [...lines, '']

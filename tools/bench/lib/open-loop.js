@@ -11,13 +11,10 @@
  * and its latency is measured from that due time: a request that has to wait for a busy
  * connection is charged for the wait.
  *
- * Arrivals are spread round-robin over a pool of connections (request i goes to connection
- * i mod C), each with its own FIFO of due requests. Raw `net` sockets and a minimal response
- * parser keep the generator's own cost per request small (node:http's client costs several times
- * more and would make the generator the bottleneck on a 2-core machine).
- *
- * `rate: 0` switches to closed loop: every connection sends its next request as soon as the
- * previous answer arrived (autocannon's model), timed from the send; used for connection scaling.
+ * Arrivals are spread round-robin over a pool of keep-alive connections (request i goes to
+ * connection i mod C), each with its own FIFO of due requests. Raw `net` sockets and a minimal
+ * response parser keep the generator's own cost per request small (node:http's client costs
+ * several times more and would make the generator the bottleneck on a 2-core machine).
  */
 
 const net = require('node:net')
@@ -27,52 +24,41 @@ const { validate } = require('./open-loop-options')
 
 const TIMEOUT_CHECK_MS = 50
 // Above this much time to the next due request, sleep on a timer (1 ms granularity) until 1 ms
-// before it; below, poll with setImmediate so requests leave within ~0.1 ms of their due time.
+// before it; below, poll with setImmediate so requests leave close to their due time.
 const SPIN_BELOW_MS = 1.5
 const HEADER_END = '\r\n\r\n'
 
 /**
- * @typedef {{ path: string, tag?: string, headers?: Record<string, string>, method?: string, body?: string }} PlannedRequest
+ * @typedef {{ path: string, headers?: Record<string, string>, method?: string, body?: string }} PlannedRequest
  *   headers: extra request headers (e.g. a User-Agent that marks this one request); method: GET
  *   unless given; body: sent with its Content-Length (e.g. an OFREP evaluation's JSON)
  */
 
 /**
- * Runs one open-loop (or closed-loop) load test.
+ * Runs one open-loop load test.
  * @param {{ host: string, port: number, rate: number, durationMs: number, connections?: number,
- *   keepAlive?: boolean, next: () => PlannedRequest, timeoutMs?: number, lateMs?: number,
- *   slowMs?: number, hostHeader?: string, precise?: boolean, signal?: AbortSignal, localAddresses?: string[],
+ *   next: () => PlannedRequest, timeoutMs?: number, lateMs?: number, precise?: boolean, localAddresses?: string[],
  *   onAnswer?: (request: PlannedRequest,
  *     outcome: { status: number, error?: string, due: number, sent: number, done: number }) => void }} options
- *   rate: requests per second (0 = closed loop); next: the path (and an optional tag that gets
- *   its own latency summary) of each request; keepAlive false: a new connection per request
- *   (`Connection: close`), connect time included; lateMs: a request sent more than this after
+ *   rate: requests per second; next: each request; lateMs: a request sent more than this after
  *   its due time counts as `late` (the generator or the pool could not keep the schedule);
- *   slowMs: answers slower than this are counted in `slow` (default 50);
  *   localAddresses: the addresses connections are opened from, connection i from the i-th (mod
  *   their count), so one run can be many clients (127.0.0.2, .3 … on loopback);
- *   precise false: timers only (less CPU while idle, ~0.5 ms more measured latency on average);
- *   signal: aborting it ends the run early (what was due is still sent and awaited);
+ *   precise: poll just before each due time instead of sleeping on timers only (more CPU);
  *   onAnswer: called once per request sent, with what `next()` returned and its outcome (status 0
  *   and an error code when it got no answer; times in epoch ms) — for runs that check every answer
  * @returns {Promise<{ offeredRate: number, rps: number, durationMs: number, sent: number,
  *   requests: number, ok: number, non2xx: number, errors: number, errorCodes: Record<string, number>,
- *   late: number, unsent: number, maxSendLagMs: number, latencyMean: number, latencyStdev: number,
- *   min: number, p50: number, p90: number, p99: number, p999: number, max: number,
- *   fromSend: import('./latency-summary').LatencySummary,
- *   slow: { overMs: number, count: number, afterSend: number, firstOnConnection: number },
- *   tags: Record<string, import('./latency-summary').LatencySummary & { ok: number, non2xx: number }> }>}
- *   requests = answers received; unsent: due but never sent before the run stopped; fromSend: the
- *   latency from each request's send instead of its due time; slow.afterSend:
- *   of the slow answers, those that took over slowMs from their send (not only from their due time)
+ *   late: number, unsent: number, latencyMean: number, latencyStdev: number,
+ *   min: number, p50: number, p90: number, p99: number, p999: number, max: number }>}
+ *   requests = answers received; unsent: due but never sent before the run stopped
  */
 async function runOpenLoop (options) {
   const o = validate(options)
-  const closed = o.rate === 0
-  let total = closed ? Infinity : Math.floor(o.rate * o.durationMs / 1000)
-  const intervalMs = closed ? 0 : 1000 / o.rate
-  const request = ({ planned: r }) => `${r.method || 'GET'} ${r.path} HTTP/1.1\r\nHost: ${o.hostHeader}\r\n` +
-    `${o.keepAlive ? '' : 'Connection: close\r\n'}${r.headers ? headerLines(r.headers) : ''}` +
+  const total = Math.floor(o.rate * o.durationMs / 1000)
+  const intervalMs = 1000 / o.rate
+  const request = ({ planned: r }) => `${r.method || 'GET'} ${r.path} HTTP/1.1\r\nHost: ${o.host}:${o.port}\r\n` +
+    `${r.headers ? headerLines(r.headers) : ''}` +
     `${r.body === undefined ? '' : `Content-Length: ${Buffer.byteLength(r.body)}\r\n`}\r\n${r.body ?? ''}`
   // performance.now() → epoch ms, for onAnswer
   const epoch = (t) => performance.timeOrigin + t
@@ -83,22 +69,12 @@ async function runOpenLoop (options) {
   }
 
   const all = newLatencyHistogram()
-  // The same answers timed from their send (wrk2's uncorrected latency): the server's and the
-  // network's part, without the generator's own lateness.
-  const fromSend = newLatencyHistogram()
-  const tags = new Map()
   const counts = { sent: 0, requests: 0, ok: 0, non2xx: 0, errors: 0, late: 0, unsent: 0 }
-  // Answers slower than slowMs; of those, the ones slow after they were sent (the rest waited in
-  // this generator: a hold-up of its own loop, or behind a slow answer on their connection), and
-  // the first answers of a connection (its connect and the server's accept included).
-  const slow = { overMs: o.slowMs, count: 0, afterSend: 0, firstOnConnection: 0 }
   /** @type {Record<string, number>} */
   const errorCodes = {}
-  let maxSendLagMs = 0
   let lastAnswer = 0
 
-  let t0 = NaN // set when the clock starts, after keep-alive connections are open
-  let endAt = NaN // t0 + durationMs, or earlier when the signal aborts the run
+  let t0 = NaN // set when the clock starts, after the connections are open
   let planned = 0
   let stopping = false
   const conns = Array.from({ length: o.connections }, (_, i) => ({
@@ -106,31 +82,22 @@ async function runOpenLoop (options) {
     queue: [],
     current: null,
     buf: '',
-    closeAfter: false,
     localAddress: o.localAddresses ? o.localAddresses[i % o.localAddresses.length] : undefined
   }))
-  // Keep-alive connections are opened before the clock starts: their handshake is not what a
+  // The connections are opened before the clock starts: their handshake is not what a
   // steady-state client pays per request.
-  if (o.keepAlive) await Promise.all(conns.map((c) => connect(c).catch(() => {})))
+  await Promise.all(conns.map((c) => connect(c).catch(() => {})))
 
   t0 = performance.now()
-  endAt = t0 + o.durationMs
+  const endAt = t0 + o.durationMs
   let done
   const finished = new Promise((resolve) => { done = resolve })
-
-  function tagOf (tag) {
-    let t = tags.get(tag)
-    if (!t) tags.set(tag, (t = { histogram: newLatencyHistogram(), ok: 0, non2xx: 0 }))
-    return t
-  }
 
   function connect (c) {
     return new Promise((resolve, reject) => {
       const socket = net.connect({ host: o.host, port: o.port, noDelay: true, localAddress: c.localAddress })
       c.socket = socket
       c.buf = ''
-      c.closeAfter = false
-      c.fresh = true
       socket.setEncoding('latin1')
       socket.on('data', (chunk) => { if (c.socket === socket) onData(c, chunk) })
       socket.once('connect', resolve)
@@ -160,9 +127,7 @@ async function runOpenLoop (options) {
   function send (c) {
     const item = c.queue.shift()
     const now = performance.now()
-    const lag = now - item.due
-    if (lag > o.lateMs) counts.late++
-    if (lag > maxSendLagMs) maxSendLagMs = lag
+    if (now - item.due > o.lateMs) counts.late++
     item.sentAt = now
     c.current = item
     counts.sent++
@@ -172,12 +137,8 @@ async function runOpenLoop (options) {
 
   function pump (c) {
     if (c.current || stopping || Number.isNaN(t0)) return
-    if (closed && !c.queue.length && performance.now() < endAt) {
-      const next = o.next()
-      c.queue.push({ due: performance.now(), tag: next.tag, planned: next })
-    }
     if (c.queue.length) send(c)
-    else if (stopping || (!closed && planned >= total)) maybeDone()
+    else if (planned >= total) maybeDone()
   }
 
   function onData (c, chunk) {
@@ -210,41 +171,16 @@ async function runOpenLoop (options) {
     const now = performance.now()
     const ms = now - item.due
     lastAnswer = now
-    const us = Math.max(1, Math.round(ms * 1000))
-    all.recordValue(us)
-    fromSend.recordValue(Math.max(1, Math.round((now - item.sentAt) * 1000)))
-    if (ms > o.slowMs) {
-      slow.count++
-      if (now - item.sentAt > o.slowMs) slow.afterSend++
-      if (c.fresh) slow.firstOnConnection++
-    }
-    c.fresh = false
-    const t = item.tag === undefined ? null : tagOf(item.tag)
-    if (t) t.histogram.recordValue(us)
+    all.recordValue(Math.max(1, Math.round(ms * 1000)))
     counts.requests++
-    if (status >= 200 && status < 300) {
-      counts.ok++
-      if (t) t.ok++
-    } else {
-      counts.non2xx++
-      if (t) t.non2xx++
-    }
+    if (status >= 200 && status < 300) counts.ok++
+    else counts.non2xx++
     report(item, status)
     c.current = null
-    if (!o.keepAlive || serverCloses) {
-      const socket = c.socket
+    // A server that closes the connection: the next request opens another.
+    if (serverCloses && c.socket) {
+      c.socket.destroy()
       c.socket = null
-      // Let the server close first (it does after `Connection: close`): the side that closes
-      // first keeps the TIME_WAIT, and on the client that would use up the ephemeral ports
-      // within a minute of connection-per-request load.
-      if (socket) {
-        const timer = setTimeout(() => socket.destroy(), 1000)
-        socket.once('end', () => {
-          clearTimeout(timer)
-          socket.destroy()
-        })
-        socket.resume()
-      }
     }
     pump(c)
   }
@@ -263,8 +199,7 @@ async function runOpenLoop (options) {
     const now = performance.now()
     while (planned < total && t0 + planned * intervalMs <= now) {
       const c = conns[planned % o.connections]
-      const next = o.next()
-      c.queue.push({ due: t0 + planned * intervalMs, tag: next.tag, planned: next })
+      c.queue.push({ due: t0 + planned * intervalMs, planned: o.next() })
       planned++
       if (!c.current) pump(c)
     }
@@ -280,10 +215,6 @@ async function runOpenLoop (options) {
 
   function maybeDone () {
     if (stopping) return
-    if (closed) {
-      if (performance.now() >= endAt && conns.every((c) => !c.current)) stop()
-      return
-    }
     if (planned >= total && conns.every((c) => !c.current && !c.queue.length)) stop()
   }
 
@@ -306,43 +237,17 @@ async function runOpenLoop (options) {
     done()
   }
 
-  // Closed loop ends when the duration is over and the last answers are in.
-  function check () {
-    maybeDone()
-    if (!stopping) endTimer = setTimeout(check, 5)
-  }
-  let endTimer = closed ? setTimeout(check, o.durationMs) : null
-  // An abort ends the run early, as if its duration were over now: nothing new is planned, the
-  // requests already due are still sent and awaited (up to timeoutMs).
-  const onAbort = () => {
-    endAt = Math.min(endAt, performance.now())
-    if (closed) {
-      clearTimeout(endTimer)
-      check()
-    } else {
-      total = Math.min(total, planned)
-      maybeDone()
-    }
-  }
-  if (o.signal) {
-    if (o.signal.aborted) onAbort()
-    else o.signal.addEventListener('abort', onAbort, { once: true })
-  }
-  if (closed) conns.forEach(pump)
-  else if (!stopping) schedule()
+  schedule()
   await finished
-  clearTimeout(endTimer)
-  if (o.signal) o.signal.removeEventListener('abort', onAbort)
 
   const elapsedMs = Math.max(endAt - t0, (lastAnswer || performance.now()) - t0)
   const latency = summarize(all)
-  const result = {
+  return {
     offeredRate: o.rate,
     rps: round(counts.requests / (elapsedMs / 1000), 2),
     durationMs: round(elapsedMs, 1),
     ...counts,
     errorCodes,
-    maxSendLagMs: round(maxSendLagMs, 3),
     latencyMean: latency.mean,
     latencyStdev: latency.stdev,
     min: latency.min,
@@ -350,13 +255,8 @@ async function runOpenLoop (options) {
     p90: latency.p90,
     p99: latency.p99,
     p999: latency.p999,
-    max: latency.max,
-    fromSend: summarize(fromSend),
-    slow,
-    tags: /** @type {Record<string, any>} */ ({})
+    max: latency.max
   }
-  for (const [tag, t] of tags) result.tags[tag] = { ...summarize(t.histogram), ok: t.ok, non2xx: t.non2xx }
-  return result
 }
 
 function headerLines (headers) {

@@ -10,13 +10,13 @@ const { parseArgs } = require('node:util')
 const { SCENARIOS } = require('./scenarios')
 
 const USAGE = `npm run bench -- [--quick] [--out FILE.json] [--label NAME] [--scenario all|${SCENARIOS.join(',')}]
-  [--topology auto|netns|loopback] [--keep-hbase] [--precise] [--endpoints a,b] [--port 4100] [--workers N]
+  [--endpoints a,b] [--port 4100] [--workers N]
   seed:        [--connections 100] [--duration 30] [--runs 3] [--warmup 10] [--miss-ratio 0] [--id-range 10000] [--hbase-warmup 45]
   cpu:         [--cpu-rate 1000] [--cpu-runs 5] [--cpu-duration 6] [--cpu-endpoints a,b]   ` +
   `(CPU µs per request; quick: 2 runs of 2 s, no sample5_durable)
   sweep:       [--sweep-rates 1000,2000,...] [--sweep-step 10] [--sweep-endpoints a,b] [--sweep-connections 100]`
 
-const STRING_OPTIONS = ['out', 'label', 'scenario', 'topology', 'endpoints', 'port', 'workers', 'connections', 'duration', 'runs', 'warmup',
+const STRING_OPTIONS = ['out', 'label', 'scenario', 'endpoints', 'port', 'workers', 'connections', 'duration', 'runs', 'warmup',
   'miss-ratio', 'id-range', 'hbase-warmup', 'sweep-rates', 'sweep-step', 'sweep-endpoints', 'sweep-connections',
   'cpu-rate', 'cpu-runs', 'cpu-duration', 'cpu-endpoints']
 
@@ -29,8 +29,6 @@ function parseOptions (argv) {
     args: argv,
     options: {
       quick: { type: 'boolean', default: false },
-      'keep-hbase': { type: 'boolean', default: false },
-      precise: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
       ...Object.fromEntries(STRING_OPTIONS.map((k) => [k, { type: 'string' }]))
     }
@@ -62,18 +60,11 @@ function parseOptions (argv) {
   for (const s of scenarios) {
     if (!SCENARIOS.includes(s)) throw new RangeError(`bench: unknown scenario ${JSON.stringify(s)} (known: all, ${SCENARIOS.join(', ')})`)
   }
-  const topology = pick('topology', 'auto', 'loopback')
-  if (!['auto', 'netns', 'loopback'].includes(topology)) {
-    throw new RangeError(`bench: --topology must be auto, netns or loopback (got ${topology})`)
-  }
-
   return Object.freeze({
     quick: q,
     label: a.label || (q ? 'quick' : 'full'),
     out: a.out || null,
     scenarios: SCENARIOS.filter((s) => scenarios.includes(s)),
-    topology,
-    keepHBase: a['keep-hbase'],
     endpoints: a.endpoints ? names('endpoints') : null,
     port: number('port', 4100, 4100, 1),
     workers: number('workers', os.availableParallelism(), os.availableParallelism(), 1),
@@ -103,10 +94,7 @@ function parseOptions (argv) {
       a.endpoints || 'sample1,sample2,sample3,sample4,sample5',
       a.endpoints || 'sample1,sample3,sample5'
     ),
-    sweepConnections: number('sweep-connections', 100, 100, 1),
-    // open-loop send timing: poll (sub-ms) up to this rate, timers above (see scenarios.js)
-    precise: a.precise,
-    preciseMaxRate: 200
+    sweepConnections: number('sweep-connections', 100, 100, 1)
   })
 }
 

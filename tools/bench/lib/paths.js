@@ -11,17 +11,13 @@ const DEFAULT_CALLBACK = 'EXAMPLE.process'
 const OFREP_HEADERS = Object.freeze({ 'Content-Type': 'application/json' })
 
 /**
- * @typedef {{ endpoint: string, kind?: 'random'|'sweep'|'mixed', view?: 'jsonp'|'ofrep', callback?: string,
- *   idRange?: number, missRatio?: number, passes?: number,
- *   mix?: { hit: number, miss: number, absent: number }, hitRange?: number,
- *   missFrom?: number, missTo?: number }} PathSpec
+ * @typedef {{ endpoint: string, kind?: 'random'|'sweep', view?: 'jsonp'|'ofrep', callback?: string,
+ *   idRange?: number, missRatio?: number, passes?: number }} PathSpec
  *   random: ids from 1..idRange, absent ids at missRatio (the seed protocol);
  *   sweep: every id of 1..idRange in order, each `passes` times in a row (cache warm-up);
- *   mixed: tagged `hit` (1..hitRange, warmed), `miss` (missFrom..missTo in order, each once:
- *   present in HBase, never asked for, so a cache miss) and `absent` (never in HBase);
  *   view: `jsonp` (the default) GETs the endpoint's script for the id; `ofrep` POSTs the OFREP
  *   bulk evaluation of the same id (`{"context":{"targetingKey":id}}`, all its flags)
- * @typedef {{ path: string, tag?: string, method?: string, headers?: Record<string, string>, body?: string }} PlannedRequest
+ * @typedef {{ path: string, method?: string, headers?: Record<string, string>, body?: string }} PlannedRequest
  */
 
 /**
@@ -38,9 +34,9 @@ function createPathPicker (spec, random = Math.random) {
   const requestFor = view === 'ofrep'
     ? (id) => ({ path: ofrepPath, method: 'POST', headers: OFREP_HEADERS, body: JSON.stringify({ context: { targetingKey: id } }) })
     : (id) => ({ path: `/api/${endpoint}.js?id=${id}&callback=${callback}` })
-  const absentId = () => `absent${Math.floor(random() * 1e9)}`
   if (kind === 'random') {
     const missRatio = spec.missRatio || 0
+    const absentId = () => `absent${Math.floor(random() * 1e9)}`
     return () => requestFor(random() < missRatio ? absentId() : String(1 + Math.floor(random() * idRange)))
   }
   if (kind === 'sweep') {
@@ -49,20 +45,6 @@ function createPathPicker (spec, random = Math.random) {
     const passes = spec.passes || 1
     let k = 0
     return () => requestFor(String(1 + (Math.floor(k++ / passes) % idRange)))
-  }
-  if (kind === 'mixed') {
-    const { hit, miss } = spec.mix
-    const hitRange = spec.hitRange
-    const missFrom = spec.missFrom
-    const span = spec.missTo - missFrom + 1
-    if (!(hitRange >= 1) || !(span >= 1)) throw new RangeError('paths: mixed needs hitRange >= 1 and missFrom <= missTo')
-    let m = 0
-    return () => {
-      const r = random()
-      if (r < hit) return { ...requestFor(String(1 + Math.floor(random() * hitRange))), tag: 'hit' }
-      if (r < hit + miss) return { ...requestFor(String(missFrom + (m++ % span))), tag: 'miss' }
-      return { ...requestFor(absentId()), tag: 'absent' }
-    }
   }
   throw new TypeError(`paths: unknown kind ${JSON.stringify(kind)}`)
 }

@@ -31,8 +31,8 @@ async function waitForHttp (url, { timeoutMs = 180000, status = 200, child } = {
  * @param {string} script
  * @param {string[]} args
  * @param {{ env?: object, log?: (line: string) => void, name?: string, spawnFn?: typeof spawn, nodeArgs?: string[] }} [opts]
- *   spawnFn: how to start it, e.g. inside a network namespace (`topology.exec` on a host); the
- *   returned process must be node itself (ip netns exec and taskset exec their command);
+ *   spawnFn: how to start it, e.g. pinned to cores with taskset; the returned process must be
+ *   node itself (taskset execs its command);
  *   nodeArgs: node's own flags (`--cpu-prof`), before the script
  * @returns {import('child_process').ChildProcess & { stop: (timeoutMs?: number) => Promise<number|null> }}
  */

@@ -107,12 +107,10 @@ function withServerView (summary, sampled) {
 }
 
 /**
- * Markdown of a benchmark report: the seed table, the server-side view, one section per
- * scenario (same table format) and links to the charts.
+ * Markdown of a benchmark report: the seed table, the server-side view and one section per
+ * scenario (same table format).
  * @param {{ endpoints: Record<string, object>, baseline?: object, machine: object, parameters: object,
- *   date: string, scenarios?: Record<string, object>, charts?: Record<string, string>,
- *   completenessError?: string }} report
- *   charts: chart name -> file name relative to the markdown file
+ *   date: string, scenarios?: Record<string, object>, completenessError?: string }} report
  * @param {{ lead?: string[], skip?: string[] }} [options] lead: lines that open the report, after
  *   the machine line (cpu-report.js: the seed beside beacon, CPU per request); skip: scenarios
  *   already rendered there
@@ -187,14 +185,7 @@ function markdownReport (report, { lead = [], skip = [] } = {}) {
       }
       out.push('')
     }
-    if (sc.notes) out.push(...sc.notes, '')
-    if (sc.markdown) out.push(...sc.markdown, '') // a scenario's own tables (chaos: the action table)
     if (Object.keys(sc.rows || {}).length) out.push(...scenarioTable(sc.rows), '')
-  }
-  const charts = Object.entries(report.charts || {})
-  if (charts.length) {
-    out.push('## Charts', '')
-    for (const [name, file] of charts) out.push(`- [${name}](${file})`, '', `  ![${name}](${file})`, '')
   }
   return out.join('\n')
 }
@@ -215,7 +206,7 @@ function scenarioTable (rows) {
   for (const [name, r] of Object.entries(rows)) {
     const sv = r.server || {}
     const lateUnsent = r.late === undefined ? '' : `${r.late} / ${r.unsent}`
-    const offered = r.offeredRate ? fmt(r.offeredRate) : r.offeredRate === 0 ? 'closed loop' : ''
+    const offered = r.offeredRate ? fmt(r.offeredRate) : ''
     lines.push(
       `| ${name} | ${cell(r.generator)} | ${cell(r.connections)} | ${offered} | ${r.rps === undefined ? '' : fmt(r.rps)} | ` +
         `${cell(r.latencyMean ?? r.mean)} | ${cell(r.latencyStdev ?? r.stdev)} | ${cell(r.p50)} | ${cell(r.p90)} | ${cell(r.p99)} | ` +

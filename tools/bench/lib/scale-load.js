@@ -18,23 +18,20 @@ const { jsonJobMain } = require('./processes')
 /**
  * @param {{ host: string, port: number, endpoint: string, dist: 'uniform'|'zipf', ids: number, s?: number,
  *   rate: number, durationMs: number, connections?: number }} job
- * @returns {Promise<object>} runOpenLoop's summary, tags left out, plus generatorCpuUs
+ * @returns {Promise<object>} runOpenLoop's summary plus generatorCpuUs
  */
 async function runScaleLoad (job) {
   if (!/^[A-Za-z0-9_-]+$/.test(job.endpoint || '')) throw new TypeError(`scale-load: bad endpoint ${JSON.stringify(job.endpoint)}`)
   const cpuStart = process.cpuUsage()
   const draw = createIdDraw({ dist: job.dist, ids: job.ids, s: job.s })
   const prefix = `/api/${job.endpoint}.js?callback=EXAMPLE.process&id=`
-  const { tags, ...summary } = await runOpenLoop({
+  const summary = await runOpenLoop({
     host: job.host,
     port: job.port,
     rate: job.rate,
     durationMs: job.durationMs,
     connections: job.connections || 50,
-    keepAlive: true,
     timeoutMs: 10000,
-    precise: false,
-    lateMs: 2,
     next: () => ({ path: prefix + draw() })
   })
   const used = process.cpuUsage(cpuStart)

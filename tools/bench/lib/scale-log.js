@@ -34,10 +34,6 @@ const BUCKETS = 16
 const REGIONS = 8
 /** The part's own log table, made as `hbase:up` makes beacon_access_log (a server on the instance writes that one). */
 const TABLE = 'beacon_access_log_scale'
-/** After the writes: the flush, the rollup job's waits, the HBase calls; besides the per-row time. */
-const AFTER_WRITES_MS = 120000
-/** Rows written to a scratch table (twice) first when a deadline is set: their rate sizes the day. */
-const CALIBRATION_ROWS = 50000
 const WRITER_ID = 'xw1p48213' // shaped like server.js's: instance, worker tag, pid
 const WRITE_STEP = 2000
 const MAX_BACKLOG = 20000
@@ -53,9 +49,7 @@ const ROLLER = path.join(__dirname, 'scale-roller.js')
  * @property {string} classpath
  * @property {(line: string) => void} log
  * @property {{ rows: number, logIds: number, batchSize: number, compact: boolean, scanMinutes: number, eraseId: string,
- *   rollerIntervalMs: number, rollerMinutesPerRun: number, writeBudgetS: number, rollerBudgetS: number,
- *   deadline: number|null, afterWritesUsPerRow: number }} params deadline: epoch ms by which the part should end (the
- *   writes stop early for it, reckoning afterWritesUsPerRow µs per row written for the steps after them)
+ *   rollerIntervalMs: number, rollerMinutesPerRun: number, writeBudgetS: number, rollerBudgetS: number }} params
  */
 
 /**
@@ -101,8 +95,10 @@ function dirBytes (dir) {
  * HBase has every one; stops early, with what it wrote, past `budgetS`.
  * @returns {Promise<{ rows: number, stoppedEarly: boolean, marks: number }>}
  */
-async function writeDay (ctx, dayStart, table = TABLE, rows = ctx.params.rows) {
+async function writeDay (ctx, dayStart) {
   const { client, opts, params, log } = ctx
+  const { rows } = params
+  const table = TABLE
   const marker = createRollupMarker({ client, rollupTable: opts.rollupTable, logTable: table, writerId: WRITER_ID })
   const sink = createHBaseSink({
     client,
@@ -130,11 +126,6 @@ async function writeDay (ctx, dayStart, table = TABLE, rows = ctx.params.rows) {
     if (now - started > params.writeBudgetS * 1000) {
       stoppedEarly = true
       log(`scale: log: the write budget (${params.writeBudgetS} s) is spent: stopping at ${n} rows`)
-      break
-    }
-    if (params.deadline && Date.now() + AFTER_WRITES_MS + (n * params.afterWritesUsPerRow) / 1000 > params.deadline) {
-      stoppedEarly = true
-      log(`scale: log: stopping at ${n} rows to end by ${new Date(params.deadline).toISOString()}`)
       break
     }
   }
@@ -206,40 +197,14 @@ async function rollerCatchUp (ctx) {
 async function runLogPart (ctx) {
   const { opts, client, classpath, params, log, pid: hbasePid } = ctx
   const table = TABLE
-  const create = async (name) => {
-    if (await client.admin.tableExists(name)) await client.admin.deleteTable(name)
-    await client.admin.createTable(name, {
-      families: [ACCESS_LOG_FAMILY],
-      splits: accessLogSplitKeys(BUCKETS, REGIONS),
-      ttl: parseDuration(SINK_DEFAULTS.hbase.retention),
-      attributes: ACCESS_LOG_STORAGE
-    })
-  }
+  if (await client.admin.tableExists(table)) await client.admin.deleteTable(table)
+  await client.admin.createTable(table, {
+    families: [ACCESS_LOG_FAMILY],
+    splits: accessLogSplitKeys(BUCKETS, REGIONS),
+    ttl: parseDuration(SINK_DEFAULTS.hbase.retention),
+    attributes: ACCESS_LOG_STORAGE
+  })
   const dayStart = Math.floor(Date.now() / DAY_MS) * DAY_MS - DAY_MS // yesterday, UTC: every minute ready to roll up
-  let rows = params.rows
-  let calibration = null
-  if (params.deadline) {
-    // The rows must span the whole day whenever they stop: size them from the rate of a scratch table first.
-    const scratch = `${TABLE}_calibration`
-    await create(scratch)
-    // Twice: the first pays for the JIT and the regions' first writes, the second's rate is the one that lasts.
-    await writeDay(ctx, dayStart - 2 * DAY_MS, scratch, CALIBRATION_ROWS)
-    const started = performance.now()
-    await writeDay(ctx, dayStart - DAY_MS, scratch, CALIBRATION_ROWS)
-    const rate = CALIBRATION_ROWS / ((performance.now() - started) / 1000)
-    await client.admin.deleteTable(scratch)
-    rows = rowsBefore({
-      deadline: params.deadline,
-      now: Date.now(),
-      rowsPerSec: rate,
-      afterUsPerRow: params.afterWritesUsPerRow,
-      fixedMs: AFTER_WRITES_MS,
-      max: params.rows
-    })
-    calibration = { rows: CALIBRATION_ROWS, rowsPerSec: rate }
-    log(`scale: log: ${Math.round(rate)} rows/s on a scratch table: ${rows.toLocaleString('en-US')} rows end by the deadline`)
-  }
-  await create(table)
   const store = (command, name = table) => runTool(opts, classpath, [command, '--table', name, '--timeout-ms', String(STEP_TIMEOUT_MS)],
     { tool: 'BeaconHBaseStore' })
   const day = { from: dayStart, to: dayStart + DAY_MS }
@@ -249,11 +214,11 @@ async function runLogPart (ctx) {
     client, table, buckets: BUCKETS, maxIdLength: 64, timeout: 600000, rollupTable: opts.rollupTable, endpoints: ENDPOINTS
   })
 
-  log(`scale: log: writing ${rows.toLocaleString('en-US')} entries over ${new Date(dayStart).toISOString().slice(0, 10)} ` +
+  log(`scale: log: writing ${params.rows.toLocaleString('en-US')} entries over ${new Date(dayStart).toISOString().slice(0, 10)} ` +
     `(ids 1..${params.logIds}) through the HBase sink…`)
   const walBefore = walBytes()
-  const write = await measured(hbasePid, () => writeDay(ctx, dayStart, table, rows))
-  rows = write.value.rows
+  const write = await measured(hbasePid, () => writeDay(ctx, dayStart))
+  const rows = write.value.rows
   const walAfterWrites = Math.max(0, walBytes() - walBefore) // old WALs the cleaner deletes meanwhile are missed
   log(`scale: log: ${rows} rows in ${write.seconds.toFixed(0)} s (${Math.round(rows / write.seconds)} rows/s); flush…`)
   const flush = await measured(hbasePid, () => store('flush'))
@@ -312,7 +277,6 @@ async function runLogPart (ctx) {
     problems,
     day: new Date(dayStart).toISOString().slice(0, 10),
     requestedRows: params.rows,
-    calibration,
     rows,
     stoppedEarly: write.value.stoppedEarly,
     logIds: params.logIds,
@@ -345,15 +309,4 @@ async function runLogPart (ctx) {
   }
 }
 
-/**
- * How many rows to write so that the writes and the steps after them end by the deadline.
- * @param {{ deadline: number, now: number, rowsPerSec: number, afterUsPerRow: number, fixedMs: number, max: number }} p
- * @returns {number} at least 1000, at most max
- */
-function rowsBefore ({ deadline, now, rowsPerSec, afterUsPerRow, fixedMs, max }) {
-  const seconds = (deadline - now - fixedMs) / 1000
-  const perRow = 1 / rowsPerSec + afterUsPerRow / 1e6
-  return Math.max(1000, Math.min(max, Math.floor((0.9 * seconds) / perRow / 1000) * 1000))
-}
-
-module.exports = { runLogPart, dirBytes, rowsBefore }
+module.exports = { runLogPart, dirBytes }

@@ -2,12 +2,12 @@
 
 /**
  * The scale bench's arithmetic and report (tools/bench/scale.js measures, this computes): the server
- * counters of a config case, the per-row figures of the log part, the time a run of other sizes
- * would take, and the markdown. Pure: no HBase, no clock.
+ * counters of a config case, the per-row figures of the log part, and the markdown. Pure: no
+ * HBase, no clock.
  */
 
 const { parseTraffic } = require('./hbase-traffic')
-const { lruHitRatio, ttlCacheModel, distinctIds } = require('./zipf')
+const { lruHitRatio, ttlHitRatio, distinctIds } = require('./zipf')
 
 const LOOKUP_SAMPLE = /^beacon_config_lookups_total\{([^}]*)\} (\S+)$/gm
 const LABEL = /(\w+)="([^"]*)"/g
@@ -121,8 +121,6 @@ function logSummary (m) {
     compactionSeconds: m.compaction ? m.compaction.seconds : null,
     compactionHBaseUsPerRow: m.compaction ? per(m.compaction.hbaseCpuUs, rows) : null,
     rollerSeconds: r.wallSeconds,
-    rollerBusySeconds: r.busySeconds,
-    rollerWaitSeconds: (r.runs - 1) * ((m.rollerIntervalMs ?? 5000) / 1000),
     rollerRowsPerSec: rate(r.rowsCounted, r.wallSeconds),
     rollerCpuUsPerRow: per(r.cpuUs, r.rowsCounted),
     rollerCores: r.cpuUs == null ? null : r.cpuUs / 1e6 / r.wallSeconds,
@@ -132,42 +130,8 @@ function logSummary (m) {
     countRawSeconds: m.countFromRaw.seconds,
     countRawRowsPerSec: rate(rows, m.countFromRaw.seconds),
     scanRowsPerSec: rate(m.scan.rows, m.scan.seconds),
-    eraseSeconds: m.erase.seconds,
-    eraseRowsExaminedPerSec: rate(rows, m.erase.seconds)
+    eraseSeconds: m.erase.seconds
   }
-}
-
-/**
- * How long the same run would take at other sizes, from the rates it measured (the log part's
- * steps scale with the rows, the seed with the ids; the load cases take what they were given).
- * @param {{ log?: ReturnType<typeof logSummary>|null, logScanMinutes?: number, config?: { seedRowsPerSec: number|null,
- *   caseSeconds: number, cases: number, serverStarts: number } | null }} measured
- * @param {{ rows: number, ids: number }} target
- * @returns {{ logSeconds: number|null, configSeconds: number|null }}
- */
-function estimateSeconds (measured, target) {
-  const { log, config } = measured
-  let logSeconds = null
-  if (log) {
-    // The rollup job's runs are set by the day's minutes (the same at every size), its reading by
-    // the rows: at least what the raw count took per row, which reads every row the same way.
-    const rollerRead = log.countRawRowsPerSec ? target.rows / log.countRawRowsPerSec : 0
-    const steps = [
-      [target.rows, log.writeRowsPerSec],
-      [target.rows, log.countRawRowsPerSec],
-      [target.rows, log.eraseRowsExaminedPerSec],
-      [target.rows * Math.min(1, (measured.logScanMinutes || 60) / 1440), log.scanRowsPerSec]
-    ]
-    logSeconds = steps.reduce((s, [n, r]) => s + (r ? n / r : 0), 0) +
-      Math.max(0, log.rollerWaitSeconds || 0) + Math.max(log.rollerBusySeconds || 0, rollerRead)
-    if (log.compactionSeconds != null) logSeconds += log.compactionSeconds * (target.rows / log.rows)
-  }
-  let configSeconds = null
-  if (config) {
-    configSeconds = (config.seedRowsPerSec ? target.ids / config.seedRowsPerSec : 0) + config.cases * config.caseSeconds +
-      config.serverStarts * 15
-  }
-  return { logSeconds, configSeconds }
 }
 
 /**
@@ -198,7 +162,7 @@ function modelRatios (cases, { ids, s, workers, ttlS, staleS }) {
     const rate = c.rps / workers
     out.set(key, {
       lru: lruHitRatio({ n: ids, c: c.lru, dist, s }),
-      ttl: ttlCacheModel({ n: ids, dist, s, rate, ttlS, staleS }).hitRatio,
+      ttl: ttlHitRatio({ n: ids, dist, s, rate, ttlS }),
       workingSet: distinctIds({ n: ids, dist, s, rate, seconds: ttlS + staleS })
     })
   }
@@ -213,17 +177,13 @@ function logMarkdown (m) {
   const s = logSummary(m)
   const r = m.roller
   const rssRange = r.rssMiB.length ? `${Math.min(...r.rssMiB)}–${Math.max(...r.rssMiB)} MiB` : '–'
-  const calibrated = m.calibration
-    ? ` The day's rows were sized to end by the run's deadline, from ${fmt(m.calibration.rowsPerSec)} rows/s on a scratch table ` +
-      `(${fmt(m.calibration.rows)} rows written twice first, the second time timed).`
-    : ''
   return [
     '## Log part',
     '',
     `${fmt(m.rows)} access-log entries (${m.stoppedEarly ? `**stopped at the write budget**, of ${fmt(m.requestedRows)} asked; ` : ''}` +
       `ids 1..${fmt(m.logIds)}) spread over ${m.day} (UTC), written through the HBase sink with its rollup marker ` +
       `(batches of ${m.batchSize ?? 500}) into \`${m.table ?? 'beacon_access_log'}\`, made as \`hbase:up\` makes the access log ` +
-      `(GZ, 16 buckets, 8 regions, TTL 90 days).${calibrated}`,
+      '(GZ, 16 buckets, 8 regions, TTL 90 days).',
     '',
     '| step | figure |',
     '|---|---:|',
@@ -338,7 +298,6 @@ function problemsMarkdown (report) {
  */
 function markdown (report) {
   const p = report.parameters
-  const est = report.estimate
   return [
     `# Scale — ${report.date}`,
     '',
@@ -350,15 +309,8 @@ function markdown (report) {
     '',
     ...problemsMarkdown(report),
     ...(report.log ? logMarkdown(report.log) : []),
-    ...(report.config ? configMarkdown(report.config, p.s) : []),
-    '## A run of the full size',
-    '',
-    `From this run's rates (this machine): ${[
-      est.logSeconds != null ? `the log part with ${fmt(est.target.rows)} rows ≈ ${fmt(est.logSeconds / 60, 0)} min` : null,
-      est.configSeconds != null ? `the config part with ${fmt(est.target.ids)} ids ≈ ${fmt(est.configSeconds / 60, 0)} min` : null
-    ].filter(Boolean).join(', ') || '–'}.`,
-    ''
+    ...(report.config ? configMarkdown(report.config, p.s) : [])
   ].join('\n')
 }
 
-module.exports = { parseLookups, configCase, logSummary, estimateSeconds, modelRatios, markdown, fmt }
+module.exports = { parseLookups, configCase, logSummary, modelRatios, markdown, fmt }

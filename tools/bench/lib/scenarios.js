@@ -26,22 +26,10 @@ function random (ctx, endpoint) {
 }
 
 /**
- * Whether an open-loop job polls for sub-millisecond send times. Polling keeps one core busy
- * whenever the next request is due within ~1.5 ms (from ~1,000 req/s on: all the time); on a
- * 2-core machine that core is taken from the server. So by default only low rates poll, and
- * higher ones use timers (send times within ~1 ms, which adds at most ~1 ms to a latency, little
- * against the sweep's 10 ms knee). --precise makes every run poll.
- */
-function precise (ctx, rate) {
-  return ctx.params.precise || (rate > 0 && rate <= ctx.params.preciseMaxRate)
-}
-
-/**
  * One load job against the server (or `where`), ledgered, with its server-side view.
  * where: { target, server (a ChildProcess instead of ctx.server), noLedger }
  */
 async function run (ctx, job, where = {}) {
-  if (job.generator === 'open-loop' && job.rate > 0) job = { precise: precise(ctx, job.rate), ...job }
   const target = where.target || { host: ctx.env.address('app'), port: ctx.env.port }
   const r = await ctx.env.load(job, { target, serverPids: [(where.server || ctx.server).pid] })
   if (!where.noLedger) ctx.ledger(job.paths.endpoint, r)

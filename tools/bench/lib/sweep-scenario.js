@@ -2,12 +2,10 @@
 
 /**
  * The sweep scenario: open-loop steps at rising rates per endpoint (sweep.js decides when to
- * stop), each with the server's own view of its stalls (stalls.js): every process's event-loop
- * delay and the GC pauses over the step, beside the generator's count of slow answers.
+ * stop).
  */
 
 const { runSweep, LIMITS } = require('./sweep')
-const { scrapeStalls, stallsDelta, stallsTable, STALLS_LEGEND } = require('./stalls')
 
 /**
  * @param {object} ctx the run's context (scenarios.js)
@@ -16,12 +14,6 @@ const { scrapeStalls, stallsDelta, stallsTable, STALLS_LEGEND } = require('./sta
  */
 async function sweep (ctx, { run, random }) {
   const p = ctx.params
-  const metricsUrl = `http://${ctx.env.address('app')}:${ctx.env.port + 1}/metrics`
-  // A server without the stall families (or no admin port) leaves the columns empty.
-  const stalls = () => scrapeStalls(metricsUrl).catch((err) => {
-    ctx.log(`sweep: stalls not read: ${err.message}`)
-    return null
-  })
   const endpoints = {}
   /** @type {Record<string, any>} */
   const rows = {}
@@ -36,7 +28,6 @@ async function sweep (ctx, { run, random }) {
       await run(ctx, { generator: 'autocannon', connections: p.sweepConnections, amount, paths: random(ctx, name) })
     }
     const result = await runSweep(p.sweepRates, async (rate) => {
-      const before = await stalls()
       const r = await run(ctx, {
         generator: 'open-loop',
         rate,
@@ -44,10 +35,8 @@ async function sweep (ctx, { run, random }) {
         durationMs: p.sweepStepSeconds * 1000,
         paths: random(ctx, name)
       })
-      const after = before && (await stalls())
-      r.stalls = after ? stallsDelta(before, after) : null
       ctx.log(`sweep ${name} @ ${rate} req/s: achieved ${r.rps}, p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms, ` +
-        `errors ${r.errors}, late ${r.late}, unsent ${r.unsent}, slow ${r.slow?.count}`)
+        `errors ${r.errors}, late ${r.late}, unsent ${r.unsent}`)
       return r
     })
     endpoints[name] = result
@@ -61,13 +50,6 @@ async function sweep (ctx, { run, random }) {
       `p99 > ${LIMITS.stopP99Ms} ms or the achieved rate falls below ${LIMITS.minAchieved} × offered.`,
     limits: LIMITS,
     endpoints,
-    markdown: [
-      '### Stalls per step',
-      '',
-      STALLS_LEGEND,
-      '',
-      ...stallsTable(rows)
-    ],
     rows
   }
 }

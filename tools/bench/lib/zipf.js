@@ -124,25 +124,6 @@ function zipfGroups (n, s, exact = 10000) {
 }
 
 /**
- * The share of draws that fall on the `c` most popular ranks: what a cache holding exactly those
- * would hit (an upper bound for an LRU of c entries, which also holds ids drawn once).
- * @param {{ n: number, s: number, c: number }} spec
- * @returns {number} 0..1
- */
-function zipfTopShare ({ n, s, c }) {
-  let top = 0
-  let all = 0
-  let k = 0
-  for (const g of zipfGroups(n, s)) {
-    const inTop = Math.max(0, Math.min(g.count, c - k))
-    top += g.weight * inTop
-    all += g.weight * g.count
-    k += g.count
-  }
-  return top / all
-}
-
-/**
  * The hit ratio of an LRU of `c` entries under independent draws (Che's approximation: an id is
  * in the cache if it was drawn within the cache's characteristic time T, where the expected
  * number of distinct ids drawn within T is c). No TTL: a cache whose entries also expire hits
@@ -180,27 +161,18 @@ function probabilities (n, dist, s) {
 }
 
 /**
- * The data plane's cache with no size limit, only its TTL (lib/toggles/cache.js): an entry is
- * fresh for `ttlS` after it was read; the first request after that is served stale while the
- * entry is read again if it comes within `staleS` more, else it waits for a read (a miss).
- * Under independent draws at `rate` per second (one worker's share), an id drawn at λ per
- * second gets λ·ttl fresh hits per read, so its hit ratio is λ·ttl / (1 + λ·ttl).
- * @param {{ n: number, dist: 'uniform'|'zipf', s?: number, rate: number, ttlS: number, staleS?: number }} spec
- * @returns {{ hitRatio: number, fromMemoryRatio: number, readsPerSec: number }} fresh hits; hits
- *   and stale answers; ids read from the store per second
+ * The fresh-hit ratio of the data plane's cache with no size limit, only its TTL
+ * (lib/toggles/cache.js): an entry is fresh for `ttlS` after it was read. Under independent draws
+ * at `rate` per second (one worker's share), an id drawn at λ per second gets λ·ttl fresh hits
+ * per read, so its hit ratio is λ·ttl / (1 + λ·ttl).
+ * @param {{ n: number, dist: 'uniform'|'zipf', s?: number, rate: number, ttlS: number }} spec
+ * @returns {number} 0..1
  */
-function ttlCacheModel ({ n, dist, s = 1.1, rate, ttlS, staleS = 0 }) {
-  let hit = 0
-  let memory = 0
-  let reads = 0
-  for (const g of probabilities(n, dist, s)) {
-    const l = g.p * rate
-    const x = l * ttlS
-    hit += g.count * g.p * (x / (1 + x))
-    memory += g.count * g.p * ((x - Math.expm1(-l * staleS)) / (1 + x))
-    reads += g.count * (l / (1 + x))
-  }
-  return { hitRatio: hit, fromMemoryRatio: memory, readsPerSec: reads }
+function ttlHitRatio ({ n, dist, s = 1.1, rate, ttlS }) {
+  return probabilities(n, dist, s).reduce((hit, g) => {
+    const x = g.p * rate * ttlS
+    return hit + g.count * g.p * (x / (1 + x))
+  }, 0)
 }
 
 /**
@@ -213,4 +185,4 @@ function distinctIds ({ n, dist, s = 1.1, rate, seconds }) {
   return probabilities(n, dist, s).reduce((sum, g) => sum + g.count * -Math.expm1(-g.p * rate * seconds), 0)
 }
 
-module.exports = { createZipfSampler, rankToId, createIdDraw, zipfGroups, zipfTopShare, lruHitRatio, ttlCacheModel, distinctIds }
+module.exports = { createZipfSampler, rankToId, createIdDraw, zipfGroups, lruHitRatio, ttlHitRatio, distinctIds }

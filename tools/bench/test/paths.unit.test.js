@@ -22,21 +22,6 @@ describe('request paths', () => {
     expect(Array.from({ length: 8 }, () => idOf(next()))).toEqual(['1', '1', '2', '2', '3', '3', '1', '1'])
   })
 
-  test('mixed: tagged hits in the warm range, misses each asked once in order, absent ids', () => {
-    let i = 0
-    const seq = [0.1, 0.5, 0.85, 0.95, 0.3, 0.85]
-    const next = createPathPicker(
-      { endpoint: 'bench_mixed', kind: 'mixed', mix: { hit: 0.8, miss: 0.1, absent: 0.1 }, hitRange: 50, missFrom: 51, missTo: 100 },
-      () => seq[i++ % seq.length]
-    )
-    const got = Array.from({ length: 4 }, () => next())
-    expect(got.map((p) => p.tag)).toEqual(['hit', 'miss', 'absent', 'miss'])
-    expect(idOf(got[0])).toBe('26')
-    expect(idOf(got[1])).toBe('51')
-    expect(idOf(got[3])).toBe('52')
-    expect(idOf(got[2])).toMatch(/^absent\d+$/)
-  })
-
   test('the OFREP view: a POST of the bulk evaluation with the same ids as the JSONP view, in every kind', () => {
     let i = 0
     const seq = [0, 0.1, 0, 0.5] // (the miss-ratio draw, the id) per request

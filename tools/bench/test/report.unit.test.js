@@ -139,18 +139,16 @@ describe('markdown', () => {
           'sample3 1000 VUs': { generator: 'open-loop', offeredRate: 1000, ...step(1000, 1), late: 0 }
         }
       }
-    },
-    charts: { throughput: 't-throughput.svg' }
+    }
   }
 
-  test('seed table with ratios against sample1, the baseline and the seed; scenario sections; chart links', () => {
+  test('seed table with ratios against sample1, the baseline and the seed; scenario sections', () => {
     const md = markdownReport(report)
     expect(md).toMatch(/\| sample5 \| 6,000 \| 0.5 \| 0.4 \|/)
     expect(md).toMatch(new RegExp(`\\| sample5 .*\\| ${SEED.sample5.rps.toFixed(0)} \\| 0.007 \\|`))
     expect(md).toMatch(/\| bare node:http \(baseline\) \| 15,000 \|/)
     expect(md).toMatch(/\| sample1 \| 5,000 req\/s \| 10,000 req\/s \| p99 400 ms > 100 ms \|/)
     expect(md).toContain('## Virtual users')
-    expect(md).toContain('![throughput](t-throughput.svg)')
   })
 
   test("the machine line names HBase's heap; an uncounted log says so, and why", () => {

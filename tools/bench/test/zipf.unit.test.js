@@ -1,8 +1,6 @@
 'use strict'
 
-const {
-  createZipfSampler, rankToId, createIdDraw, zipfGroups, zipfTopShare, lruHitRatio, ttlCacheModel, distinctIds
-} = require('../lib/zipf')
+const { createZipfSampler, rankToId, createIdDraw, zipfGroups, lruHitRatio, ttlHitRatio, distinctIds } = require('../lib/zipf')
 const { createRandom } = require('../../chaos')
 
 /** k^-s / H(n, s), exactly. */
@@ -10,6 +8,19 @@ function pmf (n, s) {
   const w = Array.from({ length: n }, (_, i) => Math.pow(i + 1, -s))
   const total = w.reduce((a, b) => a + b, 0)
   return w.map((x) => x / total)
+}
+
+/** The share of draws on the `c` most popular ranks (grouped weights): an oracle for the sampler and the LRU model. */
+function zipfTopShare ({ n, s, c }) {
+  let top = 0
+  let all = 0
+  let k = 0
+  for (const g of zipfGroups(n, s)) {
+    top += g.weight * Math.max(0, Math.min(g.count, c - k))
+    all += g.weight * g.count
+    k += g.count
+  }
+  return top / all
 }
 
 test('the Zipf sampler draws ranks with probability k^-s / H(n, s)', () => {
@@ -128,21 +139,16 @@ test('the LRU model agrees with a simulated LRU under Zipf draws', () => {
   expect(hits / draws).toBeCloseTo(lruHitRatio({ n, c, dist: 'zipf', s: 1.1 }), 1)
 })
 
-test('the TTL model: one id asked λ times a second hits λT / (1 + λT); stale answers and reads follow', () => {
+test('the TTL model: one id asked λ times a second hits λT / (1 + λT)', () => {
   // one id: every draw is it, at 2 a second, fresh for 10 s: 20 hits per read
-  const one = ttlCacheModel({ n: 1, dist: 'uniform', rate: 2, ttlS: 10, staleS: 100 })
-  expect(one.hitRatio).toBeCloseTo(20 / 21, 9)
-  expect(one.fromMemoryRatio).toBeCloseTo((20 + 1 - Math.exp(-2 * 100)) / 21, 9)
-  expect(one.readsPerSec).toBeCloseTo(2 / 21, 9)
-  // no stale window: what is not a fresh hit waits for a read
-  const noStale = ttlCacheModel({ n: 1000, dist: 'zipf', rate: 100, ttlS: 30 })
-  expect(noStale.fromMemoryRatio).toBeCloseTo(noStale.hitRatio, 9)
-  // lookups = hits + reads (every non-hit reads once)
-  expect(noStale.readsPerSec / 100).toBeCloseTo(1 - noStale.hitRatio, 9)
+  expect(ttlHitRatio({ n: 1, dist: 'uniform', rate: 2, ttlS: 10 })).toBeCloseTo(20 / 21, 9)
+  // two ids of weights 2/3 and 1/3 (Zipf s = 1) at 3 a second: 2 and 1 a second each
+  expect(ttlHitRatio({ n: 2, dist: 'zipf', s: 1, rate: 3, ttlS: 10 })).toBeCloseTo((2 / 3) * (20 / 21) + (1 / 3) * (10 / 11), 9)
   // a longer TTL hits more; a skew hits more than uniform draws
-  expect(ttlCacheModel({ n: 1e5, dist: 'zipf', rate: 500, ttlS: 120 }).hitRatio)
-    .toBeGreaterThan(ttlCacheModel({ n: 1e5, dist: 'zipf', rate: 500, ttlS: 30 }).hitRatio)
-  expect(ttlCacheModel({ n: 1e5, dist: 'uniform', rate: 500, ttlS: 30 }).hitRatio).toBeCloseTo(0.15 / 1.15, 9)
+  const zipf30 = ttlHitRatio({ n: 1e5, dist: 'zipf', rate: 500, ttlS: 30 })
+  expect(ttlHitRatio({ n: 1e5, dist: 'zipf', rate: 500, ttlS: 120 })).toBeGreaterThan(zipf30)
+  expect(ttlHitRatio({ n: 1e5, dist: 'uniform', rate: 500, ttlS: 30 })).toBeCloseTo(0.15 / 1.15, 9)
+  expect(zipf30).toBeGreaterThan(0.15 / 1.15)
 })
 
 test('distinct ids in a window: all of a few hot ids, about the draws when the set is huge', () => {
