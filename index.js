@@ -60,7 +60,7 @@ const tables = once(() => {
 
 const log = once(() => {
   const { accessEntry, eventEntry, serializeEntry } = require('./logging/access-entry')
-  const { countLines } = require('./logging/file-sink')
+  const { countLines } = require('./logging/count-lines')
   const { createHBaseSink } = require('./logging/hbase-sink')
   const { createLogQuery } = require('./logging/query')
   const { eraseId } = require('./logging/erase')

@@ -92,7 +92,9 @@ const SINK_DEFAULTS = {
     rotateSize: '100m',
     rotateFrequency: /** @type {'daily'|'hourly'|number} */ ('daily'),
     keepFiles: 14,
-    maxPendingLines: 50000
+    maxPendingLines: 50000,
+    // what a crash keeps of an answered entry (docs/access-log.md, "Durability"): memory, process, host
+    durability: /** @type {'memory'|'process'|'host'} */ ('process')
   },
   // rollups: exact per-minute counts of the log, kept in rollupTable (logging/rollup/); one
   // rollup table serves every log table. retention / rollupRetention: the HBase TTL of the log's
@@ -336,8 +338,12 @@ function deepFreeze (value) {
   return value
 }
 
+/** What a crash keeps of an answered entry, per sink (docs/access-log.md, "Durability"). */
+const DURABILITIES = /** @type {const} */ (['memory', 'process', 'host'])
+
 module.exports = deepFreeze({
   DEFAULTS,
+  DURABILITIES,
   ENDPOINT_DEFAULTS,
   LRU_CACHE_DEFAULTS,
   CORS_DEFAULTS,

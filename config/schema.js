@@ -11,6 +11,7 @@
 const { safeNamePattern } = require('../lib/names')
 const { DURATION_PATTERN, DURATION_HELP } = require('./duration')
 const { SIZE_PATTERN } = require('./size')
+const { DURABILITIES } = require('./defaults')
 
 const NAME_PATTERN = safeNamePattern(64) // endpoint and sink names
 const TABLE_PATTERN = '^([A-Za-z0-9_-]+:)?[A-Za-z0-9_][A-Za-z0-9_.-]*$'
@@ -53,6 +54,7 @@ const fileSink = closed({
   },
   keepFiles: int(1, 10000),
   maxPendingLines: int(1),
+  durability: { enum: [...DURABILITIES] },
   privacy
 })
 
@@ -71,7 +73,7 @@ const hbaseSinkKeys = {
   journalMaxSize: str({ pattern: SIZE_PATTERN, description: 'a size like 2g (k, m or g), or 0 for none' }),
   journalDir: str(),
   overload: { enum: ['spill', 'shed'] },
-  durability: { enum: ['memory', 'process', 'host'] },
+  durability: { enum: [...DURABILITIES] },
   // the older spelling of durability (true: process, false: memory); load.js turns it into that
   durable: { type: 'boolean', description: 'true or false' },
   retryMaxMs: int(0),

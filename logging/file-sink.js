@@ -6,7 +6,7 @@ const { serializeEntry } = require('./access-entry')
 const { createRollWriter } = require('./file-writer')
 const { DiskBuffer } = require('./disk-buffer')
 const { createFileHistory } = require('./file-history')
-const { SINK_DEFAULTS, SINK_INTERNALS } = require('../config/defaults')
+const { SINK_DEFAULTS, SINK_INTERNALS, DURABILITIES } = require('../config/defaults')
 const { ERRORS } = require('../lib/errors')
 const { isSafeName } = require('../lib/names')
 const { settleBy, TIMED_OUT } = require('../lib/deadline')
@@ -14,7 +14,10 @@ const { settleBy, TIMED_OUT } = require('../lib/deadline')
 const DEFAULTS = Object.freeze({
   ...SINK_DEFAULTS.file,
   ...SINK_INTERNALS.file,
-  createWriter: createRollWriter
+  createWriter: createRollWriter,
+  // The process's group commit (group-commit.js): in a durable mode, the lines of one turn are
+  // written together, before the turn's answers go out. Without one, each on its own.
+  groupCommit: /** @type {import('./group-commit').GroupCommit|null} */ (null)
 })
 // Date part of rotated names, so a restart never appends to an older period's file.
 /** @type {Record<string, string>} by rotateFrequency */
@@ -24,10 +27,13 @@ const DATE_FORMATS = { daily: 'yyyy-MM-dd', hourly: 'yyyy-MM-dd-HH' }
  * The file access-log sink: one JSON line per entry, written by pino-roll (sonic-boom) with
  * size and time rotation.
  *
- * The request thread only serializes the entry and pushes the line onto an array. Every
- * `batchMs` (or at `maxBatchLines`) the lines are joined and handed to pino's destination in
- * one write, to pino-roll's asynchronous sonic-boom in this process (the write(2) runs on
- * libuv's pool, one at a time).
+ * The request thread only serializes the entry and pushes the line onto an array. In durability
+ * 'process' (the default) and 'host', the lines of one event-loop turn are joined and written in
+ * one write(2) at the end of the turn, before their answers go out (group-commit.js), by a
+ * synchronous sonic-boom ('host' adds an fsync). In 'memory', every `batchMs` (or at
+ * `maxBatchLines`) the lines are joined and handed to an asynchronous sonic-boom in this process
+ * (the write(2) runs on libuv's pool, one at a time): the lines of those milliseconds die with a
+ * killed process.
  *
  * Batching is what matters: thread-stream and sonic-boom both pay per write call. The
  * in-process destination costs the cores the cluster workers need less than a worker thread,
@@ -59,6 +65,10 @@ const DATE_FORMATS = { daily: 'yyyy-MM-dd', hourly: 'yyyy-MM-dd-HH' }
  * @param {number} [options.maxPendingLines] lines not yet written that may wait in memory
  * @param {number} [options.retryMs] wait before trying a refused write again
  * @param {typeof createRollWriter} [options.createWriter] the destination (tests inject failures)
+ * @param {'memory'|'process'|'host'} [options.durability] process (the default): each turn's lines
+ *   are written (write(2), on this thread) before their answers go out, so a crash of the process
+ *   loses none; host adds an fsync per write; memory batches them for batchMs on libuv's pool
+ * @param {import('./group-commit').GroupCommit|null} [options.groupCommit]
  * @param {{ warn: Function, error?: Function, info?: Function }} [options.logger]
  */
 function createFileSink (options) {
@@ -75,6 +85,10 @@ function createFileSink (options) {
   if (!Number.isInteger(opts.maxPendingLines) || opts.maxPendingLines < 1) {
     throw new ERRORS.INVALID_OPTION('file sink: maxPendingLines must be an integer >= 1')
   }
+  if (!DURABILITIES.includes(opts.durability)) {
+    throw new ERRORS.INVALID_OPTION(`file sink: durability must be one of ${DURABILITIES.join(', ')}`)
+  }
+  const durable = opts.durability !== 'memory'
   const { base, extension } = baseName(opts.path, opts.workerTag)
   const writer = opts.createWriter({
     file: base,
@@ -84,7 +98,9 @@ function createFileSink (options) {
     dateFormat: DATE_FORMATS[opts.rotateFrequency] ||
       (typeof opts.rotateFrequency === 'number' ? 'yyyy-MM-dd-HHmmss' : undefined),
     limit: { count: opts.keepFiles, removeOtherLogFiles: true },
-    mkdir: true
+    mkdir: true,
+    sync: durable,
+    fsync: opts.durability === 'host'
   })
 
   const history = createFileHistory({
@@ -177,6 +193,9 @@ function createFileSink (options) {
     writer.write(chunk, lines)
   }
 
+  /** The group commit's Committer: this turn's lines in one write(2), before their answers. */
+  const committer = { commit: handOver }
+
   function waitForOpen () {
     if (waitingForOpen) return
     waitingForOpen = true
@@ -218,6 +237,12 @@ function createFileSink (options) {
       return
     }
     batch.push(line)
+    if (durable) {
+      // Written with the rest of this turn's lines, before their answers; else now.
+      if (opts.groupCommit) opts.groupCommit.enlist(committer)
+      else handOver()
+      return
+    }
     if (batch.length === opts.maxBatchLines) {
       if (batchTimer) clearTimeout(batchTimer)
       batchTimer = setTimeout(handOver, 0)
@@ -273,7 +298,7 @@ function createFileSink (options) {
    * accepted == written + pending + shed. pending: in memory, at most maxPendingLines.
    * @returns {{ accepted: number, written: number, pending: number, shed: number,
    *   shedBy: Record<string, number>, writeFailing: string|null, errors: number,
-   *   rejectedAfterClose: number, lastError: string|null,
+   *   rejectedAfterClose: number, lastError: string|null, durability: string,
    *   history: ReturnType<ReturnType<typeof createFileHistory>['stats']> }}
    */
   function stats () {
@@ -289,6 +314,7 @@ function createFileSink (options) {
       errors,
       rejectedAfterClose,
       lastError,
+      durability: opts.durability,
       history: history.stats()
     }
   }
@@ -298,7 +324,7 @@ function createFileSink (options) {
     return sinkFiles(base, extension)
   }
 
-  return { type: /** @type {'file'} */ ('file'), base, write, flush, close, stats, files }
+  return { type: /** @type {'file'} */ ('file'), base, durable, write, flush, close, stats, files }
 }
 
 /** @param {string} filePath @param {string|null} [workerTag] */
@@ -328,56 +354,4 @@ function sinkFiles (base, extension) {
     .sort((a, b) => fs.statSync(a).mtimeMs - fs.statSync(b).mtimeMs)
 }
 
-/**
- * Counts entries (lines) in log files: every regular file of a directory, one file, or a list
- * of files. Symlinks are skipped so a `current.log` link never counts twice. A last line
- * without its newline (a crash mid-write) still counts.
- * @param {string|string[]} dirOrFiles
- * @returns {number}
- */
-function countLines (dirOrFiles) {
-  let files
-  if (Array.isArray(dirOrFiles)) {
-    files = dirOrFiles
-  } else {
-    let st
-    try {
-      st = fs.lstatSync(dirOrFiles)
-    } catch (caught) {
-      const err = /** @type {NodeJS.ErrnoException} */ (caught)
-      if (err.code === 'ENOENT') return 0
-      throw err
-    }
-    files = st.isDirectory() ? fs.readdirSync(dirOrFiles).map((n) => path.join(dirOrFiles, n)) : [dirOrFiles]
-  }
-  let total = 0
-  const buf = Buffer.allocUnsafe(1 << 20)
-  for (const file of files) {
-    let st
-    try {
-      st = fs.lstatSync(file)
-    } catch (caught) {
-      const err = /** @type {NodeJS.ErrnoException} */ (caught)
-      if (err.code === 'ENOENT') continue // rotated away meanwhile
-      throw err
-    }
-    if (!st.isFile() || st.size === 0) continue
-    const fd = fs.openSync(file, 'r')
-    try {
-      let last = 0x0a
-      for (;;) {
-        const n = fs.readSync(fd, buf, 0, buf.length, null)
-        if (n === 0) break
-        const chunk = n === buf.length ? buf : buf.subarray(0, n)
-        for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) total++
-        last = chunk[n - 1]
-      }
-      if (last !== 0x0a) total++
-    } finally {
-      fs.closeSync(fd)
-    }
-  }
-  return total
-}
-
-module.exports = { createFileSink, countLines, DEFAULTS }
+module.exports = { createFileSink, DEFAULTS }

@@ -13,15 +13,17 @@ const EXIT_MARGIN_BYTES = 64 * 1024
  */
 
 /**
- * The file sink's destination: pino-roll in this thread, an asynchronous sonic-boom writing on
- * libuv's pool, with size and time rotation. It keeps the books the sink needs: how many of
- * the lines handed over are confirmed written (sonic-boom reports written bytes).
+ * The file sink's destination: pino-roll in this thread, a sonic-boom with size and time
+ * rotation, writing on libuv's pool, or with `sync` (a durability that needs the lines in the
+ * kernel before the answers go out) on the caller's stack. It keeps the books the sink needs: how
+ * many of the lines handed over are confirmed written (sonic-boom reports written bytes).
  *
  * A write that fails (a full disk) leaves sonic-boom holding the unwritten bytes; retry() tries
  * them again (and re-opens the file set if pino-roll could not open it at all). The caller
  * stops handing over lines meanwhile, so what waits here is bounded by what it handed before.
  *
- * @param {{ file: string } & Record<string, unknown>} rollOptions pino-roll's options
+ * @param {{ file: string, sync: boolean, fsync?: boolean } & Record<string, unknown>} rollOptions pino-roll's
+ *   options (sonic-boom's: sync, fsync)
  */
 function createRollWriter (rollOptions) {
   /** @type {Array<(err: Error) => void>} */
@@ -53,7 +55,8 @@ function createRollWriter (rollOptions) {
     setupError = null
     // minLength > 0 makes sonic-boom's flush(cb) wait for in-flight writes (with 0 it calls
     // back at once); the sink already hands over whole batches, so 1 byte is enough.
-    opening = require(PINO_ROLL)({ ...rollOptions, sync: false, minLength: 1 }).then((/** @type {RollDest} */ d) => {
+    // sync (durability process, host): each write(2) happens in write(), on the caller's stack.
+    opening = require(PINO_ROLL)({ ...rollOptions, minLength: 1 }).then((/** @type {RollDest} */ d) => {
       dest = d
       d.on('error', emitError)
       // After a rotation, pino-roll deletes the files past its limit and says so.

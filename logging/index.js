@@ -23,7 +23,7 @@ const RIDE_INTERVALS = 2
 /**
  * One sink's settings (config/schema.js, `sinks`), as createSinks() reads them.
  * @typedef {{ type: 'file', path: string, rotateSize?: string|number, rotateFrequency?: 'daily'|'hourly'|number,
- *   keepFiles?: number, maxPendingLines?: number }} FileSinkSettings
+ *   keepFiles?: number, maxPendingLines?: number, durability?: 'memory'|'process'|'host' }} FileSinkSettings
  * @typedef {{ type: 'hbase', table: string, journalDir?: string, rollups?: boolean, rollupTable?: string,
  *   privacy?: unknown, retention?: unknown, rollupRetention?: unknown, flushIntervalMs?: number }
  *   & Record<string, unknown>} HBaseSinkSettings the rest go to createHBaseSink() as they are
@@ -66,6 +66,8 @@ function createSinks (sinkSettings, { client, stateDir, writerId, workerTag, log
           rotateFrequency: spec.rotateFrequency,
           keepFiles: spec.keepFiles,
           ...(spec.maxPendingLines ? { maxPendingLines: spec.maxPendingLines } : {}),
+          ...(spec.durability ? { durability: spec.durability } : {}),
+          ...(groupCommit ? { groupCommit } : {}),
           workerTag,
           logger: sinkLogger
         }))

@@ -1,12 +1,9 @@
 'use strict'
 
-const { SINK_DEFAULTS, SINK_INTERNALS } = require('../../config/defaults')
+const { SINK_DEFAULTS, SINK_INTERNALS, DURABILITIES } = require('../../config/defaults')
 const { ERRORS } = require('../../lib/errors')
 const { isSafeName } = require('../../lib/names')
 const { sizeBytes } = require('../../config/size')
-
-/** What a crash keeps of an answered entry: see docs/access-log.md, "Durability". */
-const DURABILITIES = Object.freeze(/** @type {const} */ (['memory', 'process', 'host']))
 
 /**
  * The HBase sink's options. What a user sets (buckets, batchSize, flushIntervalMs, maxQueue,
@@ -94,4 +91,4 @@ function resolveSinkOptions (options) {
   return Object.freeze(o)
 }
 
-module.exports = { DEFAULTS, DURABILITIES, resolveSinkOptions }
+module.exports = { DEFAULTS, resolveSinkOptions }

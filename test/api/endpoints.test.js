@@ -7,7 +7,7 @@ const path = require('node:path')
 const { startBeacon, request } = require('../support/beacon')
 const { sampleConfig } = require('../../tools/dev-hbase')
 const { serializeConfig } = require('../../lib/toggles/script-json')
-const { countLines } = require('../../logging/file-sink')
+const { countLines } = require('../../logging/count-lines')
 
 const FIXED = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'config', 'fixed', 'sample1.json'), 'utf8'))
 const CB = 'EXAMPLE.process'

@@ -6,7 +6,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const http = require('node:http')
 const { startBeacon, request } = require('../support/beacon')
-const { countLines } = require('../../logging/file-sink')
+const { countLines } = require('../../logging/count-lines')
 
 const CB = 'cb'
 

@@ -75,6 +75,7 @@ describe('defaults', () => {
         rotateFrequency: 'daily',
         keepFiles: 14,
         maxPendingLines: 50000,
+        durability: 'process',
         privacy: { ip: 'full', userAgent: 'full', honorOptOut: false }
       },
       hbase: {
@@ -247,6 +248,7 @@ describe('settings file', () => {
       rotateFrequency: 'daily',
       keepFiles: 14,
       maxPendingLines: 50000,
+      durability: 'process',
       privacy: { ip: 'full', userAgent: 'full', honorOptOut: false }
     })
     expect(settings.logSinks.hbase.journalDir).toBe(path.join(stateDir, 'journal'))

@@ -22,7 +22,7 @@ const { until } = require('../support/until')
 const { monitorLoopStalls } = require('../support/loop-stall')
 const { CAN_MOUNT, mountTmpfs, unmount, unmountAllUnder, fillDisk } = require('../support/tmpfs')
 const { createHBaseClient } = require('@beacon/hbase-client')
-const { countLines } = require('../../logging/file-sink')
+const { countLines } = require('../../logging/count-lines')
 const { expectIdle, recordAudit } = require('../support/loss-audit')
 const { watchSinks, scrape, readyz, p99 } = require('../support/sink-watch')
 

@@ -3,7 +3,8 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { createFileSink, countLines } = require('../../logging/file-sink')
+const { createFileSink } = require('../../logging/file-sink')
+const { countLines } = require('../../logging/count-lines')
 const { accessEntry } = require('../../logging/access-entry')
 
 const dirs = []

@@ -6,7 +6,7 @@ const path = require('node:path')
 const { testClient, uniqueTable } = require('../support/hbase')
 const { ACCESS_LOG_FAMILY } = require('../../logging/access-log-layout')
 const { createSinks } = require('../../logging')
-const { countLines } = require('../../logging/file-sink')
+const { countLines } = require('../../logging/count-lines')
 const { accessEntry } = require('../../logging/access-entry')
 
 let client
