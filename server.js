@@ -184,7 +184,7 @@ async function runPrimary (settings, logger, admin) {
     const codes = await Promise.all(exited)
     clearTimeout(killTimer)
     // A killed worker's write-ahead logs are files, counted below; what a memory-only sink held is not.
-    const volatile = Object.values(settings.logSinks).some((s) => s.type === 'file' || s.durability === 'memory')
+    const volatile = Object.values(settings.logSinks).some((s) => s.durability === 'memory')
     if (codes.includes(EXIT_LOST_IN_MEMORY) || (killed > 0 && volatile)) {
       logger.error({ killed, volatileSinks: volatile },
         'access-log entries held in memory only were lost at this stop (the workers\' logs say how many, when they could count)')

@@ -7,7 +7,7 @@
 //    and /metrics say what is happening; every entry is written, on disk, in memory within the
 //    configured bound or counted as shed (reason disk_full), at every sample; when HBase and
 //    the space return the backlog drains by itself, and rows / lines match exactly;
-// 2. HBase up (durable mode on) while the file log's disk is full: the file sink's losses are
+// 2. HBase up (durability process) while the file log's disk is full: the file sink's losses are
 //    visible and counted, nothing else is lost.
 // Both mount tmpfs file systems, which needs root; without it they are skipped, and say so. Rows
 // are counted only after the loss audit: the running beacon's sink idle on /metrics. Torn and
@@ -309,7 +309,7 @@ function pick (s) {
   return Object.fromEntries(keys.filter((k) => k in s).map((k) => [k, s[k]]))
 }
 
-needsRoot('HBase up, the file log\'s disk full (durable mode on): the file sink\'s losses are visible and counted, the event loop runs, ' +
+needsRoot('HBase up, the file log\'s disk full (durability process): the file sink\'s losses are visible and counted, the event loop runs, ' +
   'nothing else is lost', async () => {
   const rig = await fullDiskRig('file-full', 256 * 1024, { durable: true })
   const { stateDir, app, loop, counter, load, watch, filler } = rig
@@ -321,11 +321,13 @@ needsRoot('HBase up, the file log\'s disk full (durable mode on): the file sink\
     const during = await readyz(app)
     expect(during.status).toBe(503)
     expect(during.checks['accessLog.file']).toMatch(/^file log cannot be written: ENOSPC \(\d+ entries in memory, \d+ shed\)$/)
-    expect(during.checks['accessLog.hbase']).toBe('ok')
+    // The HBase log's write-ahead log shares the disk: when a write of it found no room just now,
+    // /readyz says so too (its entries still go to HBase, only not crash-proof meanwhile).
+    expect(during.checks['accessLog.hbase']).toMatch(
+      /^(ok|write-ahead log cannot be written: ENOSPC \(\d+ entries answered without it; a crash would lose those in memory\))$/)
     const m = await scrape(app)
     expect(m('beacon_access_log_shed_total{sink="file",reason="disk_full"}')).toBeGreaterThan(0)
     expect(m('beacon_access_log_write_failing{sink="file"}')).toBe(1)
-    expect(m('beacon_access_log_write_failing{sink="hbase"}')).toBe(0)
     const walFailures = hs.stats().walFailures
 
     fs.rmSync(filler)

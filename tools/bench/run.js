@@ -98,21 +98,24 @@ async function checkCompleteness (endpoints, ledger, names, settings, client) {
  */
 async function runSharedScenarios (params, list, report, { stamp, stateDir }) {
   const accessLogTable = `beacon_bench_access_log_${stamp.replace(/-/g, '').replace('T', '_')}_${process.pid}`
-  const durableTable = `${accessLogTable}_durable`
   const noRollupTable = `${accessLogTable}_norollup`
-  // Endpoints declared for the bench only: sample5 with the access-log sink in durable mode
-  // (write-ahead log before each answer), on a table of its own so its completeness is counted
-  // apart: the cost of durability.
+  // Endpoints declared for the bench only: sample5 with its access-log sink in each other
+  // durability (the cost of each guarantee), and without rollups (the cpu scenario's
+  // sample5_norollup: what rollups cost), each sink on a table of its own.
+  const durabilities = Object.entries(scenarios.DURABILITY_ENDPOINTS)
+  const durabilityTables = durabilities.map(([, durability]) => `${accessLogTable}_${durability}`)
+  const tables = [accessLogTable, noRollupTable, ...durabilityTables]
+  const sample5Like = (/** @type {string} */ sink) => ({ source: 'hbase', cache: 'lru', accessLog: [sink], cacheControl: 'no-cache' })
   const configFile = path.join(stateDir, 'bench-config.json')
   fs.writeFileSync(configFile, JSON.stringify({
     logSinks: {
-      [scenarios.DURABLE_SINK]: { type: 'hbase', table: durableTable, durable: true },
-      // sample5's sink without rollups (the cpu scenario's sample5_norollup): what rollups cost.
-      [scenarios.NO_ROLLUP_SINK]: { type: 'hbase', table: noRollupTable, rollups: false }
+      [scenarios.NO_ROLLUP_SINK]: { type: 'hbase', table: noRollupTable, rollups: false },
+      ...Object.fromEntries(durabilities.map(([, durability], i) =>
+        [`hbase_${durability}`, { type: 'hbase', table: durabilityTables[i], durability }]))
     },
     endpoints: {
-      [scenarios.DURABLE_ENDPOINT]: { source: 'hbase', cache: 'lru', accessLog: [scenarios.DURABLE_SINK], cacheControl: 'no-cache' },
-      [scenarios.NO_ROLLUP_ENDPOINT]: { source: 'hbase', cache: 'lru', accessLog: [scenarios.NO_ROLLUP_SINK], cacheControl: 'no-cache' }
+      [scenarios.NO_ROLLUP_ENDPOINT]: sample5Like(scenarios.NO_ROLLUP_SINK),
+      ...Object.fromEntries(durabilities.map(([name, durability]) => [name, sample5Like(`hbase_${durability}`)]))
     }
   }))
 
@@ -138,9 +141,7 @@ async function runSharedScenarios (params, list, report, { stamp, stateDir }) {
   report.machine = describeMachine({ hbaseVersion: env.hbaseOptions.version, ...env.describe() })
   const ledger = {}
   try {
-    for (const table of [accessLogTable, durableTable, noRollupTable]) {
-      await client.admin.createTable(table, { families: ['l'], splits: accessLogSplitKeys() })
-    }
+    for (const table of tables) await client.admin.createTable(table, { families: ['l'], splits: accessLogSplitKeys() })
     const settings = loadSettings({ env: { ...process.env, ...env.serverEnv } })
     log(`warming HBase for ${params.hbaseWarmupSeconds} s…`)
     log(`HBase warm-up: ${await warmHBase(client, settings.hbase.configTable, params.hbaseWarmupSeconds, params.idRange)} reads`)
@@ -182,7 +183,7 @@ async function runSharedScenarios (params, list, report, { stamp, stateDir }) {
     for (const signal of SIGNALS) process.removeListener(signal, onSignal)
     // The tables go first: closing the environment stops an HBase the bench started (then each
     // delete would wait out the admin timeout, 2 minutes).
-    for (const table of [accessLogTable, durableTable, noRollupTable]) await client.admin.deleteTable(table).catch(() => {})
+    for (const table of tables) await client.admin.deleteTable(table).catch(() => {})
     await client.close()
     await env.close()
   }

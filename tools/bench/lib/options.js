@@ -13,7 +13,7 @@ const USAGE = `npm run bench -- [--quick] [--out FILE.json] [--label NAME] [--sc
   [--endpoints a,b] [--port 4100] [--workers N]
   seed:        [--connections 100] [--duration 30] [--runs 3] [--warmup 10] [--miss-ratio 0] [--id-range 10000] [--hbase-warmup 45]
   cpu:         [--cpu-rate 1000] [--cpu-runs 5] [--cpu-duration 6] [--cpu-endpoints a,b]   ` +
-  `(CPU µs per request; quick: 2 runs of 2 s, no sample5_durable)
+  `(CPU µs per request; quick: 2 runs of 2 s, no sample5_memory or sample5_host)
   sweep:       [--sweep-rates 1000,2000,...] [--sweep-step 10] [--sweep-endpoints a,b] [--sweep-connections 100]`
 
 const STRING_OPTIONS = ['out', 'label', 'scenario', 'endpoints', 'port', 'workers', 'connections', 'duration', 'runs', 'warmup',
@@ -83,7 +83,7 @@ function parseOptions (argv) {
     cpuSeconds: number('cpu-duration', 6, 2, 1),
     cpuEndpoints: names(
       'cpu-endpoints',
-      a.endpoints || 'sample1,sample2,sample3,sample4,sample5,sample5_norollup,sample5_durable',
+      a.endpoints || 'sample1,sample2,sample3,sample4,sample5,sample5_norollup,sample5_memory,sample5_host',
       a.endpoints || 'sample1,sample2,sample3,sample4,sample5'
     ),
     // sweep

@@ -159,10 +159,10 @@ function markdownReport (report, { lead = [], skip = [] } = {}) {
       'lost = 2xx responses (all scenarios of this run) minus access-log entries found afterwards (file lines for file sinks, HBase rows ' +
         'for HBase sinks).',
       ...(report.completenessError ? [`The entries were not counted (lost: n/a): ${report.completenessError}.`] : []),
-      ...(report.endpoints.sample5_durable
-        ? ['sample5_durable = sample5 with its HBase access log in durable mode (BEACON_ACCESS_LOG_DURABLE: a synchronous ' +
-            'write-ahead log before each answer, so a killed worker loses nothing it answered); its gap to sample5 is the price of ' +
-            'that guarantee.']
+      ...(report.endpoints.sample5_memory || report.endpoints.sample5_host
+        ? ['sample5 has the default durability, process (each turn\'s entries in a write-ahead log, one write(2), before their ' +
+            'answers: a killed worker loses nothing it answered); sample5_memory keeps entries in memory only (a killed worker loses ' +
+            'what it held), sample5_host adds an fdatasync per group (a power loss loses nothing either): the gaps are the prices.']
         : []),
       '',
       '### Server-side view (the reported runs)',
