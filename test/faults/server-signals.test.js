@@ -118,17 +118,15 @@ test('worker SIGKILL under load, default durability: replaced, nothing it answer
         return pids.find((pid) => busy.includes(pid)) ?? pids[0]
       })
       const okBefore = load.answers.sample5.ok + load.answers.sample4.ok
-      // The replacement claims the dead worker's files when its sink starts.
-      let claimedFromWal = NaN
-      const deadline = Date.now() + 30000
-      while (!(claimedFromWal > 0) && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 500))
-        claimedFromWal = await scrape('beacon_access_log_entries_total', 'sink="hbase",state="claimedFromWal"').catch(() => NaN)
-      }
-      expect(claimedFromWal).toBeGreaterThan(0)
-      const after = workerPids(server.pid)
-      expect(after).toHaveLength(2)
-      expect(after).not.toContain(killed)
+      // The replacement claims the dead worker's files when its sink starts. A WAL holds only
+      // entries not yet in HBase (an idle one has no file), so a kill may leave none to claim:
+      // what is claimed is reported; the rows below are the property.
+      await until('the replacement worker', () => {
+        const pids = workerPids(server.pid)
+        return pids.length === 2 && !pids.includes(killed)
+      }, 30000)
+      await new Promise((resolve) => setTimeout(resolve, 3000))
+      const claimedFromWal = await scrape('beacon_access_log_entries_total', 'sink="hbase",state="claimedFromWal"').catch(() => NaN)
       expect(load.answers.sample5.ok + load.answers.sample4.ok).toBeGreaterThan(okBefore + 100)
 
       // SIGTERM the primary under load: it drains and exits 0 within its deadline.
