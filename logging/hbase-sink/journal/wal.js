@@ -143,7 +143,7 @@ function createWal (options) {
     segment.stagedBytes += record.length
     segment.lines++
     segment.pending++
-    if (!staging.includes(segment)) staging.push(segment)
+    if (segment.staged.length === 1) staging.push(segment) // its first record since the last commit
     if (segment.lines >= opts.segmentLines) retire(segment)
     return segment
   }

@@ -25,7 +25,8 @@ describe('bench options', () => {
     expect(p.cpuEndpoints).toEqual(['sample1', 'sample5'])
   })
 
-  test('cpu: in full and quick runs, right after seed; 5 rounds of 6 s at 1,000 req/s (2 of 2 s quick, without sample5_memory or sample5_host)', () => {
+  test('cpu: in full and quick runs, right after seed; 5 rounds of 6 s at 1,000 req/s ' +
+    '(2 of 2 s quick, without sample5_memory or sample5_host)', () => {
     expect(SCENARIOS.slice(0, 2)).toEqual(['seed', 'cpu'])
     expect(parseOptions([])).toMatchObject({
       cpuRate: 1000,
