@@ -6,7 +6,8 @@
  * throughput on a machine whose cores the generator, the server and HBase share.
  *
  * Per target two load shapes: a fixed open-loop rate below every endpoint's knee (the generator's
- * share is then the same for all), and saturation (closed loop, autocannon, like the seed runs);
+ * share is then the same for all), and saturation (closed loop: autocannon like the seed runs, or wrk with
+ * --cpu-generator wrk, tools/bench/lib/wrk.js);
  * and two id sets: 1..idRange at random (the seed runs) and the seed's own id=1. Rounds: each
  * round measures every case once, so what drifts meanwhile (other users of the cores) touches
  * all cases alike and ratios are paired per round. The math is in cpu-report.js.
@@ -73,7 +74,7 @@ async function cpu (ctx, run) {
   const rateLabel = `@ ${p.cpuRate.toLocaleString('en-US')} req/s`
   const shapes = [
     { shape: 'rate', label: rateLabel, job: { generator: 'open-loop', rate: p.cpuRate } },
-    { shape: 'saturation', label: 'closed loop', job: { generator: 'autocannon' } }
+    { shape: 'saturation', label: 'closed loop', job: { generator: p.cpuGenerator } }
   ]
   const idSets = [{ ids: 'range', label: `ids 1..${p.idRange}`, idRange: p.idRange }, { ids: 'one', label: 'id=1', idRange: 1 }]
   /** @type {(endpoint: string, idRange: number, view?: 'jsonp'|'ofrep') => import('./paths').PathSpec} */
@@ -218,7 +219,7 @@ async function cpu (ctx, run) {
           await run(
             ctx,
             {
-              generator: 'autocannon',
+              generator: p.cpuGenerator,
               connections: p.connections,
               durationMs: p.warmupSeconds * 1000,
               paths: paths(endpointOf(target), p.idRange, view)
@@ -257,7 +258,8 @@ async function cpu (ctx, run) {
     description: `${p.cpuRuns} round(s); a round first samples the idle processes for ${p.cpuSeconds} s, then measures every case once ` +
       `for ${p.cpuSeconds} s (each round starting one target further on), so drift meets every case alike, and ratios are paired per ` +
       `round. Cells: median (min–max) over the rounds. Load: open loop at ${p.cpuRate.toLocaleString('en-US')} req/s (below every ` +
-      'endpoint\'s knee, so the generator\'s share is the same for all), and closed loop (autocannon, like the seed runs), both on ' +
+      'endpoint\'s knee, so the generator\'s share is the same for all), and closed loop ' +
+      `(${p.cpuGenerator === 'wrk' ? 'wrk, 2 threads' : 'autocannon, like the seed runs'}), both on ` +
       `${p.connections} keep-alive connections; ids 1..${p.idRange} at random as in the seed runs, or the seed's own id=1. Cached ` +
       'endpoints are swept over all ids (every worker) right before their runs of each round, so these are cache hits (an entry past its ' +
       `TTL costs a refresh read besides). app = every process and thread of the server cluster, ${p.workers} worker(s) (or of the bare ` +

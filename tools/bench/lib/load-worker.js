@@ -7,12 +7,13 @@
  *   node tools/bench/lib/load-worker.js '<job JSON>'
  *
  * Prints one JSON line with the run's summary (same fields for both generators) and exits.
- * Job: { generator: 'autocannon'|'open-loop', host, port, paths: PathSpec, connections,
- *   durationMs | amount (autocannon only), rate (open-loop), timeoutMs }
+ * Job: { generator: 'autocannon'|'wrk'|'open-loop', host, port, paths: PathSpec, connections,
+ *   durationMs | amount (autocannon only), rate (open-loop), threads (wrk), timeoutMs }
  */
 
 const autocannon = require('autocannon')
 const { runOpenLoop } = require('./open-loop')
+const { runWrk } = require('./wrk')
 const { createPathPicker } = require('./paths')
 const { summarizeRun } = require('./report')
 const { jsonJobMain } = require('./processes')
@@ -45,6 +46,9 @@ async function runJob (job) {
       onAnswer: (request, { status }) => { if (status) statusCounts[status] = (statusCounts[status] || 0) + 1 }
     })
     return { generator: 'open-loop', ...result, statusCounts, generatorCpuUs: generatorCpuUs() }
+  }
+  if (job.generator === 'wrk') {
+    return runWrk({ ...job, next })
   }
   if (job.generator === 'autocannon') {
     const limit = job.amount ? { amount: job.amount } : { duration: job.durationMs / 1000 }

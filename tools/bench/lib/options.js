@@ -12,13 +12,15 @@ const { SCENARIOS } = require('./scenarios')
 const USAGE = `npm run bench -- [--quick] [--out FILE.json] [--label NAME] [--scenario all|${SCENARIOS.join(',')}]
   [--endpoints a,b] [--port 4100] [--workers N]
   seed:        [--connections 100] [--duration 30] [--runs 3] [--warmup 10] [--miss-ratio 0] [--id-range 10000] [--hbase-warmup 45]
-  cpu:         [--cpu-rate 1000] [--cpu-runs 5] [--cpu-duration 6] [--cpu-endpoints a,b]   ` +
+  cpu:         [--cpu-rate 1000] [--cpu-runs 5] [--cpu-duration 6] [--cpu-endpoints a,b] [--cpu-generator autocannon|wrk]   ` +
   `(CPU µs per request; quick: 2 runs of 2 s, no sample5_memory or sample5_host)
   sweep:       [--sweep-rates 1000,2000,...] [--sweep-step 10] [--sweep-endpoints a,b] [--sweep-connections 100]`
 
 const STRING_OPTIONS = ['out', 'label', 'scenario', 'endpoints', 'port', 'workers', 'connections', 'duration', 'runs', 'warmup',
   'miss-ratio', 'id-range', 'hbase-warmup', 'sweep-rates', 'sweep-step', 'sweep-endpoints', 'sweep-connections',
-  'cpu-rate', 'cpu-runs', 'cpu-duration', 'cpu-endpoints']
+  'cpu-rate', 'cpu-runs', 'cpu-duration', 'cpu-endpoints', 'cpu-generator']
+/** What drives the cpu scenario's closed loop: wrk (tools/bench/lib/wrk.js) costs a fraction of autocannon's CPU. */
+const CPU_GENERATORS = ['autocannon', 'wrk']
 
 /**
  * @param {string[]} argv
@@ -56,6 +58,12 @@ function parseOptions (argv) {
     return out
   }
   const names = (key, full, quick) => list(key, full, quick, String)
+  /** @type {(key: string, allowed: string[]) => string} the first allowed value by default */
+  const oneOf = (key, allowed) => {
+    const value = pick(key, allowed[0], allowed[0])
+    if (!allowed.includes(value)) throw new RangeError(`bench: --${key} must be one of ${allowed.join(', ')} (got ${value})`)
+    return value
+  }
   const scenarios = pick('scenario', 'all', 'all') === 'all' ? SCENARIOS : names('scenario', 'all', 'all')
   for (const s of scenarios) {
     if (!SCENARIOS.includes(s)) throw new RangeError(`bench: unknown scenario ${JSON.stringify(s)} (known: all, ${SCENARIOS.join(', ')})`)
@@ -81,6 +89,7 @@ function parseOptions (argv) {
     cpuRate: number('cpu-rate', 1000, 1000, 1),
     cpuRuns: number('cpu-runs', 5, 2, 1),
     cpuSeconds: number('cpu-duration', 6, 2, 1),
+    cpuGenerator: oneOf('cpu-generator', CPU_GENERATORS),
     cpuEndpoints: names(
       'cpu-endpoints',
       a.endpoints || 'sample1,sample2,sample3,sample4,sample5,sample5_norollup,sample5_memory,sample5_host',
