@@ -18,13 +18,9 @@ const { createStreamHub } = require('./public/ofrep/stream-hub')
 const { createStreamHandler } = require('./public/ofrep/stream-handler')
 const { createPublicApp } = require('./public/app')
 const { createAdminApp } = require('./admin/app')
-const { createToggleAdminRouter } = require('./admin/toggles')
-const { createLogQueryRouter } = require('./admin/log')
+const { mountAdminRoutes } = require('./admin/routes')
 const { createLogQuery } = require('../logging/query')
 const { createRetention } = require('../logging/retention')
-const { createLogLifecycleRouter } = require('./admin/log-lifecycle')
-const { createDashboardRouter } = require('./admin/dashboard')
-const { createTrafficRouter } = require('./admin/traffic')
 const { createMetrics } = require('./metrics')
 const { registerKnownIds } = require('./metrics/known-ids')
 const { createPropagation } = require('./propagation')
@@ -178,39 +174,20 @@ function createBeacon (settings, deps) {
   const adminServer = createHttpServer(createAdminApp({
     readiness,
     logger,
-    routes (app) {
-      app.use(createToggleAdminRouter({
-        token: settings.adminToken,
-        store,
-        maxIdLength: settings.limits.maxIdLength,
-        logger,
-        onConfigChange (id) {
-          // This worker serves the id from the next request; the others of the host when the broadcast reaches them.
-          if (knownIds) knownIds.add(id)
-          propagation.configChanged(id)
-        },
-        endpoints: propagation.endpointSwitches
-      }))
-      // GET /admin/log/scan and /admin/log/count: after the toggle router, whose guard covers /admin.
-      app.use(createLogQueryRouter({ logQuery, logger }))
-      // /admin/log/retention and /admin/log/erase
-      app.use(createLogLifecycleRouter({ lifecycle, maxIdLength: settings.limits.maxIdLength, now, logger }))
-      app.get('/metrics', async (req, res, next) => {
-        try {
-          res.set('Content-Type', metrics.contentType).send(await (cluster ? cluster.metricsText() : metrics.metrics()))
-        } catch (err) {
-          next(err)
-        }
-      })
-      // GET /dashboard/traffic
-      app.use(createTrafficRouter({
-        client: client.withKind('dashboard'),
-        source: rollupSource(settings),
-        now: now || Date.now,
-        timeoutMs: settings.hbase.operationTimeoutMs
-      }))
-      app.use(createDashboardRouter()) // GET /dashboard: a live page over /metrics and /readyz
-    }
+    routes: (app) => mountAdminRoutes(app, {
+      settings,
+      store,
+      propagation,
+      knownIds,
+      logQuery,
+      lifecycle,
+      metricsText: () => (cluster ? cluster.metricsText() : metrics.metrics()),
+      metricsType: metrics.contentType,
+      client,
+      rollups: rollupSource(settings),
+      now,
+      logger
+    })
   }), settings.http)
 
   return {

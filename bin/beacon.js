@@ -30,6 +30,7 @@ const { DEFAULTS } = require('../config/defaults')
 const { logCommands } = require('./log')
 const { logLifecycleCommands, retentionLines } = require('./log-lifecycle')
 const { journalCommands } = require('./journal')
+const { rolloutCommands } = require('./rollout')
 const { authHeaders, unauthorizedHint } = require('./admin-auth')
 const { synopsis, optionLines, generalHelp, commandHelp } = require('./help')
 
@@ -83,7 +84,7 @@ const COMMANDS = [
     words: 'config set',
     args: ['<id>', '<json>|@file.json'],
     summary: 'replace the toggles of an id (a JSON object, inline or from a file)',
-    run: ([target, value], v, call) => call('PUT', `/admin/config/${id(target)}`, { body: readJson(value) })
+    run: ([target, value], v, call) => call('PUT', `/admin/config/${id(target)}`, { body: readJson(value, 'the toggles') })
   },
   {
     words: 'config delete',
@@ -127,6 +128,7 @@ const COMMANDS = [
     run: ([name], v, call) => call('PUT', `/admin/endpoints/${id(name)}`,
       { body: JSON.stringify({ enabled: action === 'enable' }) })
   })),
+  ...rolloutCommands({ readJson }),
   {
     words: 'status',
     args: [],
@@ -163,7 +165,12 @@ function statusLines (value) {
     ...retention].join('\n')
 }
 
-function readJson (value) {
+/**
+ * @param {string} value inline JSON or `@file.json`
+ * @param {string} what what it is, for the usage error
+ * @returns {string} the JSON text, checked to parse
+ */
+function readJson (value, what) {
   let json = value
   if (value.startsWith('@')) {
     try {
@@ -175,7 +182,7 @@ function readJson (value) {
   try {
     JSON.parse(json) // fail here, with a local message, on malformed JSON
   } catch (err) {
-    throw usageError(`the toggles are not valid JSON: ${err.message}`)
+    throw usageError(`${what} is not valid JSON: ${err.message}`)
   }
   return json
 }

@@ -161,6 +161,8 @@ const endpoint = closed({
   value: { type: 'object' },
   valueFile: str(),
   defaultConfig: { type: 'object' },
+  // A percentage rollout for ids without a row (lib/toggles/rollout.js checks it in full at start).
+  rollout: { type: 'object', description: 'an object like { "salt": "…", "variants": [{ "name", "weight", "config" }] }' },
   cache,
   accessLog: { type: 'array', items: str({ pattern: NAME_PATTERN }), uniqueItems: true },
   // Printable ASCII only: it becomes a response header, so no CR/LF can sneak in.

@@ -109,6 +109,11 @@ const ERRORS = Object.freeze({
   BODY_TOO_LARGE: createError('BODY_TOO_LARGE', 'the body is too large', 413),
   BAD_CONFIG: createError('BAD_CONFIG', 'the toggles are not valid', 400),
   CONFIG_NOT_FOUND: createError('CONFIG_NOT_FOUND', 'no config stored for this id', 404),
+  BAD_ROLLOUT: createError('BAD_ROLLOUT', 'the rollout is not valid', 400),
+  ROLLOUT_NOT_FOUND: createError('ROLLOUT_NOT_FOUND', 'this endpoint has no rollout', 404),
+  FIXED_CONFIG: createError(
+    'FIXED_CONFIG', 'this endpoint\'s config is fixed (source: fixed): every id gets it, so it has no rollout', 409
+  ),
   STORE_UNAVAILABLE: createError('STORE_UNAVAILABLE', 'the config store is unavailable; retry shortly', 503),
   CONFIG_UNAVAILABLE: createError('CONFIG_UNAVAILABLE', 'the configuration store is unavailable; retry shortly', 503),
   // Internal: the config source fails reads fast while the store keeps failing (answered as

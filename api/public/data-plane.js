@@ -183,7 +183,8 @@ function createDataPlane ({
       id: /** @type {string} */ (ctx.id),
       isDefault: !entry.found,
       configJson: entry.json,
-      callback
+      callback,
+      variant: entry.variant
     })
     finish(ctx, 200, {
       'Content-Type': callback ? JS_TYPE : JSON_TYPE,

@@ -3,6 +3,9 @@
 const { createFixedSource } = require('../../lib/toggles/fixed-source')
 const { createHBaseSource } = require('../../lib/toggles/hbase-source')
 const { createConfigCache } = require('../../lib/toggles/cache')
+const { parseRollout, activateRollout } = require('../../lib/toggles/rollout')
+const { contentVersion } = require('../../lib/toggles/entry')
+const { validateToggles } = require('../admin/toggles')
 const { callbackAllowlist } = require('./jsonp')
 const { createCorsPolicy } = require('./cors')
 const { ERRORS } = require('../../lib/errors')
@@ -21,8 +24,12 @@ const { groupSinks } = require('../../logging/privacy')
  * @property {string} path `/api/<name>.js`
  * @property {boolean} enabled off: answered ENDPOINT_DISABLED (the admin switches change it)
  * @property {string} cacheControl of its answers
- * @property {(id: string) => ConfigEntry|Promise<ConfigEntry>} lookup synchronous on a cache hit
+ * @property {(id: string) => ConfigEntry|Promise<ConfigEntry>} lookup synchronous on a cache hit; an
+ *   id without a row gets its rollout's variant, if the endpoint has one
  * @property {(id: string) => ConfigEntry|Promise<ConfigEntry>} reload a read past the cache
+ * @property {boolean} acceptsRollout its source is HBase (a fixed config is every id's: no rollout)
+ * @property {import('../../lib/toggles/rollout').ActiveRollout|null} rollout the one its ids without
+ *   a row are split by; changed by api/propagation.js only (settings, admin calls, the stored row)
  * @property {import('../../logging/sink-set').Sink[]} sinks its access-log sinks
  * @property {import('../../logging/privacy').SinkGroup[]|null} sinkGroups the sinks by privacy
  *   policy, null when every one keeps everything
@@ -88,14 +95,20 @@ function buildEndpoints ({
     }
     const endpointSinks = sinksNamed(name, spec.accessLog, sinks)
     const path = `/api/${name}.js`
-    endpoints.set(path, {
+    const acceptsRollout = spec.source !== 'fixed'
+    const lookup = cache ? cache.lookup : source.lookup
+    // A read past the cache (an OFREP refetch after a change: api/public/ofrep/refetch.js).
+    const reload = cache ? cache.reload : source.lookup
+    /** @type {Endpoint} */
+    const endpoint = {
       name,
       path,
       enabled: spec.enabled,
       cacheControl: spec.cacheControl,
-      lookup: cache ? cache.lookup : source.lookup,
-      // A read past the cache (an OFREP refetch after a change: api/public/ofrep/refetch.js).
-      reload: cache ? cache.reload : source.lookup,
+      lookup: acceptsRollout ? withRollout(lookup, () => endpoint.rollout) : lookup,
+      reload: acceptsRollout ? withRollout(reload, () => endpoint.rollout) : reload,
+      acceptsRollout,
+      rollout: acceptsRollout ? settingsRollout(name, spec.rollout) : null,
       sinks: endpointSinks,
       sinkGroups: privacyGroups(spec.accessLog, endpointSinks, policies),
       logBeforeAnswer: endpointSinks.some((sink) => sink.durable === true),
@@ -105,9 +118,42 @@ function buildEndpoints ({
       cors: createCorsPolicy(spec.cors, { methods: 'GET, HEAD', headers: 'If-None-Match' }),
       cache,
       source
-    })
+    }
+    endpoints.set(path, endpoint)
   }
   return endpoints
+}
+
+/**
+ * A lookup whose ids without a row get the rollout's variant, when there is a rollout.
+ * @param {(id: string) => ConfigEntry|Promise<ConfigEntry>} lookup
+ * @param {() => import('../../lib/toggles/rollout').ActiveRollout|null} rolloutNow
+ * @returns {(id: string) => ConfigEntry|Promise<ConfigEntry>}
+ */
+function withRollout (lookup, rolloutNow) {
+  /** @type {(id: string, entry: ConfigEntry) => ConfigEntry} */
+  const serve = (id, entry) => {
+    const rollout = entry.found ? null : rolloutNow()
+    return rollout === null ? entry : rollout.entryFor(id)
+  }
+  return (id) => {
+    const entry = lookup(id)
+    return typeof (/** @type {{ then?: unknown }} */ (entry)).then === 'function'
+      ? /** @type {Promise<ConfigEntry>} */ (entry).then((e) => serve(id, e))
+      : serve(id, /** @type {ConfigEntry} */ (entry))
+  }
+}
+
+/**
+ * @param {string} name
+ * @param {unknown} declared the endpoint's `rollout` setting
+ * @returns {import('../../lib/toggles/rollout').ActiveRollout|null}
+ */
+function settingsRollout (name, declared) {
+  if (declared === undefined || declared === null) return null
+  const parsed = parseRollout(declared, validateToggles)
+  if ('error' in parsed) throw new ERRORS.INVALID_OPTION(`endpoints.${name}.rollout: ${parsed.error}`)
+  return activateRollout(parsed.rollout, { at: null, version: contentVersion('s', parsed.rollout) })
 }
 
 /**

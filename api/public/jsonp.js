@@ -22,14 +22,17 @@ const SAFE_CALLBACK_RE = /^[A-Za-z0-9_$.]+$/
  * @param {object} options
  * @param {string} options.id validated id (^[A-Za-z0-9_-]+$): written unescaped, so this is a
  *   contract, checked here
- * @param {boolean} options.isDefault the id is unknown and got the endpoint default
+ * @param {boolean} options.isDefault the id has no row of its own (it got the default or a rollout's variant)
  * @param {string} options.configJson output of serializeConfig
+ * @param {string|null} [options.variant] the rollout variant it got (a safe name, written unescaped)
  * @param {string|null} [options.callback] validated identifier path, or null for JSON
  * @returns {string}
  */
-function renderBody ({ id, isDefault, configJson, callback }) {
+function renderBody ({ id, isDefault, configJson, callback, variant = null }) {
   if (typeof id !== 'string' || !SAFE_ID_RE.test(id)) throw new TypeError('renderBody: id was not validated')
-  const payload = '{"id":"' + id + '","default":' + (isDefault ? 'true' : 'false') + ',"config":' + configJson + '}'
+  if (variant !== null && !SAFE_ID_RE.test(variant)) throw new TypeError('renderBody: variant is not a safe name')
+  const payload = '{"id":"' + id + '","default":' + (isDefault ? 'true' : 'false') +
+    (variant === null ? '' : ',"variant":"' + variant + '"') + ',"config":' + configJson + '}'
   if (!callback) return payload
   if (!SAFE_CALLBACK_RE.test(callback)) throw new TypeError('renderBody: callback was not validated')
   return wrap(callback, payload)

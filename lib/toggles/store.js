@@ -10,6 +10,8 @@
  *                         JSON. One cell keeps an update atomic and a read to one KeyValue; the
  *                         cell's timestamp (set by the RegionServer) is the version (ETags).
  *   `!endpoint:<name>`    an endpoint switch, `{"enabled":bool,"at":ms}` in the same column.
+ *   `!rollout:<name>`     an endpoint's rollout (lib/toggles/rollout.js), `{"rollout":{…}|null,"at":ms}`
+ *                         in the same column; null: removed at runtime (whatever the settings say).
  *   `!changes`            the change feed: one cell per recently changed id, qualifier = id.
  *   `!privacy:ip-hash`    the secret the access log's hashed addresses derive their daily keys
  *                         from (lib/toggles/hash-secret.js): 32 random bytes in the same column,
@@ -21,6 +23,7 @@
 const { findCell } = require('@beacon/hbase-client')
 
 const SWITCH_ROW_PREFIX = '!endpoint:'
+const ROLLOUT_ROW_PREFIX = '!rollout:'
 const CHANGES_ROW = '!changes'
 const HASH_SECRET_ROW = '!privacy:ip-hash'
 const FIRST_ID_ROW = '-' // the lowest character an id may start with
@@ -34,6 +37,7 @@ const KINDS = Object.freeze({
   config: 'config',
   knownIds: 'config-scan',
   switches: 'switches',
+  rollouts: 'rollouts',
   changes: 'changes',
   privacy: 'privacy',
   admin: 'config-admin'
@@ -97,6 +101,36 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
   const columns = [`${family}:${qualifier}`]
   /** @param {import('@beacon/hbase-client').Row|null} row @returns {DecodedRow} */
   const decodeRow = (row) => (row ? decodeToggles(findCell(row, family, qualifier)) : null)
+
+  /**
+   * One reserved row per endpoint (`<prefix><name>`), read in one multi-get and decoded; an
+   * endpoint whose row is absent, not JSON or not of the shape (decode answers undefined) is left
+   * out: a hand-edited row is not ours to fix, and the settings value applies.
+   * @template T
+   * @param {string} prefix
+   * @param {string[]} names
+   * @param {string} kind
+   * @param {(value: any) => T|undefined} decode
+   * @returns {Promise<Map<string, T>>}
+   */
+  async function readStateRows (prefix, names, kind, decode) {
+    const rows = await client.multiGet(table, names.map((n) => prefix + n), { columns, timeout: timeoutMs, kind })
+    const failed = rows.find((row) => row instanceof Error)
+    if (failed) throw failed
+    const states = new Map()
+    rows.forEach((row, i) => {
+      const cell = row && !(row instanceof Error) && findCell(row, family, qualifier)
+      if (!cell) return
+      let state
+      try {
+        state = decode(JSON.parse(cell.value.toString('utf8')))
+      } catch {
+        return
+      }
+      if (state !== undefined) states.set(names[i], state)
+    })
+    return states
+  }
 
   return {
     table,
@@ -178,25 +212,9 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
      * @returns {Promise<Map<string, { enabled: boolean, at: number }>>}
      */
     async readSwitches (names) {
-      const rows = await client.multiGet(table, names.map((n) => SWITCH_ROW_PREFIX + n), {
-        columns, timeout: timeoutMs, kind: KINDS.switches
-      })
-      const failed = rows.find((row) => row instanceof Error)
-      if (failed) throw failed
-      const states = new Map()
-      rows.forEach((row, i) => {
-        const cell = row && !(row instanceof Error) && findCell(row, family, qualifier)
-        if (!cell) return
-        try {
-          const value = JSON.parse(cell.value.toString('utf8'))
-          if (value && typeof value.enabled === 'boolean') {
-            states.set(names[i], { enabled: value.enabled, at: Number(value.at) || 0 })
-          }
-        } catch {
-          // Not ours to fix: a hand-edited row is ignored and the settings value applies.
-        }
-      })
-      return states
+      return readStateRows(SWITCH_ROW_PREFIX, names, KINDS.switches, (value) => (
+        value && typeof value.enabled === 'boolean' ? { enabled: value.enabled, at: Number(value.at) || 0 } : undefined
+      ))
     },
 
     /**
@@ -209,6 +227,33 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
         table,
         SWITCH_ROW_PREFIX + name,
         { [family]: { [qualifier]: JSON.stringify({ enabled, at: Date.now() }) } },
+        { timeout: timeoutMs, kind: KINDS.admin }
+      )
+    },
+
+    /**
+     * Stored rollouts as stored (checked by the caller: lib/toggles/rollout.js parseRollout); an
+     * endpoint without a (readable) row is left out.
+     * @param {string[]} names
+     * @returns {Promise<Map<string, { rollout: unknown, at: number }>>} rollout null: removed
+     */
+    async readRollouts (names) {
+      return readStateRows(ROLLOUT_ROW_PREFIX, names, KINDS.rollouts, (value) => (
+        value && 'rollout' in value ? { rollout: value.rollout, at: Number(value.at) || 0 } : undefined
+      ))
+    },
+
+    /**
+     * @param {string} name
+     * @param {object|null} rollout a parsed rollout, or null to remove it
+     * @param {number} at when it was made (epoch ms): its version
+     * @returns {Promise<void>}
+     */
+    async writeRollout (name, rollout, at) {
+      await client.put(
+        table,
+        ROLLOUT_ROW_PREFIX + name,
+        { [family]: { [qualifier]: JSON.stringify({ rollout, at }) } },
         { timeout: timeoutMs, kind: KINDS.admin }
       )
     },

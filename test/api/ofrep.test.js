@@ -13,7 +13,7 @@ const { sampleConfig } = require('../../tools/dev-hbase')
 const SHOP = 'https://shop.example'
 const KEY = 'test-key-0123456789abcdef'
 const KEYS_ENV = 'BEACON_TEST_OFREP_KEYS'
-const schema = ofrepValidators({ extraReasons: ['DEFAULT'] })
+const schema = ofrepValidators()
 let app
 
 beforeAll(async () => {
@@ -87,9 +87,9 @@ test('single flags of every type; an unknown key is 404 FLAG_NOT_FOUND naming it
   expect(schema.flagNotFound(missing.json)).toBeNull()
 })
 
-test('an unknown id gets the defaultConfig with reason DEFAULT; a fixed endpoint STATIC', async () => {
+test('an unknown id gets the defaultConfig with reason STATIC, as a fixed endpoint\'s ids do', async () => {
   const unknown = await evaluate('sample5', { targetingKey: 'no-such-id-42' })
-  expect(unknown.json.flags).toEqual([{ key: 'features', value: {}, reason: 'DEFAULT' }])
+  expect(unknown.json.flags).toEqual([{ key: 'features', value: {}, reason: 'STATIC' }])
   const fixed = await evaluate('sample1', { targetingKey: '7' }, 'variant')
   expect(fixed.json).toEqual({ key: 'variant', value: 'A', reason: 'STATIC' })
 })

@@ -224,7 +224,7 @@ test('a reload answers from the provider\'s cache and revalidates: If-None-Match
 test("an unknown id gets the endpoint's defaultConfig, and the code default for keys it lacks", async () => {
   await page.evaluate((id) => window.beaconTest.OpenFeature.setContext({ targetingKey: id }), UNKNOWN_ID)
   expect(await evaluate([['object', 'features', { search: true }], ['string', 'variant', 'A']])).toEqual([
-    { flagKey: 'features', value: {}, reason: 'DEFAULT', errorCode: null },
+    { flagKey: 'features', value: {}, reason: 'STATIC', errorCode: null },
     { flagKey: 'variant', value: 'A', reason: 'ERROR', errorCode: 'FLAG_NOT_FOUND' }
   ])
   // A new targetingKey forgets the old ETag: the request is unconditional.
@@ -291,6 +291,27 @@ test('exposures: each evaluation that served a value is one event row, beside on
   expect(viewRows.sort(byJson)).toEqual(views.map((v, i) => ({ id: i === 2 ? UNKNOWN_ID : ID, status: v.status })).sort(byJson))
   expect(views.map((v) => v.status)).toEqual([200, 304, 200, 200, 200])
   expect(await accepted()).toBe(9)
+  expect(problems).toEqual([])
+})
+
+test('a rollout answer: the web provider reads reason SPLIT and the variant for an id without a row', async () => {
+  const rollout = {
+    salt: 'browser',
+    variants: [{ name: 'A', weight: 0, config: { variant: 'A' } }, { name: 'B', weight: 100, config: { variant: 'B' } }]
+  }
+  const put = await fetch(`${app.adminUrl}/admin/endpoints/sample5/rollout`, {
+    method: 'PUT',
+    headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(rollout)
+  })
+  expect(put.status).toBe(200)
+  await load() // the exposures test left the page
+  await page.evaluate((id) => window.beaconTest.OpenFeature.setContext({ targetingKey: id }), 'rollout-visitor')
+  const details = await page.evaluate(() => {
+    const { value, reason, variant, errorCode } = window.beaconTest.OpenFeature.getClient().getStringDetails('variant', 'none')
+    return { value, reason, variant, errorCode: errorCode ?? null }
+  })
+  expect(details).toEqual({ value: 'B', reason: 'SPLIT', variant: 'B', errorCode: null })
   expect(problems).toEqual([])
 })
 

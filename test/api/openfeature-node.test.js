@@ -63,11 +63,11 @@ test('a key the config lacks is FLAG_NOT_FOUND; a value of another type is TYPE_
   expect(mismatch).toMatchObject({ value: false, reason: 'ERROR', errorCode: 'TYPE_MISMATCH' })
 })
 
-test("an unknown id: the endpoint's defaultConfig (reason DEFAULT), and the code default for keys it lacks", async () => {
+test("an unknown id: the endpoint's defaultConfig (reason STATIC), and the code default for keys it lacks", async () => {
   const client = OpenFeature.getClient()
   const context = { targetingKey: 'no-such-id-node' }
   const features = await client.getObjectDetails('features', { search: true }, context)
-  expect(features).toMatchObject({ value: {}, reason: 'DEFAULT' })
+  expect(features).toMatchObject({ value: {}, reason: 'STATIC' })
   expect(features.errorCode).toBeUndefined()
   const variant = await client.getStringDetails('variant', 'A', context)
   expect(variant).toMatchObject({ value: 'A', reason: 'ERROR', errorCode: 'FLAG_NOT_FOUND' })

@@ -10,8 +10,6 @@
 //   anyOf, and codeDefaultFlag is what its description says: an item without `value`.
 // - `example`/`description` keywords are left out (ajv's strict mode refuses unknown keywords),
 //   and so is `format: uri` (no ajv-formats here).
-//
-// `extraReasons` widens the reason enum, for answers that knowingly leave it (beacon's DEFAULT).
 
 const Ajv = require('ajv')
 
@@ -107,11 +105,10 @@ const generalErrorResponse = { type: 'object', properties: { errorDetails } }
 /**
  * Compiled validators of the 0.3.0 shapes. Each returns null when the value fits, else ajv's
  * errors (readable in a failed expect).
- * @param {{ extraReasons?: string[] }} [options]
  */
-function ofrepValidators ({ extraReasons = [] } = {}) {
+function ofrepValidators () {
   const ajv = new Ajv({ allErrors: true })
-  const reasons = [...REASONS_0_3_0, ...extraReasons]
+  const reasons = [...REASONS_0_3_0]
   const compiled = {
     evaluationSuccess: ajv.compile(evaluationSuccess(reasons)),
     evaluationFailure: ajv.compile(evaluationFailure),

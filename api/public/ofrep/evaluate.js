@@ -7,11 +7,11 @@ const { flagsOf, findFlag } = require('./flags')
  * each case gets (docs/openfeature.md, "Responses"):
  *
  * - TARGETING_MATCH: the id has a config of its own: its flags were chosen for it.
- * - DEFAULT: the id has none and gets the endpoint's `defaultConfig`. OpenFeature's meaning
- *   ("the value fell back to a pre-configured value"), as in OFREP's ADR-0006 example; the 0.3.0
- *   `reason` enum does not list it, but the JS providers pass any reason through, and STATIC
- *   would claim the value is the same for every id, which the next config write can change.
- * - STATIC: the endpoint's config is fixed (`source: fixed`): every id gets the same flags.
+ * - SPLIT: the id has none and the endpoint's rollout chose a variant for it (lib/toggles/rollout.js);
+ *   the item names the variant (`variant`).
+ * - STATIC: the id has none and there is no rollout: it gets the endpoint's `defaultConfig`, the
+ *   value every id without a row gets; or the endpoint's config is fixed (`source: fixed`):
+ *   every id gets the same flags. (OpenFeature's DEFAULT is not in OFREP's reason enum.)
  * - DISABLED: the endpoint is switched off. The item has no value, so the client keeps the
  *   default written in its code, with reason DISABLED and no error.
  *
@@ -21,43 +21,50 @@ const { flagsOf, findFlag } = require('./flags')
 
 const REASONS = Object.freeze({
   TARGETING_MATCH: 'TARGETING_MATCH',
-  DEFAULT: 'DEFAULT',
+  SPLIT: 'SPLIT',
   STATIC: 'STATIC',
   DISABLED: 'DISABLED'
 })
 
 /**
- * @typedef {{ key: string, value?: unknown, reason: string }} EvaluationItem
+ * @typedef {{ key: string, value?: unknown, reason: string, variant?: string }} EvaluationItem
  */
 
 /**
  * The reason of an enabled endpoint's answer.
  * @param {string} source the endpoint's config source: 'fixed' or 'hbase'
  * @param {boolean} found whether the id has a config of its own (ConfigEntry.found)
+ * @param {string|null} [variant] the rollout variant it got (ConfigEntry.variant)
  * @returns {string}
  */
-function reasonOf (source, found) {
+function reasonOf (source, found, variant = null) {
   if (source === 'fixed') return REASONS.STATIC
-  return found ? REASONS.TARGETING_MATCH : REASONS.DEFAULT
+  if (found) return REASONS.TARGETING_MATCH
+  return variant === null ? REASONS.STATIC : REASONS.SPLIT
 }
 
 /**
  * @param {Readonly<import('./flags').Flag>} flag
  * @param {string} reason
+ * @param {string|null} variant the rollout variant, named in the item when there is one
  * @returns {EvaluationItem} without `value` for a code-default flag
  */
-function itemOf (flag, reason) {
-  return flag.value === undefined ? { key: flag.key, reason } : { key: flag.key, value: flag.value, reason }
+function itemOf (flag, reason, variant) {
+  /** @type {EvaluationItem} */
+  const item = flag.value === undefined ? { key: flag.key, reason } : { key: flag.key, value: flag.value, reason }
+  if (variant !== null) item.variant = variant
+  return item
 }
 
 /**
  * Every flag of a config, evaluated: the items of a bulk answer.
  * @param {ReadonlyArray<Readonly<import('./flags').Flag>>} flags from flagsOf
  * @param {string} reason from reasonOf
+ * @param {string|null} [variant] the rollout variant (ConfigEntry.variant)
  * @returns {EvaluationItem[]}
  */
-function evaluateAll (flags, reason) {
-  return flags.map((flag) => itemOf(flag, reason))
+function evaluateAll (flags, reason, variant = null) {
+  return flags.map((flag) => itemOf(flag, reason, variant))
 }
 
 /**
@@ -65,11 +72,12 @@ function evaluateAll (flags, reason) {
  * @param {ReadonlyArray<Readonly<import('./flags').Flag>>} flags from flagsOf
  * @param {string} key the decoded key (request.js parseFlagKey)
  * @param {string} reason from reasonOf
+ * @param {string|null} [variant] the rollout variant (ConfigEntry.variant)
  * @returns {EvaluationItem|null}
  */
-function evaluateOne (flags, key, reason) {
+function evaluateOne (flags, key, reason, variant = null) {
   const flag = findFlag(flags, key)
-  return flag === undefined ? null : itemOf(flag, reason)
+  return flag === undefined ? null : itemOf(flag, reason, variant)
 }
 
 /**

@@ -32,6 +32,7 @@ const { renderBulk, withEventStreams } = require('./responses')
  * @typedef {object} EntryFlags
  * @property {ReadonlyArray<Readonly<import('./flags').Flag>>} flags
  * @property {string} reason
+ * @property {string|null} variant the rollout variant the entry is
  * @property {Readonly<import('./responses').RenderedBulk>|null} bulk null until a bulk request needs it
  * @property {Linked|null} linked the last answer with eventStreams
  *
@@ -64,8 +65,9 @@ function createFlagSets ({ name, source, disabledConfig, limits }) {
     if (kept === undefined) {
       // entry.json is the script-safe JSON of the config: still JSON, and `__proto__`-free.
       const flags = flagsOf(JSON.parse(entry.json), limits)
-      const reason = reasonOf(source, entry.found)
-      kept = { flags, reason, bulk: null, linked: null }
+      const variant = entry.variant ?? null
+      const reason = reasonOf(source, entry.found, variant)
+      kept = { flags, reason, variant, bulk: null, linked: null }
       byEntry.set(entry, kept)
     }
     return kept
@@ -90,13 +92,13 @@ function createFlagSets ({ name, source, disabledConfig, limits }) {
     bulk (entry, streams = null) {
       const kept = of(entry)
       if (kept.bulk === null) {
-        kept.bulk = renderBulk(evaluateAll(kept.flags, kept.reason), { endpoint: name, version: entry.version })
+        kept.bulk = renderBulk(evaluateAll(kept.flags, kept.reason, kept.variant), { endpoint: name, version: entry.version })
       }
       return linked(kept.bulk, streams, kept.linked, (next) => { kept.linked = next })
     },
     flag (entry, key) {
-      const { flags, reason } = of(entry)
-      return evaluateOne(flags, key, reason)
+      const { flags, reason, variant } = of(entry)
+      return evaluateOne(flags, key, reason, variant)
     },
     // Switching an endpoint off and on is a runtime toggle: its DISABLED answer is built on the
     // first request that needs it, then kept (the config it lists is settings, fixed at start).

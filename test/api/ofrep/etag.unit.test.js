@@ -25,7 +25,7 @@ describe('etagOf', () => {
       render({ variant: 'B', features: { search: true, ui: { theme: 'dark' }, extra: null } }, 'v1'),
       render({ features: { search: true, ui: { theme: 'dark' } }, variant: 'B' }, 'v1'),
       render(config, 'v2'),
-      renderBulk(evaluateAll(flagsOf(config), REASONS.DEFAULT), { endpoint: 'sample5', version: 'v1' }),
+      renderBulk(evaluateAll(flagsOf(config), REASONS.STATIC), { endpoint: 'sample5', version: 'v1' }),
       renderBulk(evaluateAll(flagsOf(config), REASONS.TARGETING_MATCH), { endpoint: 'sample4', version: 'v1' })
     ].map((r) => r.etag)
     expect(new Set([tag, ...others]).size).toBe(others.length + 1)

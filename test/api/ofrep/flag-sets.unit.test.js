@@ -14,22 +14,29 @@ const fallback = configEntry(DEFAULT_CONFIG, contentVersion('d', DEFAULT_CONFIG)
 describe('reasons', () => {
   test.each([
     ['an id with its own config', 'hbase', true, 'TARGETING_MATCH'],
-    ['an unknown id, given the defaultConfig', 'hbase', false, 'DEFAULT'],
+    ['an unknown id, given the defaultConfig', 'hbase', false, 'STATIC'],
     ['a fixed config', 'fixed', true, 'STATIC'],
     ['a fixed config, whatever the entry says', 'fixed', false, 'STATIC']
   ])('%s: %s', (name, source, found, reason) => {
     expect(reasonOf(source, found)).toBe(reason)
   })
 
+  test('an unknown id that a rollout gave a variant: SPLIT, the variant beside each value', () => {
+    expect(reasonOf('hbase', false, 'B')).toBe('SPLIT')
+    const sets = createFlagSets({ name: 'sample5', source: 'hbase', disabledConfig: DEFAULT_CONFIG })
+    const variantB = configEntry({ variant: 'B' }, 'r1-B', false, 'B')
+    expect(sets.flag(variantB, 'variant')).toEqual({ key: 'variant', value: 'B', reason: 'SPLIT', variant: 'B' })
+  })
+
   test('beacon never sends CACHED (the web provider sets it itself)', () => {
-    expect(Object.values(REASONS)).toEqual(['TARGETING_MATCH', 'DEFAULT', 'STATIC', 'DISABLED'])
+    expect(Object.values(REASONS)).toEqual(['TARGETING_MATCH', 'SPLIT', 'STATIC', 'DISABLED'])
   })
 })
 
 describe('createFlagSets', () => {
   const sets = createFlagSets({ name: 'sample5', source: 'hbase', disabledConfig: DEFAULT_CONFIG })
 
-  test('bulk: the id\'s flags with TARGETING_MATCH and the entry\'s version; DEFAULT for the fallback', () => {
+  test('bulk: the id\'s flags with TARGETING_MATCH and the entry\'s version; STATIC for the fallback', () => {
     const entry = own({ features: { search: true } }, '1732600000000')
     expect(JSON.parse(sets.bulk(entry).body)).toEqual({
       flags: [
@@ -39,7 +46,7 @@ describe('createFlagSets', () => {
       metadata: { endpoint: 'sample5', version: '1732600000000' }
     })
     const body = JSON.parse(sets.bulk(fallback).body)
-    expect(body.flags).toEqual([{ key: 'features', value: {}, reason: 'DEFAULT' }, { key: 'variant', value: 'A', reason: 'DEFAULT' }])
+    expect(body.flags).toEqual([{ key: 'features', value: {}, reason: 'STATIC' }, { key: 'variant', value: 'A', reason: 'STATIC' }])
     expect(body.metadata.version).toBe(fallback.version)
   })
 
@@ -60,7 +67,7 @@ describe('createFlagSets', () => {
     expect(sets.flag(entry, 'features.ui.theme')).toEqual({ key: 'features.ui.theme', value: 'dark', reason: 'TARGETING_MATCH' })
     expect(sets.flag(entry, 'off')).toEqual({ key: 'off', reason: 'TARGETING_MATCH' })
     expect(sets.flag(entry, 'features.ui.size')).toBeNull()
-    expect(sets.flag(fallback, 'variant')).toEqual({ key: 'variant', value: 'A', reason: 'DEFAULT' })
+    expect(sets.flag(fallback, 'variant')).toEqual({ key: 'variant', value: 'A', reason: 'STATIC' })
   })
 
   test('a fixed endpoint answers STATIC', () => {

@@ -116,7 +116,7 @@ test('bulk: every flag with an ETag; 304 on If-None-Match; one entry and one cou
 test('single flag, asynchronous lookup, unknown id, unknown key', async () => {
   expect((await post(BULK + '/features.search')).json).toEqual({ key: 'features.search', value: true, reason: 'TARGETING_MATCH' })
   const fallback = await post(BULK + '/features', { body: '{"context":{"targetingKey":"async"}}' })
-  expect(fallback.json).toEqual({ key: 'features', value: {}, reason: 'DEFAULT' })
+  expect(fallback.json).toEqual({ key: 'features', value: {}, reason: 'STATIC' })
   const missing = await post(BULK + '/no%2Fsuch')
   expect(missing.status).toBe(404)
   expect(missing.json).toMatchObject({ key: 'no/such', errorCode: 'FLAG_NOT_FOUND' })

@@ -11,7 +11,6 @@ const { evaluateAll, evaluateOne, disabledItems, disabledItem, REASONS } = requi
 const { ofrepValidators } = require('../../support/ofrep-schema')
 
 const strict = ofrepValidators()
-const withDefault = ofrepValidators({ extraReasons: ['DEFAULT'] })
 const CONFIG = { variant: 'B', features: { search: true, ui: { theme: 'dark', size: 12, ratio: 0.5 } }, off: null }
 
 const JSON_HEADERS = {
@@ -62,11 +61,13 @@ describe('bulk', () => {
     expect(bulkResponse(rendered, '"old"').status).toBe(200)
   })
 
-  test('an unknown id (DEFAULT) is valid but for the reason, which 0.3.0 does not list', () => {
-    const body = JSON.parse(renderBulk(evaluateAll(flagsOf({ features: {} }), REASONS.DEFAULT), { endpoint: 'sample5' }).body)
-    expect(body).toEqual({ flags: [{ key: 'features', value: {}, reason: 'DEFAULT' }], metadata: { endpoint: 'sample5' } })
-    expect(withDefault.bulkEvaluationSuccess(body)).toBeNull()
-    expect(strict.bulkEvaluationSuccess(body)).not.toBeNull()
+  test('an unknown id (STATIC) and a rollout\'s answer (SPLIT, with its variant) are valid', () => {
+    const body = JSON.parse(renderBulk(evaluateAll(flagsOf({ features: {} }), REASONS.STATIC), { endpoint: 'sample5' }).body)
+    expect(body).toEqual({ flags: [{ key: 'features', value: {}, reason: 'STATIC' }], metadata: { endpoint: 'sample5' } })
+    expect(strict.bulkEvaluationSuccess(body)).toBeNull()
+    const split = JSON.parse(renderBulk(evaluateAll(flagsOf({ features: {} }), REASONS.SPLIT, 'B'), { endpoint: 'sample5' }).body)
+    expect(split.flags).toEqual([{ key: 'features', value: {}, reason: 'SPLIT', variant: 'B' }])
+    expect(strict.bulkEvaluationSuccess(split)).toBeNull()
   })
 
   test('a fixed endpoint (STATIC) and a disabled one (DISABLED, no values) are valid', () => {
@@ -121,10 +122,10 @@ describe('one flag', () => {
     expect(strict.evaluationSuccess(body)).toBeNull()
   })
 
-  test('DEFAULT: valid but for the reason', () => {
-    const body = JSON.parse(flagResponse(evaluateOne(flags, 'variant', REASONS.DEFAULT)).body)
-    expect(withDefault.evaluationSuccess(body)).toBeNull()
-    expect(strict.evaluationSuccess(body)).not.toBeNull()
+  test('SPLIT: the variant beside the value, valid', () => {
+    const body = JSON.parse(flagResponse(evaluateOne(flags, 'variant', REASONS.SPLIT, 'B')).body)
+    expect(body).toMatchObject({ key: 'variant', reason: 'SPLIT', variant: 'B' })
+    expect(strict.evaluationSuccess(body)).toBeNull()
   })
 
   test('DISABLED: no value, valid', () => {

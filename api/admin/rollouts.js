@@ -1,0 +1,85 @@
+'use strict'
+
+const express = require('express')
+const { ERRORS } = require('../../lib/errors')
+const { parseRollout } = require('../../lib/toggles/rollout')
+const { validateToggles } = require('./toggles')
+const { sendError } = require('../error-body')
+
+/**
+ * The rollout admin API (mounted after the toggle router, whose guard and JSON body parser cover
+ * `/admin`):
+ *   GET    /admin/endpoints/:name/rollout   the endpoint's rollout and its version
+ *   PUT    /admin/endpoints/:name/rollout   set it (body: the rollout, lib/toggles/rollout.js)
+ *   DELETE /admin/endpoints/:name/rollout   remove it (ids without a row get defaultConfig again)
+ * A change is stored in HBase (every host follows within its poll interval, a restart keeps it)
+ * and spread on this host at once; each writes one audit log line.
+ *
+ * @param {object} options
+ * @param {{ kind: (name: string) => 'none'|'fixed'|'ok',
+ *   get: (name: string) => { rollout: import('../../lib/toggles/rollout').Rollout, at: number|null }|null,
+ *   set: (name: string, rollout: import('../../lib/toggles/rollout').Rollout|null) => Promise<number> }} options.rollouts
+ *   api/propagation.js
+ * @param {import('pino').Logger} options.logger audit lines
+ * @returns {import('express').Router}
+ */
+function createRolloutAdminRouter ({ rollouts, logger }) {
+  const router = express.Router()
+  const path = '/admin/endpoints/:name/rollout'
+
+  /** @type {(req: import('express').Request, res: import('express').Response) => boolean} */
+  const checkEndpoint = (req, res) => {
+    const kind = rollouts.kind(String(req.params.name))
+    if (kind === 'ok') return true
+    sendError(res, kind === 'none' ? NOT_FOUND : FIXED_CONFIG)
+    return false
+  }
+  /** @type {(req: import('express').Request, action: string, details: Record<string, unknown>) => void} */
+  const audit = (req, action, details) => logger.info(
+    { audit: true, action, ip: req.socket.remoteAddress, endpoint: req.params.name, ...details },
+    `admin ${action}`
+  )
+
+  /** A failed store write: a retryable 503, logged here once. @param {import('express').Response} res @param {any} err */
+  const fail = (res, err) => {
+    logger.warn({ code: err.code, message: err.message }, 'admin API rollout store call failed')
+    sendError(res, new ERRORS.STORE_UNAVAILABLE())
+  }
+
+  router.get(path, (req, res) => {
+    if (!checkEndpoint(req, res)) return
+    const current = rollouts.get(String(req.params.name))
+    if (!current) return sendError(res, new ERRORS.ROLLOUT_NOT_FOUND())
+    res.set('Cache-Control', 'no-store').json({ endpoint: req.params.name, version: current.at, rollout: current.rollout })
+  })
+
+  router.put(path, async (req, res) => {
+    if (!checkEndpoint(req, res)) return
+    const parsed = parseRollout(req.body, validateToggles)
+    if ('error' in parsed) return sendError(res, new ERRORS.BAD_ROLLOUT(parsed.error), { withDetail: true })
+    try {
+      const at = await rollouts.set(String(req.params.name), parsed.rollout)
+      audit(req, 'rollout.set', { version: at, variants: parsed.rollout.variants.map((v) => `${v.name}:${v.weight}`) })
+      res.set('Cache-Control', 'no-store').json({ endpoint: req.params.name, version: at, rollout: parsed.rollout })
+    } catch (err) {
+      fail(res, err)
+    }
+  })
+
+  router.delete(path, async (req, res) => {
+    if (!checkEndpoint(req, res)) return
+    try {
+      const at = await rollouts.set(String(req.params.name), null)
+      audit(req, 'rollout.delete', { version: at })
+      res.status(204).end()
+    } catch (err) {
+      fail(res, err)
+    }
+  })
+  return router
+}
+
+const NOT_FOUND = Object.freeze(new ERRORS.NOT_FOUND())
+const FIXED_CONFIG = Object.freeze(new ERRORS.FIXED_CONFIG())
+
+module.exports = { createRolloutAdminRouter }
