@@ -31,6 +31,8 @@ const { logCommands } = require('./log')
 const { logLifecycleCommands, retentionLines } = require('./log-lifecycle')
 const { journalCommands } = require('./journal')
 const { rolloutCommands } = require('./rollout')
+const { auditCommands } = require('./audit')
+const { historyCommands } = require('./history')
 const { authHeaders, unauthorizedHint } = require('./admin-auth')
 const { synopsis, optionLines, generalHelp, commandHelp } = require('./help')
 
@@ -129,6 +131,8 @@ const COMMANDS = [
       { body: JSON.stringify({ enabled: action === 'enable' }) })
   })),
   ...rolloutCommands({ readJson }),
+  ...historyCommands({ usageError }),
+  ...auditCommands({ usageError }),
   {
     words: 'status',
     args: [],
@@ -182,7 +186,7 @@ function readJson (value, what) {
   try {
     JSON.parse(json) // fail here, with a local message, on malformed JSON
   } catch (err) {
-    throw usageError(`${what} is not valid JSON: ${err.message}`)
+    throw usageError(`${what} ${what.endsWith('s') ? 'are' : 'is'} not valid JSON: ${err.message}`)
   }
   return json
 }

@@ -197,6 +197,10 @@ const DEFAULTS = {
   rateLimit: { perSecond: 100, burst: 0, maxClients: 100000, trustedProxies: ['loopback', 'private'] },
   logLevel: 'info',
   adminToken: null, // from the environment only: secrets never live in the config file
+  // How much of the config history is kept (lib/toggles/history.js): changes per id or rollout,
+  // and for how long (the history table's TTL, set when it is created; `forever` for none).
+  history: { maxVersions: 100, retention: '400d' },
+  adminTokens: null, // named ones, `name:token,…` (api/admin/credentials.js); the environment only too
   http: {
     keepAliveTimeoutMs: 5000,
     headersTimeoutMs: 10000,
@@ -220,6 +224,10 @@ const DEFAULTS = {
     rpcTimeoutMs: 1000,
     operationTimeoutMs: 3000,
     configTable: 'beacon_config',
+    // every admin write, with its actor (api/admin/audit.js); created on first use
+    auditTable: 'beacon_audit',
+    // every change of an id's config and of a rollout (lib/toggles/history.js); created on first use
+    historyTable: 'beacon_config_history',
     configFamily: 'c',
     configQualifier: 'json',
     // how often each process re-reads the endpoint switches and the config change feed (changes
@@ -306,8 +314,11 @@ const ENV_VARS = [
   ['BEACON_STATE_DIR', 'stateDir', 'string'],
   ['BEACON_LOG_LEVEL', 'logLevel', 'string'],
   ['BEACON_ADMIN_TOKEN', 'adminToken', 'string'],
+  ['BEACON_ADMIN_TOKENS', 'adminTokens', 'string'],
   ['BEACON_HBASE_BOOTSTRAP', 'hbase.bootstrap', 'list'],
   ['BEACON_CONFIG_TABLE', 'hbase.configTable', 'string'],
+  ['BEACON_AUDIT_TABLE', 'hbase.auditTable', 'string'],
+  ['BEACON_HISTORY_TABLE', 'hbase.historyTable', 'string'],
   ['BEACON_KNOWN_ID_SCAN_MS', 'hbase.knownIdScanMs', 'int'],
   // applies to the sink named `hbase`, when one is declared
   ['BEACON_ACCESS_LOG_TABLE', 'logSinks.hbase.table', 'string'],

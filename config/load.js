@@ -59,10 +59,10 @@ function loadSettings ({ env = process.env, file, overrides } = {}) {
   if (fileName) {
     const filePath = path.resolve(fileName)
     const layer = readJsonObject(filePath, 'settings file')
-    if (Object.hasOwn(layer, 'adminToken')) {
-      issues.push(`adminToken must not be set in the settings file ${filePath}: ` +
-        `secrets come from the environment (${envNameOf('adminToken')})`)
-      delete layer.adminToken
+    for (const secret of ['adminToken', 'adminTokens'].filter((key) => Object.hasOwn(layer, key))) {
+      issues.push(`${secret} must not be set in the settings file ${filePath}: ` +
+        `secrets come from the environment (${envNameOf(secret)})`)
+      delete layer[secret]
     }
     applyLayer(settings, layer, 'in ' + filePath, origins, issues)
   }

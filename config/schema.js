@@ -210,6 +210,8 @@ const schema = closed({
   }),
   logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
   adminToken: { type: ['string', 'null'], minLength: 1 },
+  adminTokens: { type: ['string', 'null'], minLength: 1 },
+  history: closed({ maxVersions: int(1, 100000), retention: duration }),
   http: closed({
     keepAliveTimeoutMs: int(0),
     headersTimeoutMs: int(0),
@@ -233,6 +235,8 @@ const schema = closed({
     rpcTimeoutMs: int(1),
     operationTimeoutMs: int(1),
     configTable: tableName,
+    auditTable: tableName,
+    historyTable: tableName,
     configFamily: str({ pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]*$', description: 'an HBase column family name' }),
     configQualifier: str(),
     controlPollMs: int(0),

@@ -111,6 +111,7 @@ const ERRORS = Object.freeze({
   CONFIG_NOT_FOUND: createError('CONFIG_NOT_FOUND', 'no config stored for this id', 404),
   BAD_ROLLOUT: createError('BAD_ROLLOUT', 'the rollout is not valid', 400),
   ROLLOUT_NOT_FOUND: createError('ROLLOUT_NOT_FOUND', 'this endpoint has no rollout', 404),
+  NO_HISTORY: createError('NO_HISTORY', 'no change is kept in the history to go back to', 404),
   FIXED_CONFIG: createError(
     'FIXED_CONFIG', 'this endpoint\'s config is fixed (source: fixed): every id gets it, so it has no rollout', 409
   ),
@@ -133,6 +134,7 @@ const ERRORS = Object.freeze({
   ),
   BAD_TIME_RANGE: createError('BAD_TIME_RANGE', 'the time range is empty: from must be before to', 400),
   BAD_LOG_QUERY: createError('BAD_LOG_QUERY', 'the access-log query has an invalid parameter', 400),
+  BAD_AUDIT_QUERY: createError('BAD_AUDIT_QUERY', 'the audit query has an invalid parameter', 400),
   LOG_NOT_CONFIGURED: createError('LOG_NOT_CONFIGURED', 'no HBase access log is configured on this host', 404),
   LOG_UNAVAILABLE: createError('LOG_UNAVAILABLE', 'the access log cannot be read now; retry shortly', 503),
   // PUT /admin/log/retention: the detail names the key, never its value.

@@ -20,7 +20,8 @@ const RETENTION_KEYS = Object.freeze(['retention', 'rollupRetention'])
  *                               deletes every row of one id in the range and counts its rollup
  *                               minutes again (logging/erase.js); dryRun only counts
  * Bad input is a 400 from the error table; HBase failing is a 503 (an erase is safe to run again).
- * An audit line names the action, never the id erased (the point of erasing it).
+ * Each change is one audit record; an erase's names the id and range it erased and how many rows,
+ * never the erased data.
  *
  * @param {object} options
  * @param {{ retention: ReturnType<typeof import('../../logging/retention').createRetention>,
@@ -28,10 +29,11 @@ const RETENTION_KEYS = Object.freeze(['retention', 'rollupRetention'])
  *   access log is configured (404 LOG_NOT_CONFIGURED)
  * @param {number} options.maxIdLength ids the data plane serves
  * @param {() => number} [options.now]
+ * @param {import('./toggles').AuditRecorder} options.audit
  * @param {{ info: Function, warn: Function, error: Function }} options.logger
  * @returns {import('express').Router}
  */
-function createLogLifecycleRouter ({ lifecycle, maxIdLength, now = Date.now, logger }) {
+function createLogLifecycleRouter ({ lifecycle, maxIdLength, now = Date.now, audit, logger }) {
   const router = express.Router()
   const paths = ['/admin/log/retention', '/admin/log/erase']
   if (!lifecycle) {
@@ -39,11 +41,6 @@ function createLogLifecycleRouter ({ lifecycle, maxIdLength, now = Date.now, log
     return router
   }
   const { retention, target } = lifecycle
-  /** @type {(req: import('express').Request, action: string, details: Record<string, unknown>) => void} */
-  const audit = (req, action, details) => logger.info(
-    { audit: true, action, ip: req.socket.remoteAddress, ...details },
-    `admin ${action}`
-  )
 
   /**
    * HBase → 503 with its code; anything else → 500, logged.
@@ -73,7 +70,7 @@ function createLogLifecycleRouter ({ lifecycle, maxIdLength, now = Date.now, log
     if (change instanceof Error) return sendError(res, change, { withDetail: true })
     try {
       const applied = await retention.apply(change)
-      audit(req, 'log.retention', change)
+      await audit(req, res, 'log.retention', 'log', change)
       res.set('Cache-Control', 'no-store').json(applied)
     } catch (err) {
       fail(res, err, 'retention')
@@ -92,7 +89,7 @@ function createLogLifecycleRouter ({ lifecycle, maxIdLength, now = Date.now, log
       // Not stopped when the client goes away: the minutes it touched are counted again either way.
       const result = await eraseId(target, query)
       const range = { from: new Date(query.from).toISOString(), to: new Date(query.to).toISOString() }
-      audit(req, query.dryRun ? 'log.erase.dry-run' : 'log.erase', {
+      await audit(req, res, query.dryRun ? 'log.erase.dry-run' : 'log.erase', query.id, {
         ...range,
         found: result.found,
         deleted: result.deleted

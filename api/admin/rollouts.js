@@ -3,7 +3,7 @@
 const express = require('express')
 const { ERRORS } = require('../../lib/errors')
 const { parseRollout } = require('../../lib/toggles/rollout')
-const { validateToggles } = require('./toggles')
+const { validateToggles, whoOf } = require('./toggles')
 const { sendError } = require('../error-body')
 
 /**
@@ -13,17 +13,18 @@ const { sendError } = require('../error-body')
  *   PUT    /admin/endpoints/:name/rollout   set it (body: the rollout, lib/toggles/rollout.js)
  *   DELETE /admin/endpoints/:name/rollout   remove it (ids without a row get defaultConfig again)
  * A change is stored in HBase (every host follows within its poll interval, a restart keeps it)
- * and spread on this host at once; each writes one audit log line.
+ * and spread on this host at once; each is one audit record.
  *
  * @param {object} options
  * @param {{ kind: (name: string) => 'none'|'fixed'|'ok',
- *   get: (name: string) => { rollout: import('../../lib/toggles/rollout').Rollout, at: number|null }|null,
- *   set: (name: string, rollout: import('../../lib/toggles/rollout').Rollout|null) => Promise<number> }} options.rollouts
- *   api/propagation.js
- * @param {import('pino').Logger} options.logger audit lines
+ *   get: (name: string) => { rollout: import('../../lib/toggles/rollout').Rollout, at: number|null }|null }} options.rollouts
+ *   what this process serves (api/propagation.js)
+ * @param {ReturnType<typeof import('./changes').createConfigChanges>} options.changes rollout writes, with
+ *   their history and audit records
+ * @param {import('pino').Logger} options.logger store failures
  * @returns {import('express').Router}
  */
-function createRolloutAdminRouter ({ rollouts, logger }) {
+function createRolloutAdminRouter ({ rollouts, changes, logger }) {
   const router = express.Router()
   const path = '/admin/endpoints/:name/rollout'
 
@@ -34,11 +35,6 @@ function createRolloutAdminRouter ({ rollouts, logger }) {
     sendError(res, kind === 'none' ? NOT_FOUND : FIXED_CONFIG)
     return false
   }
-  /** @type {(req: import('express').Request, action: string, details: Record<string, unknown>) => void} */
-  const audit = (req, action, details) => logger.info(
-    { audit: true, action, ip: req.socket.remoteAddress, endpoint: req.params.name, ...details },
-    `admin ${action}`
-  )
 
   /** A failed store write: a retryable 503, logged here once. @param {import('express').Response} res @param {any} err */
   const fail = (res, err) => {
@@ -58,8 +54,7 @@ function createRolloutAdminRouter ({ rollouts, logger }) {
     const parsed = parseRollout(req.body, validateToggles)
     if ('error' in parsed) return sendError(res, new ERRORS.BAD_ROLLOUT(parsed.error), { withDetail: true })
     try {
-      const at = await rollouts.set(String(req.params.name), parsed.rollout)
-      audit(req, 'rollout.set', { version: at, variants: parsed.rollout.variants.map((v) => `${v.name}:${v.weight}`) })
+      const at = await changes.setRollout(whoOf(req, res), String(req.params.name), parsed.rollout)
       res.set('Cache-Control', 'no-store').json({ endpoint: req.params.name, version: at, rollout: parsed.rollout })
     } catch (err) {
       fail(res, err)
@@ -69,8 +64,7 @@ function createRolloutAdminRouter ({ rollouts, logger }) {
   router.delete(path, async (req, res) => {
     if (!checkEndpoint(req, res)) return
     try {
-      const at = await rollouts.set(String(req.params.name), null)
-      audit(req, 'rollout.delete', { version: at })
+      await changes.deleteRollout(whoOf(req, res), String(req.params.name))
       res.status(204).end()
     } catch (err) {
       fail(res, err)

@@ -6,6 +6,13 @@ const { createLogQueryRouter } = require('./log')
 const { createLogLifecycleRouter } = require('./log-lifecycle')
 const { createDashboardRouter } = require('./dashboard')
 const { createTrafficRouter } = require('./traffic')
+const { createAuditRouter } = require('./audit-routes')
+const { createCredentials } = require('./credentials')
+const { createAuditTrail } = require('./audit')
+const { createConfigChanges } = require('./changes')
+const { createHistoryRouter } = require('./history-routes')
+const { createHistory } = require('../../lib/toggles/history')
+const { parseDuration } = require('../../config/duration')
 
 /**
  * Mounts the admin port's routes after /healthz and /readyz (api/admin/app.js), in the order the
@@ -29,24 +36,64 @@ const { createTrafficRouter } = require('./traffic')
 function mountAdminRoutes (app, {
   settings, store, propagation, knownIds, logQuery, lifecycle, metricsText, metricsType, client, rollups, now, logger
 }) {
-  app.use(createToggleAdminRouter({
-    token: settings.adminToken,
-    store,
-    maxIdLength: settings.limits.maxIdLength,
+  const credentials = createCredentials({ token: settings.adminToken, named: settings.adminTokens })
+  const trail = createAuditTrail({
+    client,
+    table: settings.hbase.auditTable,
+    ttlSeconds: null,
+    timeoutMs: settings.hbase.operationTimeoutMs,
     logger,
+    now
+  })
+  const changes = createConfigChanges({
+    store,
+    history: createHistory({
+      client,
+      table: settings.hbase.historyTable,
+      ttlSeconds: parseDuration(settings.history.retention) ?? null,
+      maxVersions: settings.history.maxVersions,
+      timeoutMs: settings.hbase.operationTimeoutMs
+    }),
+    rollouts: propagation.rollouts,
     onConfigChange (id) {
       // This worker serves the id from the next request; the others of the host when the broadcast reaches them.
       if (knownIds) knownIds.add(id)
       propagation.configChanged(id)
     },
+    trail,
+    logger,
+    now
+  })
+  /** @type {import('./toggles').AuditRecorder} */
+  const audit = (req, res, action, target, change) =>
+    trail.record({ actor: res.locals.actor, action, target, ...(change ? { change } : {}), ip: req.socket.remoteAddress })
+  app.use(createToggleAdminRouter({
+    credentials,
+    audit,
+    changes,
+    store,
+    maxIdLength: settings.limits.maxIdLength,
+    logger,
     endpoints: propagation.endpointSwitches
   }))
-  // /admin/endpoints/:name/rollout
-  if (settings.adminToken) app.use(createRolloutAdminRouter({ rollouts: propagation.rollouts, logger }))
+  if (credentials.any) {
+    // /admin/endpoints/:name/rollout
+    app.use(createRolloutAdminRouter({ rollouts: propagation.rollouts, changes, logger }))
+    // …/history and …/rollback of an id's config and of a rollout
+    app.use(createHistoryRouter({
+      changes,
+      rolloutKind: propagation.rollouts.kind,
+      maxIdLength: settings.limits.maxIdLength,
+      now,
+      logger
+    }))
+    // GET /admin/audit
+    app.use(createAuditRouter({ trail, now, logger }))
+  }
   // GET /admin/log/scan and /admin/log/count
   app.use(createLogQueryRouter({ logQuery, logger }))
   // /admin/log/retention and /admin/log/erase
-  app.use(createLogLifecycleRouter({ lifecycle, maxIdLength: settings.limits.maxIdLength, now, logger }))
+  app.use(createLogLifecycleRouter({ lifecycle, maxIdLength: settings.limits.maxIdLength, now, audit, logger }))
   app.get('/metrics', async (req, res, next) => {
     try {
       res.set('Content-Type', metricsType).send(await metricsText())

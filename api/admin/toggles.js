@@ -1,6 +1,5 @@
 'use strict'
 
-const crypto = require('node:crypto')
 const express = require('express')
 const { ERRORS } = require('../../lib/errors')
 const { isSafeName } = require('../../lib/names')
@@ -50,20 +49,6 @@ function validateToggles (value, path = 'body', depth = 0) {
 }
 
 /**
- * Bearer-token check in constant time: both sides are hashed first so their lengths never leak.
- * @param {string} token the configured token
- * @returns {(header: string|undefined) => boolean}
- */
-function bearerChecker (token) {
-  const expected = crypto.createHash('sha256').update(token).digest()
-  return (header) => {
-    const match = typeof header === 'string' && /^Bearer (.+)$/.exec(header)
-    const given = crypto.createHash('sha256').update(match ? match[1] : '').digest()
-    return crypto.timingSafeEqual(given, expected) && Boolean(match)
-  }
-}
-
-/**
  * The toggle admin API (mounted on the admin port):
  *   GET    /admin/config            list ids (?start=&limit=)
  *   GET    /admin/config/:id        the stored toggles and version
@@ -72,43 +57,41 @@ function bearerChecker (token) {
  *   GET    /admin/endpoints         every endpoint and whether this process serves it
  *   PUT    /admin/endpoints/:name   { "enabled": boolean } switch an endpoint on or off (stored
  *                                   in HBase: every host follows within its poll interval)
- * All require `Authorization: Bearer <BEACON_ADMIN_TOKEN>`; without a configured token the API
- * is off (404 ADMIN_DISABLED). Every change writes one audit log line; a toggle change calls
- * `onConfigChange(id)` so that caches everywhere drop the id.
+ * All require `Authorization: Bearer <token>` of one of the admin credentials
+ * (api/admin/credentials.js), whose name is the request's actor (`res.locals.actor`, for the
+ * routers mounted after this one); without a credential the API is off (404 ADMIN_DISABLED).
+ * Every change is kept in the history and is one audit record (api/admin/changes.js).
  *
  * @param {object} options
- * @param {string|null} options.token
+ * @param {ReturnType<typeof import('./credentials').createCredentials>} options.credentials
+ * @param {AuditRecorder} options.audit records the endpoint switches
+ * @param {ReturnType<typeof import('./changes').createConfigChanges>} options.changes config writes, with
+ *   their history and audit records
  * @param {ReturnType<typeof import('../../lib/toggles/store').createToggleStore>} options.store
  * @param {number} options.maxIdLength ids the data plane serves (settings.limits.maxIdLength)
  * @param {import('pino').Logger} options.logger audit lines, store failures
- * @param {(id: string) => void} options.onConfigChange
  * @param {{ has: (name: string) => boolean, list: () => Array<{ name: string, enabled: boolean }>,
  *   set: (name: string, enabled: boolean) => Promise<void> }} options.endpoints
  * @returns {import('express').Router}
  */
-function createToggleAdminRouter ({ token, store, maxIdLength, logger, onConfigChange, endpoints }) {
+function createToggleAdminRouter ({ credentials, audit, changes, store, maxIdLength, logger, endpoints }) {
   const router = express.Router()
-  if (!token) {
+  if (!credentials.any) {
     router.use('/admin', (req, res) => sendError(res, ERRORS_ADMIN_DISABLED))
     return router
   }
-  const authorized = bearerChecker(token)
 
   router.use('/admin', (req, res, next) => {
-    if (!authorized(req.headers.authorization)) {
+    const actor = credentials.actorOf(req.headers.authorization)
+    if (actor === null) {
       res.set('WWW-Authenticate', 'Bearer realm="beacon-admin"')
       sendError(res, new ERRORS.UNAUTHORIZED())
       return
     }
+    res.locals.actor = actor
     next()
   })
   router.use('/admin', express.json({ limit: MAX_BODY_BYTES, strict: false, type: () => true }))
-
-  /** @type {(req: import('express').Request, action: string, details: Record<string, string>) => void} */
-  const audit = (req, action, details) => logger.info(
-    { audit: true, action, ip: req.socket.remoteAddress, ...details },
-    `admin ${action}`
-  )
   /** @type {(req: import('express').Request, res: import('express').Response) => boolean} */
   const checkId = (req, res) => {
     if (isSafeName(req.params.id, maxIdLength)) return true
@@ -154,9 +137,7 @@ function createToggleAdminRouter ({ token, store, maxIdLength, logger, onConfigC
     const problem = validateToggles(req.body)
     if (problem) return sendError(res, new ERRORS.BAD_CONFIG(problem), { withDetail: true })
     try {
-      await store.write(req.params.id, req.body)
-      onConfigChange(req.params.id)
-      audit(req, 'config.set', { id: req.params.id })
+      await changes.setConfig(whoOf(req, res), req.params.id, req.body)
       res.set('Cache-Control', 'no-store').json({ id: req.params.id, config: req.body })
     } catch (err) {
       next(err)
@@ -166,9 +147,7 @@ function createToggleAdminRouter ({ token, store, maxIdLength, logger, onConfigC
   router.delete('/admin/config/:id', async (req, res, next) => {
     if (!checkId(req, res)) return
     try {
-      await store.remove(req.params.id)
-      onConfigChange(req.params.id)
-      audit(req, 'config.delete', { id: req.params.id })
+      await changes.deleteConfig(whoOf(req, res), req.params.id)
       res.status(204).end()
     } catch (err) {
       next(err)
@@ -186,7 +165,7 @@ function createToggleAdminRouter ({ token, store, maxIdLength, logger, onConfigC
     }
     try {
       await endpoints.set(req.params.name, req.body.enabled)
-      audit(req, req.body.enabled ? 'endpoint.enable' : 'endpoint.disable', { endpoint: req.params.name })
+      await audit(req, res, req.body.enabled ? 'endpoint.enable' : 'endpoint.disable', req.params.name)
       res.set('Cache-Control', 'no-store').json({ endpoint: req.params.name, enabled: req.body.enabled })
     } catch (err) {
       next(err)
@@ -210,4 +189,20 @@ function createToggleAdminRouter ({ token, store, maxIdLength, logger, onConfigC
 
 const ERRORS_ADMIN_DISABLED = Object.freeze(new ERRORS.ADMIN_DISABLED())
 
-module.exports = { createToggleAdminRouter, validateToggles, bearerChecker }
+/**
+ * The actor and address of an authorized admin request (its actor set by the guard above).
+ * @param {import('express').Request} req
+ * @param {import('express').Response} res
+ * @returns {import('./changes').Who}
+ */
+function whoOf (req, res) {
+  return { actor: res.locals.actor, ip: req.socket.remoteAddress }
+}
+
+/**
+ * Records one admin write of a request (its actor, its address) in the audit trail.
+ * @typedef {(req: import('express').Request, res: import('express').Response, action: string, target: string,
+ *   change?: Record<string, unknown>) => Promise<unknown>} AuditRecorder
+ */
+
+module.exports = { createToggleAdminRouter, validateToggles, whoOf }

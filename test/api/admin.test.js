@@ -139,7 +139,7 @@ test('PUT, GET and DELETE of an id are seen by the JSONP endpoints at once, with
 
   const audit = app.logLines.filter((l) => l.audit)
   expect(audit.map((l) => l.action)).toEqual(['config.set', 'config.delete'])
-  expect(audit[0]).toMatchObject({ id: ID })
+  expect(audit[0]).toMatchObject({ target: ID, actor: 'default', change: { config: { features: { beta: true }, variant: 'Z' } } })
 })
 
 test('a config change made on one host reaches the cache of another within the poll interval, not the TTL', async () => {
@@ -213,7 +213,7 @@ test('an endpoint switched off at runtime is off on every host (stored in HBase)
     expect(await status(otherHost.url)).toBe(200)
     expect((await adminRequest('/admin/endpoints/nope', { method: 'PUT', body: '{"enabled":true}' })).status).toBe(404)
     expect((await adminRequest('/admin/endpoints/sample2', { method: 'PUT', body: '{"enabled":"no"}' })).status).toBe(400)
-    const audit = app.logLines.filter((l) => l.audit && l.endpoint === 'sample2').map((l) => l.action)
+    const audit = app.logLines.filter((l) => l.audit && l.target === 'sample2').map((l) => l.action)
     expect(audit).toEqual(['endpoint.disable', 'endpoint.enable'])
   } finally {
     await otherHost.close()

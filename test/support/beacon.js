@@ -26,6 +26,9 @@ async function startBeacon ({ overrides = {}, clientOptions = {}, env = {}, now,
   const target = bootstrap ? { bootstrap } : {}
   const client = testClient({ onRpc: (e) => { rpcs.push(e); metrics.hooks.onRpc(e) }, ...target, ...clientOptions })
   const accessLogTable = uniqueTable('alog')
+  // The audit trail's and the history's tables are created by the first admin write, and dropped with the app.
+  const auditTable = uniqueTable('audit')
+  const historyTable = uniqueTable('hist')
   await client.admin.createTable(accessLogTable, { families: ['l'], splits: accessLogSplitKeys(16, 4) })
   const settings = loadSettings({
     // The per-client limit is off unless a test sets it: tests send from one loopback address at
@@ -39,7 +42,7 @@ async function startBeacon ({ overrides = {}, clientOptions = {}, env = {}, now,
       ...overrides,
       // No polling of endpoint switches / the change feed unless a test asks: its reads would
       // show up among the RPCs that tests count, and the shared table is not a test's to read.
-      hbase: { bootstrap: client.options.bootstrap, controlPollMs: 0, ...(overrides.hbase || {}) },
+      hbase: { bootstrap: client.options.bootstrap, controlPollMs: 0, auditTable, historyTable, ...(overrides.hbase || {}) },
       logSinks: {
         ...(overrides.logSinks || {}),
         hbase: { type: 'hbase', table: accessLogTable, flushIntervalMs: 20, ...((overrides.logSinks || {}).hbase || {}) }
@@ -77,6 +80,9 @@ async function startBeacon ({ overrides = {}, clientOptions = {}, env = {}, now,
       const admin = testClient(target)
       await beacon.close()
       await admin.admin.deleteTable(accessLogTable).catch(() => {})
+      for (const [table, own] of [[settings.hbase.auditTable, auditTable], [settings.hbase.historyTable, historyTable]]) {
+        if (table === own) await admin.admin.deleteTable(table).catch(() => {})
+      }
       await admin.close()
       fs.rmSync(stateDir, { recursive: true, force: true })
     }
