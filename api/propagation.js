@@ -2,7 +2,7 @@
 
 const { watchEndpointSwitches, watchStoredState } = require('../lib/toggles/endpoint-switches')
 const { parseRollout, activateRollout } = require('../lib/toggles/rollout')
-const { validateToggles } = require('./admin/toggles')
+const { validateToggles } = require('../lib/toggles/validate')
 const { publishChange, watchChangeFeed } = require('../lib/toggles/change-feed')
 
 /**
@@ -28,6 +28,7 @@ const { publishChange, watchChangeFeed } = require('../lib/toggles/change-feed')
  * A change, as the cluster broadcast carries it; `at`: when an id's config was changed (epoch
  * ms), for the change streams.
  * @typedef {{ cmd: 'invalidate', id: string, at?: number }
+ *   | { cmd: 'invalidateMany', ids: string[], at?: number }
  *   | { cmd: 'endpoint', name: string, enabled: boolean }
  *   | { cmd: 'rollout', name: string, rollout: unknown, at: number }} Change
  *   rollout: as stored (null: removed)
@@ -91,6 +92,9 @@ function createPropagation ({
   function applyChange (change) {
     if (change.cmd === 'invalidate') {
       invalidate(change.id, Number.isFinite(change.at) ? /** @type {number} */ (change.at) : null)
+    } else if (change.cmd === 'invalidateMany') {
+      const at = Number.isFinite(change.at) ? /** @type {number} */ (change.at) : null
+      for (const id of change.ids) invalidate(id, at)
     } else if (change.cmd === 'endpoint') {
       localSwitches++
       setEndpointEnabled(change.name, change.enabled)
@@ -148,6 +152,16 @@ function createPropagation ({
           'config changed, but other hosts could not be told; they see it when their cache entry expires'
         )
       })
+    },
+
+    /**
+     * Many ids changed at once (a bulk import's batch): caches on this host drop them now. Other
+     * hosts are not told through the change feed (one cell per id would make every poll read the
+     * whole import): they serve the new configs once their cached entries expire (the cache's ttlMs).
+     * @param {string[]} ids
+     */
+    configsChanged (ids) {
+      spread({ cmd: 'invalidateMany', ids, at: Date.now() })
     },
 
     /** What the admin API sees of the endpoints. */

@@ -33,6 +33,7 @@ const { journalCommands } = require('./journal')
 const { rolloutCommands } = require('./rollout')
 const { auditCommands } = require('./audit')
 const { historyCommands } = require('./history')
+const { importCommands } = require('./config-import')
 const { authHeaders, unauthorizedHint } = require('./admin-auth')
 const { synopsis, optionLines, generalHelp, commandHelp } = require('./help')
 
@@ -132,6 +133,7 @@ const COMMANDS = [
   })),
   ...rolloutCommands({ readJson }),
   ...historyCommands({ usageError }),
+  ...importCommands({ usageError }),
   ...auditCommands({ usageError }),
   {
     words: 'status',

@@ -20,11 +20,12 @@ const { rollbackTarget } = require('../../lib/toggles/history')
  * @param {ReturnType<typeof import('../../lib/toggles/history').createHistory>} options.history
  * @param {ReturnType<typeof import('../propagation').createPropagation>['rollouts']} options.rollouts
  * @param {(id: string) => void} options.onConfigChange caches everywhere drop the id
+ * @param {(ids: string[]) => void} options.onConfigsImported caches on this host drop them (others within their TTL)
  * @param {ReturnType<typeof import('./audit').createAuditTrail>} options.trail
  * @param {{ error: Function }} options.logger
  * @param {() => number} [options.now]
  */
-function createConfigChanges ({ store, history, rollouts, onConfigChange, trail, logger, now = Date.now }) {
+function createConfigChanges ({ store, history, rollouts, onConfigChange, onConfigsImported, trail, logger, now = Date.now }) {
   /**
    * Keeps a change in the history, then records it in the audit trail.
    * @param {Who} who
@@ -92,6 +93,40 @@ function createConfigChanges ({ store, history, rollouts, onConfigChange, trail,
     setRollout: (who, name, rollout) => writeRollout(who, name, rollout, 'rollout.set'),
     /** @param {Who} who @param {string} name */
     deleteRollout: (who, name) => writeRollout(who, name, null, 'rollout.delete'),
+
+    /**
+     * One batch of a bulk import (checked by the caller): the values before them read in one
+     * multi-get, written in one multi-put, kept in the history in one more. Not audited per
+     * batch: the import's one audit record is `importDone`'s.
+     * @param {Who} who
+     * @param {Array<{ id: string, toggles: Record<string, unknown> }>} items
+     * @returns {Promise<number>} written
+     * @throws {Error} the first write that failed (the batch is safe to send again)
+     */
+    async importBatch (who, items) {
+      const before = await store.readMany(items.map((i) => i.id))
+      const failed = before.find((r) => r instanceof Error)
+      if (failed) throw failed
+      const results = await store.writeMany(items)
+      const writeFailed = results.find((r) => r !== null)
+      if (writeFailed) throw writeFailed
+      onConfigsImported(items.map((i) => i.id))
+      const at = now()
+      await history.addMany(items.map((item, k) => {
+        const row = /** @type {import('../../lib/toggles/store').DecodedRow} */ (before[k])
+        const previous = row && 'toggles' in row ? row.toggles : null
+        const change = { version: at, at, actor: who.actor, action: 'config.import', value: item.toggles, previous }
+        return { target: `c:${item.id}`, change }
+      }))
+      return items.length
+    },
+
+    /**
+     * The import's one audit record, once its last batch is written.
+     * @param {Who} who
+     * @param {Record<string, unknown>} summary file, lines, written, ms
+     */
+    importDone: (who, summary) => trail.record({ actor: who.actor, action: 'config.import', target: '*', change: summary, ip: who.ip }),
 
     /**
      * @param {'config'|'rollout'} kind

@@ -3,7 +3,8 @@
 const express = require('express')
 const { ERRORS } = require('../../lib/errors')
 const { parseRollout } = require('../../lib/toggles/rollout')
-const { validateToggles, whoOf } = require('./toggles')
+const { whoOf } = require('./toggles')
+const { validateToggles } = require('../../lib/toggles/validate')
 const { sendError } = require('../error-body')
 
 /**

@@ -11,6 +11,7 @@ const { createCredentials } = require('./credentials')
 const { createAuditTrail } = require('./audit')
 const { createConfigChanges } = require('./changes')
 const { createHistoryRouter } = require('./history-routes')
+const { createImportRouter } = require('./import-routes')
 const { createHistory } = require('../../lib/toggles/history')
 const { parseDuration } = require('../../config/duration')
 
@@ -60,6 +61,10 @@ function mountAdminRoutes (app, {
       if (knownIds) knownIds.add(id)
       propagation.configChanged(id)
     },
+    onConfigsImported (ids) {
+      if (knownIds) for (const id of ids) knownIds.add(id)
+      propagation.configsChanged(ids)
+    },
     trail,
     logger,
     now
@@ -79,6 +84,8 @@ function mountAdminRoutes (app, {
   if (credentials.any) {
     // /admin/endpoints/:name/rollout
     app.use(createRolloutAdminRouter({ rollouts: propagation.rollouts, changes, logger }))
+    // /admin/import/config, /admin/export/config
+    app.use(createImportRouter({ changes, store, maxIdLength: settings.limits.maxIdLength, logger }))
     // …/history and …/rollback of an id's config and of a rollout
     app.use(createHistoryRouter({
       changes,

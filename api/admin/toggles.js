@@ -4,49 +4,10 @@ const express = require('express')
 const { ERRORS } = require('../../lib/errors')
 const { isSafeName } = require('../../lib/names')
 const { sendError } = require('../error-body')
+const { validateToggles } = require('../../lib/toggles/validate')
 
-const KEY_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/
 const MAX_BODY_BYTES = 16 * 1024
-const MAX_DEPTH = 4
-const MAX_STRING = 1024
 const MAX_LIST = 1000
-
-/**
- * Checks a toggles object: keys are short identifiers, values are booleans, finite numbers,
- * short strings, null or nested objects (depth-limited). Arrays are allowed for strings/numbers.
- * @param {unknown} value
- * @returns {string|null} the first problem, naming the key path, or null when valid
- */
-function validateToggles (value, path = 'body', depth = 0) {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return `${path} must be a JSON object`
-  if (depth >= MAX_DEPTH) return `${path} nests deeper than ${MAX_DEPTH} levels`
-  for (const [key, v] of Object.entries(value)) {
-    const at = `${path}.${key}`
-    if (!KEY_PATTERN.test(key) || key === '__proto__') {
-      return `${path} has an invalid key (keys are 1-64 of A-Z a-z 0-9 _ . -)`
-    }
-    if (v === null || typeof v === 'boolean') continue
-    if (typeof v === 'number') {
-      if (!Number.isFinite(v)) return `${at} must be a finite number`
-      continue
-    }
-    if (typeof v === 'string') {
-      if (v.length > MAX_STRING) return `${at} is longer than ${MAX_STRING} characters`
-      continue
-    }
-    if (Array.isArray(v)) {
-      if (v.length > 100 ||
-      !v.every((x) => (typeof x === 'string' && x.length <= MAX_STRING) ||
-        (typeof x === 'number' && Number.isFinite(x)))) {
-        return `${at} must be an array of at most 100 strings or numbers`
-      }
-      continue
-    }
-    const nested = validateToggles(v, at, depth + 1)
-    if (nested) return nested
-  }
-  return null
-}
 
 /**
  * The toggle admin API (mounted on the admin port):
@@ -91,7 +52,9 @@ function createToggleAdminRouter ({ credentials, audit, changes, store, maxIdLen
     res.locals.actor = actor
     next()
   })
-  router.use('/admin', express.json({ limit: MAX_BODY_BYTES, strict: false, type: () => true }))
+  const json = express.json({ limit: MAX_BODY_BYTES, strict: false, type: () => true })
+  // An import's batches are larger: api/admin/import-routes.js parses those.
+  router.use('/admin', (req, res, next) => (req.path.startsWith('/import/') ? next() : json(req, res, next)))
   /** @type {(req: import('express').Request, res: import('express').Response) => boolean} */
   const checkId = (req, res) => {
     if (isSafeName(req.params.id, maxIdLength)) return true
@@ -205,4 +168,4 @@ function whoOf (req, res) {
  *   change?: Record<string, unknown>) => Promise<unknown>} AuditRecorder
  */
 
-module.exports = { createToggleAdminRouter, validateToggles, whoOf }
+module.exports = { createToggleAdminRouter, whoOf }

@@ -75,6 +75,20 @@ function createHistory ({ client, table, ttlSeconds, maxVersions, timeoutMs }) {
     async add (target, change) {
       await own.put(rowOf(target, change.at), QUALIFIER, JSON.stringify(change))
       if (maxVersions > 0) await prune(target)
+    },
+
+    /**
+     * Keeps many changes in one multi-put (a bulk import's batch). They are not pruned here: a
+     * target's next single change prunes it.
+     * @param {Array<{ target: string, change: Change }>} entries
+     * @returns {Promise<void>}
+     */
+    async addMany (entries) {
+      await own.putMany(entries.map(({ target, change }) => ({
+        row: rowOf(target, change.at),
+        qualifier: QUALIFIER,
+        value: JSON.stringify(change)
+      })))
     }
   }
 }

@@ -12,7 +12,8 @@
  * @param {number|null} options.ttlSeconds how long HBase keeps a cell (null: forever)
  * @param {number} options.timeoutMs one call's deadline (the creation gets four)
  * @param {string} options.kind what its calls count under in the client's traffic
- * @returns {{ put: (row: string, qualifier: string, value: string) => Promise<void> }}
+ * @returns {{ put: (row: string, qualifier: string, value: string) => Promise<void>,
+ *   putMany: (rows: Array<{ row: string, qualifier: string, value: string }>) => Promise<void> }}
  */
 function createOwnTable ({ client, table, family, ttlSeconds, timeoutMs, kind }) {
   /** @type {Promise<void>|null} */
@@ -26,6 +27,18 @@ function createOwnTable ({ client, table, family, ttlSeconds, timeoutMs, kind })
   }
 
   return {
+    /** Many rows in one multi-put; throws the first error left after the table exists. */
+    async putMany (rows) {
+      const puts = rows.map(({ row, qualifier, value }) => ({ row, cells: { [family]: { [qualifier]: value } } }))
+      let results = await client.multiPut(table, puts, { timeout: timeoutMs, kind })
+      if (results.some((r) => /** @type {any} */ (r)?.code === 'HBASE_TABLE_NOT_FOUND')) {
+        await ensure()
+        results = await client.multiPut(table, puts, { timeout: timeoutMs, kind })
+      }
+      const failed = results.find((r) => r !== null)
+      if (failed) throw failed
+    },
+
     async put (row, qualifier, value) {
       const cells = { [family]: { [qualifier]: value } }
       try {

@@ -42,7 +42,7 @@ const UNIFORM_BITS = 2 ** 48
  * Checks a rollout as an operator wrote it and returns it normalized (only the known fields).
  * @param {unknown} value
  * @param {(config: unknown, path: string) => string|null} validateConfig the check every stored
- *   config passes (api/admin/toggles.js validateToggles): its first problem, or null
+ *   config passes (lib/toggles/validate.js): its first problem, or null
  * @returns {{ rollout: Rollout } | { error: string }} error: the first problem, naming the field
  */
 function parseRollout (value, validateConfig) {

@@ -175,6 +175,28 @@ function createToggleStore ({ client, table, family, qualifier, timeoutMs }) {
     },
 
     /**
+     * Many ids' toggles in one multi-put (one RPC per RegionServer): a bulk import's batch.
+     * @param {Array<{ id: string, toggles: Record<string, unknown> }>} items
+     * @returns {Promise<Array<null|Error>>} per item: written (null), or the error of that item alone
+     */
+    async writeMany (items) {
+      const puts = items.map(({ id, toggles }) => ({ row: id, cells: { [family]: { [qualifier]: encodeToggles(toggles) } } }))
+      return client.multiPut(table, puts, { timeout: timeoutMs, kind: KINDS.admin })
+    },
+
+    /**
+     * Every id's row from `start` on, in key order, one page of `caching` rows at a time (an
+     * export). Breaking out of the loop closes the scanner.
+     * @param {{ start?: string, caching?: number }} [options]
+     * @returns {AsyncGenerator<Array<{ id: string, row: DecodedRow }>>}
+     */
+    async * scanRows ({ start, caching = 1000 } = {}) {
+      const from = typeof start === 'string' && start > FIRST_ID_ROW ? start : FIRST_ID_ROW
+      const pages = client.scanBatches(table, { startRow: from, columns, caching, kind: KINDS.admin })
+      for await (const rows of pages) yield rows.map((row) => ({ id: row.row.toString(), row: decodeRow(row) }))
+    },
+
+    /**
      * @param {string} id
      * @returns {Promise<void>}
      */

@@ -1,7 +1,7 @@
 'use strict'
 
 const { parseRollout, chooseVariant } = require('../../../lib/toggles/rollout')
-const { validateToggles } = require('../../../api/admin/toggles')
+const { validateToggles } = require('../../../lib/toggles/validate')
 
 const IDS = Array.from({ length: 100000 }, (_, i) => `visitor-${i + 1}`)
 const rollout = (weights, salt = 'checkout-2026') => {
