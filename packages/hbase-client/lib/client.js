@@ -50,6 +50,7 @@ class HBaseClient {
       user: this.options.user,
       connectTimeout: this.options.connectTimeout,
       cellBlocks: this.options.cellBlocks,
+      maxFrameBytes: this.options.maxFrameBytes,
       onRpc: this.options.onRpc,
       onServerLost: (address) => locator.invalidateServer(address)
     })

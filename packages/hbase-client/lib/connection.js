@@ -15,20 +15,25 @@ const NO_KIND = new KindTally()
  * call id. It never reconnects: when the socket dies every pending call fails with a
  * retryable HBASE_CONNECTION error and the pool makes a new connection on the next call.
  */
+/** The default cap of a response frame (ClientOptions.maxFrameBytes). */
+const DEFAULT_MAX_FRAME = 256 * 1024 * 1024
+
 class Connection extends EventEmitter {
   /**
    * @param {{ host: string, port: number, service: string, user: string, connectTimeout: number, cellBlocks?: boolean,
-   *   tally?: ConnectionTally }} options
+   *   maxFrameBytes?: number, tally?: ConnectionTally }} options
    *   cellBlocks: name KeyValueCodec in the connection header, so cells travel in cell blocks;
-   *   tally: where this connection counts its traffic (the pool keeps one per server and service)
+   *   tally: where this connection counts its traffic (the pool keeps one per server and service);
+   *   maxFrameBytes: the largest response frame it takes (a peer's 4-byte length is not trusted)
    */
-  constructor ({ host, port, service, user, connectTimeout, cellBlocks = false, tally }) {
+  constructor ({ host, port, service, user, connectTimeout, cellBlocks = false, maxFrameBytes = DEFAULT_MAX_FRAME, tally }) {
     super()
     this.host = host
     this.port = port
     this.address = `${host}:${port}`
     this.service = service
     this.cellBlocks = cellBlocks
+    this.maxFrameBytes = maxFrameBytes
     this.closed = false
     this._pending = new Map()
     this._nextCallId = 1
@@ -286,6 +291,7 @@ class Connection extends EventEmitter {
       let offset = 0
       while (chunk.length - offset >= 4) {
         const size = chunk.readUInt32BE(offset)
+        if (size > this.maxFrameBytes) return this._frameTooLarge(size)
         if (chunk.length - offset - 4 < size) break
         this._onFrame(chunk.subarray(offset + 4, offset + 4 + size))
         offset += 4 + size
@@ -299,12 +305,24 @@ class Connection extends EventEmitter {
       if (this._chunks.length > 1) this._chunks = [Buffer.concat(this._chunks, this._buffered)]
       const buf = this._chunks[0]
       const size = buf.readUInt32BE(0)
+      if (size > this.maxFrameBytes) return this._frameTooLarge(size)
       if (buf.length - 4 < size) return
       this._onFrame(buf.subarray(4, 4 + size))
       const rest = buf.subarray(4 + size)
       this._chunks = rest.length ? [rest] : []
       this._buffered = rest.length
     }
+  }
+
+  /**
+   * A frame longer than the cap: the connection fails (its calls are retried elsewhere or again),
+   * so a broken or hostile peer cannot make this process buffer gigabytes.
+   * @param {number} size
+   */
+  _frameTooLarge (size) {
+    this._fail(new HBaseError('HBASE_PROTOCOL',
+      `response frame of ${size} bytes from ${this.address} is over the ${this.maxFrameBytes}-byte cap (maxFrameBytes)`,
+      { retryable: true, relocate: true, server: this.address }))
   }
 
   /** @param {Buffer} payload */

@@ -27,6 +27,7 @@ const DEFAULTS = Object.freeze({
   maxBatchActions: 1000,
   scanCaching: 500,
   cellBlocks: false,
+  maxFrameBytes: 256 * 1024 * 1024,
   user: loginName()
 })
 
@@ -43,6 +44,8 @@ const DEFAULTS = Object.freeze({
  * @property {number} scanCaching rows per scan RPC
  * @property {boolean} cellBlocks cells travel in KeyValueCodec cell blocks, as HBase's Java client
  *   sends them, instead of inline in the protobuf (see cell-block.js)
+ * @property {number} maxFrameBytes the largest response frame a connection takes: a frame whose
+ *   4-byte length says more fails the connection (HBASE_PROTOCOL) before a byte of it is buffered
  * @property {string} user effective user sent in each connection header (SIMPLE auth); default
  *   the OS login name
  * @property {(event: import('./pool').RpcEvent) => void} [onRpc] observer, called once per RPC

@@ -32,12 +32,14 @@ class ConnectionPool {
    * @param {number} options.connectTimeout ms
    * @param {boolean} [options.cellBlocks] ClientService connections name KeyValueCodec: cells
    *   travel in cell blocks (see cell-block.js)
+   * @param {number} [options.maxFrameBytes] the largest response frame a connection takes
    * @param {((event: RpcEvent) => void)|null} [options.onRpc] observer, called once per RPC
    * @param {(address: string) => void} [options.onServerLost] called by `invoke` when a
    *   connection to `address` failed (the locator forgets what that server held)
    */
-  constructor ({ user, connectTimeout, cellBlocks = false, onRpc, onServerLost }) {
+  constructor ({ user, connectTimeout, cellBlocks = false, maxFrameBytes, onRpc, onServerLost }) {
     this._user = user
+    this._maxFrameBytes = maxFrameBytes
     this._connectTimeout = connectTimeout
     this._cellBlocks = cellBlocks
     this._onRpc = onRpc || null
@@ -136,6 +138,7 @@ class ConnectionPool {
       user: this._user,
       connectTimeout: this._connectTimeout,
       cellBlocks,
+      maxFrameBytes: this._maxFrameBytes,
       tally
     })
     conn.once('close', () => {
