@@ -253,7 +253,13 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
       summary: 'exact count of the access-log rows of a time range, optionally grouped',
       options: {
         ...RANGE_OPTIONS,
-        by: { type: 'string', arg: '<what>', help: 'groups: endpoint, id, status, minute or bot (bot and human)' },
+        by: {
+          type: 'string',
+          arg: '<what>',
+          help: 'groups: endpoint, id, status, minute, bot (bot and human) or variant (the rollout variant served, ' +
+            'the one an event names)'
+        },
+        unique: { type: 'boolean', help: 'count distinct ids (visitors), not rows (views); rows without an id are left out' },
         scan: { type: 'boolean', help: 'count from the raw rows even where the per-minute rollups could answer' },
         json: { type: 'boolean', help: 'print the answer as one line of JSON (total, groups, from, to, ...)' }
       },
@@ -263,6 +269,7 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
         '  beacon log count --from -1h --endpoint sample5 --by status',
         '  beacon log count --from -2h --to -1h --by minute',
         '  beacon log count --from -1d --endpoint sample5 --by bot',
+        '  beacon log count --from -1h --endpoint sample5 --by variant --unique   # visitors per variant',
         '',
         'Counts are exact. Whole minutes come from the per-minute rollups (a minute not counted yet,',
         'and the part-minutes at either end, from the raw rows); --status, --by status and --scan read',
@@ -274,6 +281,7 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
         needFrom(values)
         const q = queryOf(values, ['from', 'to', 'endpoint', 'id', 'status', 'by'])
         if (values.scan) q.set('scan', '1')
+        if (values.unique) q.set('unique', '1')
         return interruptible(async (signal) => {
           const value = JSON.parse(await readText(await open(base, `/admin/log/count?${q}`, signal)))
           // Past the retention the raw rows may be gone: said on stderr, so stdout stays the answer.
@@ -352,12 +360,13 @@ function withoutUrl ({ url, ...rest }) {
 
 /**
  * @param {{ total: number, from: string, to: string, filters?: Record<string, any>,
- *   groups?: Array<{ key: string, count: number }>, truncated?: boolean }} value
+ *   groups?: Array<{ key: string, count: number }>, truncated?: boolean, unique?: boolean }} value
  * @returns {string}
  */
 function countLines (value) {
   const filters = Object.entries(value.filters || {}).map(([k, v]) => `${k}=${v}`).join(' ')
-  const lines = [`${value.total} rows  ${value.from} .. ${value.to}${filters ? '  ' + filters : ''}`]
+  const what = value.unique ? (value.total === 1 ? 'id' : 'ids') : value.total === 1 ? 'row' : 'rows'
+  const lines = [`${value.total} ${what}  ${value.from} .. ${value.to}${filters ? '  ' + filters : ''}`]
   const groups = value.groups || []
   const width = Math.max(0, ...groups.map((g) => g.key.length))
   for (const g of groups) lines.push(`  ${g.key.padEnd(width)}  ${g.count}`)

@@ -134,6 +134,7 @@ const ERRORS = Object.freeze({
   ),
   BAD_TIME_RANGE: createError('BAD_TIME_RANGE', 'the time range is empty: from must be before to', 400),
   BAD_LOG_QUERY: createError('BAD_LOG_QUERY', 'the access-log query has an invalid parameter', 400),
+  TOO_MANY_IDS: createError('TOO_MANY_IDS', 'the unique count holds more distinct ids than it may', 422),
   BAD_AUDIT_QUERY: createError('BAD_AUDIT_QUERY', 'the audit query has an invalid parameter', 400),
   LOG_NOT_CONFIGURED: createError('LOG_NOT_CONFIGURED', 'no HBase access log is configured on this host', 404),
   LOG_UNAVAILABLE: createError('LOG_UNAVAILABLE', 'the access log cannot be read now; retry shortly', 503),

@@ -19,7 +19,11 @@ const MAX_HEADER_CHARS = 512
  * @property {string|null} id the requested id, null when missing or invalid
  * @property {boolean} bot its user agent is a known bot, crawler or headless browser, or none
  *   was sent (./bot-agent.js); decided before a sink's privacy drops the agent
+ * @property {string|null} variant the rollout variant whose config was served, null for an id's
+ *   own row, the default, or an answer without config
  * @property {number} status HTTP status sent
+ * @property {string|null} version the config version served (its ETag's token and OFREP's
+ *   metadata.version), null for an answer without config
  * @property {number} ms handler latency, 3 decimals
  * @property {string|null} ip client address
  * @property {string|null} ua user agent, at most 512 chars
@@ -33,18 +37,20 @@ function clip (value) {
 }
 
 /**
- * @param {{ ts: number, endpoint: string, id?: string|null, status: number, ms: number,
- *   ip?: string|null, ua?: string|null, ref?: string|null }} fields
+ * @param {{ ts: number, endpoint: string, id?: string|null, variant?: string|null, status: number,
+ *   version?: string|null, ms: number, ip?: string|null, ua?: string|null, ref?: string|null }} fields
  * @returns {AccessEntry}
  */
-function accessEntry ({ ts, endpoint, id, status, ms, ip, ua, ref }) {
+function accessEntry ({ ts, endpoint, id, variant, status, version, ms, ip, ua, ref }) {
   const agent = clip(ua)
   return {
     ts,
     endpoint,
     id: id == null ? null : id,
     bot: isBotAgent(agent),
+    variant: variant == null ? null : variant,
     status,
+    version: version == null ? null : version,
     ms: Math.round(ms * 1000) / 1000,
     ip: ip == null ? null : ip,
     ua: agent,
@@ -58,8 +64,8 @@ function accessEntry ({ ts, endpoint, id, status, ms, ip, ua, ref }) {
  * @property {string} endpoint endpoint name
  * @property {string} id the id the event is about (validated)
  * @property {boolean} bot as an access entry's: the page's own classification
- * @property {string} event the event name, one the endpoint declares (e.g. "exposure")
  * @property {string|null} variant what the page showed (validated), or null
+ * @property {string} event the event name, one the endpoint declares (e.g. "exposure")
  * @property {string|null} ip client address
  * @property {string|null} ua user agent, at most 512 chars
  * @property {string|null} ref referer (the page), at most 512 chars
@@ -67,7 +73,8 @@ function accessEntry ({ ts, endpoint, id, status, ms, ip, ua, ref }) {
 
 /**
  * An event's entry: the same sinks, rows and accounting as a request's, told apart by its
- * `event` key (a request's entry has `status` and `ms` instead).
+ * `event` key (a request's entry has `status` and `ms` instead). Its variant comes before the
+ * event, where a request's is, so the rollups read both from an entry's head.
  * @param {{ ts: number, endpoint: string, id: string, event: string, variant?: string|null,
  *   ip?: string|null, ua?: string|null, ref?: string|null }} fields
  * @returns {EventEntry}
@@ -79,8 +86,8 @@ function eventEntry ({ ts, endpoint, id, event, variant, ip, ua, ref }) {
     endpoint,
     id,
     bot: isBotAgent(agent),
-    event,
     variant: variant == null ? null : variant,
+    event,
     ip: ip == null ? null : ip,
     ua: agent,
     ref: clip(ref)
@@ -89,7 +96,7 @@ function eventEntry ({ ts, endpoint, id, event, variant, ip, ua, ref }) {
 
 // The keys of an AccessEntry, in order. serializeEntry's fast path applies only to objects
 // with exactly these own enumerable keys; anything else goes through JSON.stringify.
-const KEYS = ['ts', 'endpoint', 'id', 'bot', 'status', 'ms', 'ip', 'ua', 'ref']
+const KEYS = ['ts', 'endpoint', 'id', 'bot', 'variant', 'status', 'version', 'ms', 'ip', 'ua', 'ref']
 // A string without these chars is its own JSON body: no escaping needed. Lone surrogates must
 // be escaped (well-formed JSON.stringify), so any surrogate takes the slow path.
 // eslint-disable-next-line no-control-regex -- JSON must escape U+0000..U+001F
@@ -136,7 +143,9 @@ function serializeEntry (entry) {
     ',"endpoint":' + str(entry.endpoint) +
     ',"id":' + str(entry.id) +
     ',"bot":' + (entry.bot === true ? 'true' : entry.bot === false ? 'false' : JSON.stringify(entry.bot ?? null)) +
+    ',"variant":' + str(entry.variant) +
     ',"status":' + num(entry.status) +
+    ',"version":' + str(entry.version) +
     ',"ms":' + num(entry.ms) +
     ',"ip":' + str(entry.ip) +
     ',"ua":' + str(entry.ua) +

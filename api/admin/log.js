@@ -55,7 +55,8 @@ function createLogQueryRouter ({ logQuery, logger }) {
   }
 
   /**
-   * Answers a failed query: HBase → 503 with its code; anything else → 500, logged.
+   * Answers a failed query: HBase → 503 with its code; a count past its bound → 422 saying
+   * how to narrow it; anything else → 500, logged.
    * @param {import('express').Response} res
    * @param {unknown} err
    */
@@ -64,6 +65,7 @@ function createLogQueryRouter ({ logQuery, logger }) {
       logger.warn({ code: err.code, message: err.message }, 'access-log query failed')
       return sendError(res, new ERRORS.LOG_UNAVAILABLE(err.code), { withDetail: true })
     }
+    if (err instanceof ERRORS.TOO_MANY_IDS) return sendError(res, err, { withDetail: true })
     logger.error({ err }, 'access-log query failed')
     sendError(res, err)
   }
@@ -117,6 +119,7 @@ function createLogQueryRouter ({ logQuery, logger }) {
       const result = await logQuery.count(query, { signal: gone.signal })
       res.set('Cache-Control', 'no-store').json({
         total: result.total,
+        ...(result.unique ? { unique: true } : {}),
         ...(result.groups ? { by: query.by, groups: result.groups } : {}),
         ...(result.truncated ? { truncated: true } : {}),
         from: new Date(query.from).toISOString(),

@@ -173,6 +173,7 @@ function createDataPlane ({
    */
   function answer (ctx, entry) {
     const { view: endpoint, callback } = ctx
+    ctx.served = entry
     const ifNoneMatch = ctx.req.headers['if-none-match']
     if (ifNoneMatch !== undefined && ifNoneMatch === entry.etag) {
       finish(ctx, 304, { ETag: entry.etag, 'Cache-Control': endpoint.cacheControl }, undefined, !entry.found)
@@ -225,7 +226,7 @@ function createDataPlane ({
     const scriptContext = query.includes('callback')
     if (guarded && limited(endpoint.name, req, res, scriptContext ? 'jsonp' : 'json')) return
     /** @type {RequestContext} */
-    const ctx = { view: endpoint, req, res, started, id: null, callback: null, scriptContext }
+    const ctx = { view: endpoint, req, res, started, id: null, served: null, callback: null, scriptContext }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       if (endpoint.cors && isPreflight(req)) preflight(endpoint, req, res)
       else fail(ctx, FAIL.METHOD_NOT_ALLOWED)

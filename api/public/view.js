@@ -29,6 +29,8 @@ const { writeEntry } = require('../../logging/privacy')
  * @property {import('http').ServerResponse} res
  * @property {number} started performance.now() when it came in
  * @property {string|null} id the id it asked for, once parsed (null before, or when none was valid)
+ * @property {{ version: string, variant: string|null }|null} served the config entry answered
+ *   (lib/toggles/entry.js ConfigEntry), once there is one: its version and variant are logged
  */
 
 /**
@@ -53,7 +55,7 @@ function createViews ({ onResponse, onCors, onCountedOnly, groupCommit }) {
    * @param {boolean} [unknown] the id has no config
    */
   function finish (ctx, status, headers, body, unknown = false) {
-    const { view, req, started, id } = ctx
+    const { view, req, started } = ctx
     if (view.cors) {
       const outcome = view.cors.decorate(headers, req.headers.origin)
       if (outcome !== null && onCors) onCors(view.name, outcome)
@@ -64,7 +66,7 @@ function createViews ({ onResponse, onCors, onCountedOnly, groupCommit }) {
       // A durable sink: the entry is taken before the answer, which waits for this turn's group
       // commit (logging/group-commit.js), so an answered view survives a crash of this process
       // (its ms stops before the write).
-      log(view, req, status, id, performance.now() - started)
+      log(ctx, status, performance.now() - started)
       if (groupCommit && groupCommit.open) {
         groupCommit.hold(() => answer(ctx, status, headers, body))
         return
@@ -73,7 +75,7 @@ function createViews ({ onResponse, onCors, onCountedOnly, groupCommit }) {
       return
     }
     const ms = answer(ctx, status, headers, body)
-    if (logged) log(view, req, status, id, ms)
+    if (logged) log(ctx, status, ms)
   }
 
   /**
@@ -107,18 +109,18 @@ function createViews ({ onResponse, onCors, onCountedOnly, groupCommit }) {
   }
 
   /**
-   * @param {View} view
-   * @param {import('http').IncomingMessage} req
+   * @param {ViewContext} ctx
    * @param {number} status
-   * @param {string|null} id
    * @param {number} ms
    */
-  function log (view, req, status, id, ms) {
+  function log ({ view, req, id, served }, status, ms) {
     const entry = accessEntry({
       ts: Date.now(),
       endpoint: view.name,
       id,
+      variant: served === null ? null : served.variant,
       status,
+      version: served === null ? null : served.version,
       ms,
       ip: req.socket.remoteAddress,
       ua: req.headers['user-agent'],

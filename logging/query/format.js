@@ -6,12 +6,12 @@
  */
 
 /**
- * CSV columns: a request's fields and an event's, the time as ISO-8601 too, the row key, and
- * whether a bot sent it (last, so the columns before it keep their places; empty for an entry
- * from before bots were told apart).
+ * CSV columns: a request's fields and an event's, the time as ISO-8601 too, the row key, whether
+ * a bot sent it and the config version served (last, so the columns before them keep their
+ * places; empty for an entry from before they were recorded).
  */
 const CSV_COLUMNS = Object.freeze([
-  'ts', 'time', 'endpoint', 'id', 'status', 'event', 'variant', 'ms', 'ip', 'ua', 'ref', 'key', 'bot'
+  'ts', 'time', 'endpoint', 'id', 'status', 'event', 'variant', 'ms', 'ip', 'ua', 'ref', 'key', 'bot', 'version'
 ])
 
 /**

@@ -4,6 +4,7 @@ const { ERRORS } = require('../../lib/errors')
 const { parseLogQuery } = require('./params')
 const { scanLog } = require('./scan')
 const { countLog } = require('./count')
+const { DEFAULT_MAX_PAIRS } = require('./distinct-ids')
 const { checkRollups } = require('../rollup/read')
 const { eligible, countFromRollups } = require('./rollup-count')
 const { ndjsonLine, csvLine, csvHeader } = require('./format')
@@ -23,6 +24,7 @@ const { countHorizon } = require('./horizon')
  * @param {number} [options.countCaching] rows per scan RPC when counting (default 2000)
  * @param {number} [options.countConcurrency] buckets counted at once (default 4)
  * @param {number} [options.maxGroups] distinct `by` keys kept (default 100,000)
+ * @param {number} [options.maxUniquePairs] (group, id) pairs a unique count holds (./distinct-ids.js)
  * @param {() => number} [options.now] clock for relative times and the default `to`
  * @param {string|null} [options.rollupTable] where the log's rollups are (count(), check()); null: none
  * @param {string[]} [options.endpoints] the endpoints (a count of one id from the rollups reads their groups)
@@ -31,7 +33,7 @@ const { countHorizon } = require('./horizon')
  */
 function createLogQuery ({
   client, table, buckets, maxIdLength, timeout, scanCaching = 500, countCaching = 2000, countConcurrency = 4,
-  maxGroups = 100000, now = Date.now, rollupTable = null, endpoints = [], retention = null
+  maxGroups = 100000, maxUniquePairs = DEFAULT_MAX_PAIRS, now = Date.now, rollupTable = null, endpoints = [], retention = null
 }) {
   if (!client || typeof client.scan !== 'function') {
     throw new ERRORS.INVALID_OPTION('createLogQuery needs an HBase client')
@@ -87,7 +89,7 @@ function createLogQuery ({
      */
     async count (query, options) {
       queries++
-      const source = { ...base, caching: countCaching, concurrency: countConcurrency, maxGroups }
+      const source = { ...base, caching: countCaching, concurrency: countConcurrency, maxGroups, maxUniquePairs }
       try {
         const result = rollupTable && !query.scan && eligible(query)
           ? await countFromRollups(source, { rollupTable, endpoints }, query, options)

@@ -16,7 +16,7 @@ const FORMATS = Object.freeze(['ndjson', 'csv'])
 const COMMON = ['from', 'to', 'endpoint', 'id', 'status']
 const KNOWN = Object.freeze({
   scan: Object.freeze([...COMMON, 'limit', 'format', 'after']),
-  count: Object.freeze([...COMMON, 'by', 'scan']),
+  count: Object.freeze([...COMMON, 'by', 'unique', 'scan']),
   check: Object.freeze(['from', 'to']),
   erase: Object.freeze(['id', 'from', 'to', 'dryRun'])
 })
@@ -96,6 +96,11 @@ function parseLogQuery (kind, raw, { now, maxIdLength }) {
     if (scan !== undefined) {
       if (scan !== '1' && scan !== 'true') throw bad('scan takes 1 or true: count from the raw rows, not the rollups')
       query.scan = true
+    }
+    const unique = single(raw, 'unique')
+    if (unique !== undefined) {
+      if (unique !== '1' && unique !== 'true') throw bad('unique takes 1 or true: count distinct ids, not rows')
+      query.unique = true
     }
     const by = single(raw, 'by')
     if (by !== undefined) {

@@ -1,8 +1,9 @@
 'use strict'
 
-const { MINUTE_MS, parseGroup, groupsOfId } = require('../rollup/layout')
+const { MINUTE_MS, parseGroup } = require('../rollup/layout')
 const { exactMinutes, coveredMinutes } = require('../rollup/read')
-const { countLog } = require('./count')
+const { countLog, finishCount, variantKey } = require('./count')
+const { createDistinctIds } = require('./distinct-ids')
 
 /**
  * Exact counts from the rollups (../rollup/) where they can answer: the whole minutes of the
@@ -12,8 +13,9 @@ const { countLog } = require('./count')
  * The answer is the scan's, to the row; only what is read differs: a day is 1,440 small rollup
  * reads instead of a day of rows.
  *
- * The rollups group by endpoint, id, status class and bot or person, so a count filtered on an exact status or
- * grouped by status is not theirs to answer: eligible() says no and the caller scans.
+ * The rollups group by endpoint, id, status class, bot or person and variant, so a count filtered
+ * on an exact status or grouped by status is not theirs to answer: eligible() says no and the
+ * caller scans. A unique count reads every group (an id's, for one id) and counts its ids.
  */
 
 /**
@@ -26,7 +28,7 @@ function eligible (query) {
 }
 
 /**
- * @param {import('./scan').LogSource & { concurrency?: number, maxGroups?: number }} source
+ * @param {import('./scan').LogSource & { concurrency?: number, maxGroups?: number, maxUniquePairs?: number }} source
  * @param {{ rollupTable: string, endpoints: string[] }} rollups where they are, and the
  *   endpoints an id filter reads the groups of
  * @param {import('./count').CountQuery} query eligible()
@@ -35,7 +37,7 @@ function eligible (query) {
  *   oldest time counted from raw rows (null: none were)
  */
 async function countFromRollups (source, rollups, query, options = {}) {
-  const { by, endpoint, id } = query
+  const { by, endpoint, id, unique = false } = query
   const midFrom = Math.ceil(query.from / MINUTE_MS) * MINUTE_MS
   const midTo = Math.floor(query.to / MINUTE_MS) * MINUTE_MS
   const maxGroups = source.maxGroups || 100000
@@ -44,6 +46,7 @@ async function countFromRollups (source, rollups, query, options = {}) {
   let truncated = false
   let total = 0
   let scanned = 0
+  const distinct = unique ? createDistinctIds({ maxPairs: source.maxUniquePairs }) : null
   /** @param {string} key @param {number} n */
   const add = (key, n) => {
     if (!groups.has(key) && groups.size >= maxGroups) {
@@ -77,15 +80,16 @@ async function countFromRollups (source, rollups, query, options = {}) {
   for (const [from, to] of raw) {
     if (from >= to) continue
     rawFrom = Math.min(rawFrom, from)
-    const part = await countLog(source, { ...query, from, to }, options)
+    const part = await countLog(source, { ...query, from, to }, { ...options, distinct: distinct ?? undefined })
+    if (distinct !== null) continue
     total += part.total
     scanned += part.scanned
     for (const g of part.groups || []) add(g.key, g.count)
   }
   // The whole minutes: what the question needs of each (see exactMinutes).
   const want = id !== undefined
-    ? { groups: groupsOfId(endpoint !== undefined ? [endpoint] : rollups.endpoints, id) }
-    : by === 'id' ? {} : { totals: true }
+    ? { only: { endpoints: endpoint !== undefined ? [endpoint] : rollups.endpoints, id } }
+    : by === 'id' || unique ? {} : { totals: true }
   // A minute's groups may come in parts (a partition's row each): minutes are told once.
   const fromRollups = new Set()
   const fromScans = new Set()
@@ -102,27 +106,42 @@ async function countFromRollups (source, rollups, query, options = {}) {
       const unreadable = g.class === 'unreadable'
       if (endpoint !== undefined && (unreadable || g.endpoint !== endpoint)) continue
       if (id !== undefined && g.id !== id) continue
+      const key = groupOf(g, unreadable, by, minute.minute)
+      if (distinct !== null) {
+        if (!unreadable && g.id !== '') distinct.add(key ?? '', g.id)
+        continue
+      }
       total += n
-      if (by === 'endpoint') add(unreadable ? '(unreadable)' : g.endpoint, n)
-      else if (by === 'id') add(unreadable ? '(unreadable)' : g.id === '' ? '(none)' : g.id, n)
-      else if (by === 'minute') add(new Date(minute.minute).toISOString(), n)
-      else if (by === 'bot') add(unreadable ? '(unreadable)' : g.bot ? 'bot' : 'human', n)
+      if (key !== null) add(key, n)
     }
   }
   const rollupMinutes = fromRollups.size
   scannedMinutes += fromScans.size
   /** @type {import('./count').CountResult & { rollupMinutes: number, scannedMinutes: number }} */
   const result = { total, scanned, rollupMinutes, scannedMinutes, rawFrom: rawFrom === Infinity ? null : rawFrom }
-  if (by !== undefined) {
-    result.groups = [...groups].map(([key, count]) => ({ key, count }))
-    result.groups.sort(
-      by === 'minute'
-        ? (a, b) => (a.key < b.key ? -1 : 1)
-        : (a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
-    )
-    if (truncated) result.truncated = true
+  if (distinct !== null) {
+    const counted = distinct.result()
+    return finishCount({ ...result, total: counted.total, unique: true }, by, counted.groups, false)
   }
-  return result
+  return finishCount(result, by, groups, truncated)
+}
+
+/**
+ * The key a rollup group counts under in a count `by` a field, as a scan's countGroupOf gives it.
+ * @param {{ endpoint: string, id: string, class: string, bot: boolean, variant: string|null }} g a parseGroup()
+ * @param {boolean} unreadable its rows were not entries' JSON
+ * @param {string|undefined} by
+ * @param {number} minute
+ * @returns {string|null} null without `by`
+ */
+function groupOf (g, unreadable, by, minute) {
+  if (by === 'minute') return new Date(minute).toISOString()
+  if (by === undefined) return null
+  if (unreadable) return '(unreadable)'
+  if (by === 'endpoint') return g.endpoint
+  if (by === 'id') return g.id === '' ? '(none)' : g.id
+  if (by === 'bot') return g.bot ? 'bot' : 'human'
+  return variantKey(g.variant, g.class === 'event')
 }
 
 module.exports = { eligible, countFromRollups }

@@ -10,10 +10,10 @@ const { rollupGroupOf, parseGroup, qualifierOf } = require('./layout')
  */
 
 const UNREADABLE = JSON.stringify(['', '', 'unreadable'])
-// How every access entry begins (logging/access-entry.js: same keys, same order; endpoint and id
-// are safe names, lib/names.js, so no escapes); an event's has `"event":"<name>"` where the
-// status is. Read within the first 160 bytes, which hold it with room to spare.
-const HEAD_BYTES = 160
+// How every access entry begins (logging/access-entry.js: same keys, same order; endpoint, id and
+// variant are safe names, lib/names.js, so no escapes); an event's has `"event":"<name>"` where
+// the status is. Read within the first 200 bytes, which hold it with room to spare.
+const HEAD_BYTES = 200
 /** @param {string} text */
 const bytes = (text) => Uint8Array.from(Buffer.from(text, 'latin1'))
 const TS = bytes('{"ts":')
@@ -22,6 +22,7 @@ const ID = bytes('","id":')
 const NULL = bytes('null')
 const BOT_TRUE = bytes(',"bot":true')
 const BOT_FALSE = bytes(',"bot":false')
+const VARIANT = bytes(',"variant":')
 const STATUS = bytes(',"status":')
 const EVENT = bytes(',"event":"')
 const QUOTE = 0x22
@@ -56,14 +57,34 @@ function skipName (value, at, end) {
 }
 
 /**
+ * @param {Uint8Array} value @param {number} at the first byte of a quoted name @param {number} end
+ * @returns {number} the index after its closing quote, else -1
+ */
+function closeName (value, at, end) {
+  const p = skipName(value, at, end)
+  return p < end && value[p] === QUOTE ? p + 1 : -1
+}
+
+/**
+ * @param {Uint8Array} value @param {number} at @param {number} end
+ * @returns {boolean} `,"variant":"` is at `at`: an event of the old order that names a variant
+ */
+function isQuotedVariant (value, at, end) {
+  const p = matchAt(value, at, VARIANT, end)
+  return p >= 0 && p < end && value[p] === QUOTE
+}
+
+/**
  * The key a raw row is counted under. An access entry or an event written by beacon: its head
  * from the endpoint on, as it is, a 3-digit status cut to its first digit, its class (another
  * status whole, with its comma)
- * (`sample5","id":"42","status":2`; an event's without its name, `sample5","id":null,"event":"`), read from the bytes
- * with no string made but this one. Anything else: its rollupGroupOf() qualifier, from the whole
- * value parsed (a qualifier starts with `[`, a head never does). A value taken by its head must
- * also end like a JSON object. Several keys may be one group (id null or "", statuses of
- * 1 or 4 digits): groupOfKey() says which.
+ * (`sample5","id":"42","bot":false,"variant":"B","status":2`; an event's without its name,
+ * `sample5","id":null,"bot":false,"variant":null,"event":"`), read from the bytes with no string
+ * made but this one. Anything else: its rollupGroupOf() qualifier, from the whole value parsed (a
+ * qualifier starts with `[`, a head never does). A value taken by its head must also end like a
+ * JSON object. Several keys may be one group (id null or "", statuses of 1 or 4 digits, entries
+ * from before bots or variants were recorded): groupOfKey() says which. An event from before
+ * variants came first has its variant after its name: taken by its head only when it has none.
  * @param {Buffer|undefined} value the row's cell
  * @returns {string}
  */
@@ -86,6 +107,10 @@ function groupKeyOfValue (value) {
     // An entry written before bots were told apart has no `bot`: it counts as a person's.
     const bot = matchAt(value, at, BOT_TRUE, end)
     at = bot >= 0 ? bot : Math.max(at, matchAt(value, at, BOT_FALSE, end))
+    const variant = matchAt(value, at, VARIANT, end)
+    if (variant >= 0) {
+      at = variant < end && value[variant] === QUOTE ? closeName(value, variant + 1, end) : matchAt(value, variant, NULL, end)
+    }
     const status = matchAt(value, at, STATUS, end)
     if (status >= 0) {
       let p = status
@@ -98,7 +123,8 @@ function groupKeyOfValue (value) {
     const event = matchAt(value, at, EVENT, end)
     if (event >= 0) {
       const p = skipName(value, event, end)
-      if (p + 1 < end && value[p] === QUOTE && (value[p + 1] === COMMA || value[p + 1] === CLOSE_BRACE)) {
+      const ends = p + 1 < end && value[p] === QUOTE && (value[p + 1] === COMMA || value[p + 1] === CLOSE_BRACE)
+      if (ends && (variant >= 0 || !isQuotedVariant(value, p + 1, end))) {
         return value.toString('latin1', start, event) // the name left out: every event is one class
       }
     }
@@ -113,14 +139,15 @@ function groupKeyOfValue (value) {
 
 /**
  * A key's group, and whether the key is plain: a head whose id is null or not empty, with a
- * `bot`, and whose status had 3 digits (or an event's), which no other plain key shares its
- * group with.
+ * `bot` and a `variant`, and whose status had 3 digits (or an event's), which no other plain key
+ * shares its group with.
  * @param {string} key a groupKeyOfValue() key
- * @returns {{ endpoint: string, id: string, class: string, bot: boolean, plain: boolean }}
+ * @returns {{ endpoint: string, id: string, class: string, bot: boolean, variant: string|null, plain: boolean }}
  */
 function groupOfKey (key) {
   if (key.charCodeAt(0) === OPEN_BRACKET) return { ...parseGroup(key), plain: false }
-  // <endpoint>","id":("<id>"|null)[,"bot":(true|false)],("status":<digits>|"event":"<name>)
+  // <endpoint>","id":("<id>"|null)[,"bot":(true|false)][,"variant":("<name>"|null)],
+  //   ("status":<digits>|"event":")
   const endpoint = key.slice(0, key.indexOf('"'))
   let at = endpoint.length + 7
   let id = ''
@@ -136,23 +163,39 @@ function groupOfKey (key) {
   if (bot) at += 11
   else if (key.startsWith(',"bot":false', at)) at += 12
   else plain = false // no `bot`: shares the people's group with `"bot":false`
-  if (!key.startsWith(',"status":', at)) return { endpoint, id, class: 'event', bot, plain }
+  /** @type {string|null} */
+  let variant = null
+  if (!key.startsWith(',"variant":', at)) {
+    plain = false // no `variant`: shares its group with `"variant":null`
+  } else if (key.charCodeAt(at + 11) === QUOTE) {
+    const close = key.indexOf('"', at + 12)
+    variant = key.slice(at + 12, close)
+    at = close + 1
+  } else {
+    at += 15
+  }
+  if (!key.startsWith(',"status":', at)) return { endpoint, id, class: 'event', bot, variant, plain }
   const digits = key.slice(at + 10)
-  if (!digits.endsWith(',')) return { endpoint, id, class: `${digits}xx`, bot, plain } // a 3-digit status's class
-  return { endpoint, id, class: `${Math.floor(Number(digits.slice(0, -1)) / 100)}xx`, bot, plain: false }
+  if (!digits.endsWith(',')) return { endpoint, id, class: `${digits}xx`, bot, variant, plain } // a 3-digit status's class
+  return { endpoint, id, class: `${Math.floor(Number(digits.slice(0, -1)) / 100)}xx`, bot, variant, plain: false }
 }
 
 /**
- * The qualifiers of a group, counts and totals (layout.js rollupGroupOf, totalsOf):
- * [endpoint, id, class] and [endpoint, "*", class], with "bot" after them for a bot's; a head's
- * names are safe, so they need no escapes.
- * @param {{ endpoint: string, id: string, class: string, bot?: boolean }} group
+ * The qualifiers of a group, counts and totals (layout.js qualifierOf, totalsOf):
+ * [endpoint, id, class] and [endpoint, "*", class], with "bot" after them for a bot's, or
+ * "human" or "bot" and the variant when there is one; a head's names are safe, so they need no
+ * escapes.
+ * @param {{ endpoint: string, id: string, class: string, bot?: boolean, variant?: string|null }} group
  * @param {boolean} safe its names come from a head
  * @returns {[string, string]}
  */
-function qualifiersOf ({ endpoint, id, class: cls, bot }, safe) {
-  if (!safe) return [qualifierOf(endpoint, id, cls, bot === true), qualifierOf(endpoint, '*', cls, bot === true)]
-  const tail = bot === true ? '","bot"]' : '"]'
+function qualifiersOf ({ endpoint, id, class: cls, bot, variant = null }, safe) {
+  if (!safe) {
+    return [qualifierOf(endpoint, id, cls, bot === true, variant), qualifierOf(endpoint, '*', cls, bot === true, variant)]
+  }
+  const tail = variant !== null
+    ? (bot === true ? '","bot","' : '","human","') + variant + '"]'
+    : bot === true ? '","bot"]' : '"]'
   return [`["${endpoint}","${id}","${cls}${tail}`, `["${endpoint}","*","${cls}${tail}`]
 }
 

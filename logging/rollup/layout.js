@@ -119,49 +119,56 @@ function minuteOfLogRow (rowKey) {
 /**
  * A group's qualifier: JSON `[endpoint, id, class]` for people, `[endpoint, id, class, "bot"]`
  * for bots (logging/bot-agent.js), so the counts written before bots were told apart read as
- * people's, which is what they were counted as.
+ * people's, which is what they were counted as. A view a rollout variant was served (or an
+ * event that names the variant the page showed) has five: `[endpoint, id, class, "human"|"bot",
+ * variant]`, so the counts written before variants read as no variant's.
  * @param {string} endpoint
  * @param {string} id '*' for a total over ids
  * @param {string} cls
  * @param {boolean} bot
+ * @param {string|null} [variant]
  * @returns {string}
  */
-function qualifierOf (endpoint, id, cls, bot) {
+function qualifierOf (endpoint, id, cls, bot, variant = null) {
+  if (variant !== null) return JSON.stringify([endpoint, id, cls, bot ? 'bot' : 'human', variant])
   return JSON.stringify(bot ? [endpoint, id, cls, 'bot'] : [endpoint, id, cls])
 }
 
 /**
  * The rollup group an entry is counted in: endpoint, id ('' when none), status class ('2xx';
- * an event beacon: 'event'), and whether a bot sent it.
- * @param {{ endpoint?: unknown, id?: unknown, status?: unknown, event?: unknown, bot?: unknown }} entry
+ * an event beacon: 'event'), whether a bot sent it, and the variant (a view's: the rollout's
+ * that chose its config; an event's: the one the page says it showed).
+ * @param {{ endpoint?: unknown, id?: unknown, status?: unknown, event?: unknown, bot?: unknown,
+ *   variant?: unknown }} entry
  * @returns {string} the group's qualifier (qualifierOf)
  */
 function rollupGroupOf (entry) {
   const cls = typeof entry.status === 'number'
     ? `${Math.floor(entry.status / 100)}xx`
     : typeof entry.event === 'string' ? 'event' : 'other'
-  return qualifierOf(String(entry.endpoint ?? ''), entry.id == null ? '' : String(entry.id), cls, entry.bot === true)
+  const variant = typeof entry.variant === 'string' ? entry.variant : null
+  return qualifierOf(String(entry.endpoint ?? ''), entry.id == null ? '' : String(entry.id), cls, entry.bot === true, variant)
 }
 
 /**
  * @param {string} qualifier a rollupGroupOf() qualifier
- * @returns {{ endpoint: string, id: string, class: string, bot: boolean }}
+ * @returns {{ endpoint: string, id: string, class: string, bot: boolean, variant: string|null }}
  */
 function parseGroup (qualifier) {
-  const [endpoint, id, cls, who] = JSON.parse(qualifier)
-  return { endpoint, id, class: cls, bot: who === 'bot' }
+  const [endpoint, id, cls, who, variant] = JSON.parse(qualifier)
+  return { endpoint, id, class: cls, bot: who === 'bot', variant: typeof variant === 'string' ? variant : null }
 }
 
 /**
- * A minute's counts summed over ids: by endpoint, class, and people or bots.
+ * A minute's counts summed over ids: by endpoint, class, people or bots, and variant.
  * @param {Map<string, number>} groups rollupGroupOf() qualifier → count
  * @returns {Map<string, number>} `[endpoint, "*", class]` (and `[..., "bot"]`) → count
  */
 function totalsOf (groups) {
   const totals = new Map()
   for (const [group, n] of groups) {
-    const { endpoint, class: cls, bot } = parseGroup(group)
-    const key = qualifierOf(endpoint, '*', cls, bot)
+    const { endpoint, class: cls, bot, variant } = parseGroup(group)
+    const key = qualifierOf(endpoint, '*', cls, bot, variant)
     totals.set(key, (totals.get(key) || 0) + n)
   }
   return totals
@@ -171,14 +178,15 @@ function totalsOf (groups) {
 const CLASSES = Object.freeze(['1xx', '2xx', '3xx', '4xx', '5xx', 'event', 'other'])
 
 /**
- * The groups one id can be counted in, over these endpoints: what a count of one id reads.
+ * The beginnings of the qualifiers of one id's groups, over these endpoints: what a count of one
+ * id reads of its partition (with a column-prefix filter: its variants are not known ahead).
+ * Names are safe (lib/names.js), so JSON writes them as they are.
  * @param {string[]} endpoints
  * @param {string} id
  * @returns {string[]}
  */
-function groupsOfId (endpoints, id) {
-  return endpoints.flatMap((endpoint) => CLASSES.flatMap((cls) =>
-    [false, true].map((bot) => qualifierOf(endpoint, id, cls, bot))))
+function groupPrefixesOfId (endpoints, id) {
+  return endpoints.map((endpoint) => JSON.stringify([endpoint, id]).slice(0, -1) + ',')
 }
 
 module.exports = {
@@ -198,5 +206,5 @@ module.exports = {
   qualifierOf,
   parseGroup,
   totalsOf,
-  groupsOfId
+  groupPrefixesOfId
 }

@@ -2,8 +2,9 @@
 
 const {
   ROLLUP_FAMILY, MINUTE_MS, PARTITIONS, PARKED_QUALIFIER, minuteOf, rollupKey, groupsKey, minuteOfRollupKey, parseGroup,
-  partitionOfId
+  partitionOfId, groupPrefixesOfId
 } = require('./layout')
+const { filters } = require('@beacon/hbase-client')
 const { countMinutePartitions } = require('./minute-scan')
 
 // Bytes per scan answer at most, as HBase's own client asks: a row of many groups then comes in
@@ -13,6 +14,8 @@ const RESULT_BYTES = 2 * 1024 * 1024
 const MAX_DIFFERENCES = 1000
 
 /**
+ * @typedef {{ endpoints: string[], id: string }} OneId the groups of one id on these endpoints
+ *
  * @typedef {object} RollupSource
  * @property {{ scan: (table: string, opts: any) => AsyncIterable<import('@beacon/hbase-client').Row>,
  *   scanBatches: (table: string, opts: any) =>
@@ -74,15 +77,15 @@ async function coveredMinutes (source, from, to) {
  * @param {RollupSource} source
  * @param {string} startRow
  * @param {string} stopRow
- * @param {string[]} [columns] only these cells ("r:<group>"); default all
+ * @param {string[]} [prefixes] only the cells whose group starts so; default all
  * @returns {AsyncGenerator<{ minute: number, groups: Map<string, number> }>}
  */
-async function * countRows ({ client, rollupTable, timeout }, startRow, stopRow, columns) {
-  const select = columns ? { columns } : { families: [ROLLUP_FAMILY] }
+async function * countRows ({ client, rollupTable, timeout }, startRow, stopRow, prefixes) {
   for await (const row of client.scan(rollupTable, {
     startRow,
     stopRow,
-    ...select,
+    families: [ROLLUP_FAMILY],
+    filter: prefixes ? filters.columnPrefixes(prefixes) : undefined,
     maxResultSize: RESULT_BYTES,
     timeout
   })) {
@@ -110,33 +113,26 @@ async function * rolledMinutes (source, from, to, kind = 't') {
  * partition after partition, each in minute order. A minute comes once per row that holds some
  * of its groups; their groups never overlap but across the two layouts, which no minute has
  * both of once counted again. The groups of one id are in one partition: rows of other
- * partitions are not read when only some ids' groups are wanted.
+ * partitions are not read when one id's groups are wanted, and of its partition's rows only the
+ * cells of its groups leave the RegionServer.
  * @param {RollupSource} source
  * @param {number} from minute
  * @param {number} to minute (excluded)
- * @param {string[]|null} [groups] only these group qualifiers; default every group
+ * @param {OneId|null} [only] one id's groups; default every group
  * @returns {AsyncGenerator<{ minute: number, partition: number, groups: Map<string, number> }>}
  */
-async function * rolledGroups (source, from, to, groups = null) {
-  const columns = groups ? groups.map((g) => `${ROLLUP_FAMILY}:${g}`) : undefined
+async function * rolledGroups (source, from, to, only = null) {
+  const prefixes = only ? groupPrefixesOfId(only.endpoints, only.id) : undefined
   const { logTable } = source
-  for await (const m of countRows(source, rollupKey('c', logTable, from), rollupKey('c', logTable, to), columns)) {
+  for await (const m of countRows(source, rollupKey('c', logTable, from), rollupKey('c', logTable, to), prefixes)) {
     yield { ...m, partition: -1 }
   }
-  for (const p of partitionsOf(groups)) {
-    for await (const m of countRows(source, groupsKey(logTable, p, from), groupsKey(logTable, p, to), columns)) {
+  const partitions = only ? [partitionOfId(only.id)] : Array.from({ length: PARTITIONS }, (_, p) => p)
+  for (const p of partitions) {
+    for await (const m of countRows(source, groupsKey(logTable, p, from), groupsKey(logTable, p, to), prefixes)) {
       yield { ...m, partition: p }
     }
   }
-}
-
-/**
- * @param {string[]|null} groups
- * @returns {number[]} the partitions that hold them, ascending (every one for null)
- */
-function partitionsOf (groups) {
-  if (!groups) return Array.from({ length: PARTITIONS }, (_, p) => p)
-  return [...new Set(groups.map((g) => partitionOfId(parseGroup(g).id)))].sort((a, b) => a - b)
 }
 
 /**
@@ -150,18 +146,20 @@ function partitionsOf (groups) {
  * @param {RollupSource & { maxGroups?: number, spillDir?: string }} source
  * @param {number} from minute
  * @param {number} to minute (excluded)
- * @param {{ totals?: boolean, groups?: string[]|null, marked?: Set<number> }} [want] totals: by
- *   endpoint and class (totalsOf keys); groups: only these group qualifiers; neither: every
- *   group; marked: the marked minutes when the caller has read them already
+ * @param {{ totals?: boolean, only?: OneId|null, marked?: Set<number> }} [want] totals: by
+ *   endpoint, class and variant (totalsOf keys); only: one id's groups; neither: every group;
+ *   marked: the marked minutes when the caller has read them already
  * @returns {AsyncGenerator<{ minute: number, groups: Map<string, number>, from: 'rollup'|'scan' }>}
  */
-async function * exactMinutes (source, from, to, { totals = false, groups = null, marked: known } = {}) {
+async function * exactMinutes (source, from, to, { totals = false, only = null, marked: known } = {}) {
   if (from % MINUTE_MS || to % MINUTE_MS) throw new RangeError('exactMinutes takes whole minutes')
   const marked = known || await markedMinutes(source, from, to)
   const pending = [...marked].filter((m) => m >= from && m < to).sort((a, b) => a - b)
-  const wanted = groups ? new Set(groups) : null
+  const prefixes = only ? groupPrefixesOfId(only.endpoints, only.id) : null
   // Only what the question reads is kept of a marked minute's groups: none for totals.
-  const keep = totals ? () => false : wanted ? (/** @type {string} */ g) => wanted.has(g) : null
+  const keep = totals
+    ? () => false
+    : prefixes ? (/** @type {string} */ g) => prefixes.some((p) => g.startsWith(p)) : null
   /**
    * The parts of a marked minute, counted from its raw rows.
    * @param {number} minute
@@ -185,7 +183,7 @@ async function * exactMinutes (source, from, to, { totals = false, groups = null
       else yield { ...minute, from: /** @type {const} */ ('rollup') }
     }
   } else {
-    for await (const row of rolledGroups(source, from, to, groups)) {
+    for await (const row of rolledGroups(source, from, to, only)) {
       if (!marked.has(row.minute)) {
         yield { minute: row.minute, groups: row.groups, from: /** @type {const} */ ('rollup') }
       }

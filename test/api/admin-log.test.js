@@ -107,10 +107,10 @@ describe('scan', () => {
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8')
     const lines = (await res.text()).split('\r\n')
-    expect(lines.shift()).toBe('ts,time,endpoint,id,status,event,variant,ms,ip,ua,ref,key,bot')
+    expect(lines.shift()).toBe('ts,time,endpoint,id,status,event,variant,ms,ip,ua,ref,key,bot,version')
     expect(lines.pop()).toBe('')
     expect(lines).toHaveLength(51)
-    expect(lines[1]).toBe(`${FROM + 1000},${new Date(FROM + 1000).toISOString()},sample5,1,200,,,1.5,10.0.0.1,ua,,${rows[1].key},true`)
+    expect(lines[1]).toBe(`${FROM + 1000},${new Date(FROM + 1000).toISOString()},sample5,1,200,,,1.5,10.0.0.1,ua,,${rows[1].key},true,`)
     expect(lines[0]).toContain(',"\'=cmd|calc, ""x""",')
     expect(lines[50]).toContain(',"\'=cmd|calc, ""x""",')
   })
@@ -119,7 +119,7 @@ describe('scan', () => {
     const empty = range(FROM - 60000, FROM)
     expect(await (await get(`/admin/log/scan?${empty}`)).text()).toBe('')
     expect(await (await get(`/admin/log/scan?${empty}&format=csv`)).text()).toBe(
-      'ts,time,endpoint,id,status,event,variant,ms,ip,ua,ref,key,bot\r\n'
+      'ts,time,endpoint,id,status,event,variant,ms,ip,ua,ref,key,bot,version\r\n'
     )
   })
 

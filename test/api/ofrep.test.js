@@ -107,7 +107,7 @@ test('ETag: If-None-Match gets 304 with no body; another id or a stale tag gets 
 test('one access-log row and one request count per evaluation, like a JSONP view', async () => {
   const before = { rows: (await accessRows()).length, ok: await metric('beacon_http_requests_total{endpoint="sample5",status="200"}') }
   const bad = await metric('beacon_http_requests_total{endpoint="sample5",status="400"}')
-  await evaluate('sample5', { targetingKey: '11', headers: { 'User-Agent': 'ofrep-ua' } })
+  const answered = JSON.parse((await evaluate('sample5', { targetingKey: '11', headers: { 'User-Agent': 'ofrep-ua' } })).text)
   await evaluate('sample5', { targetingKey: '11' }, 'variant')
   await evaluate('sample5', { body: '{}' })
   const rows = await accessRows()
@@ -117,7 +117,9 @@ test('one access-log row and one request count per evaluation, like a JSONP view
     endpoint: 'sample5',
     id: '11',
     bot: true, // 'ofrep-ua' is no browser's agent
+    variant: null, // no rollout
     status: 200,
+    version: answered.metadata.version, // the config it answered
     ms: expect.any(Number),
     ip: '127.0.0.1',
     ua: 'ofrep-ua',

@@ -118,7 +118,7 @@ test('scan: --to, --limit, --after, --csv, --status and --endpoint', async () =>
   const csv = await cli(['log', 'scan', '--from', from, '--to', to, '--csv', '--id', '3', '--status', '200', '--endpoint', 'sample5'])
   expect(csv.code).toBe(0)
   const lines = csv.stdout.split('\r\n')
-  expect(lines[0]).toBe('ts,time,endpoint,id,status,event,variant,ms,ip,ua,ref,key,bot')
+  expect(lines[0]).toBe('ts,time,endpoint,id,status,event,variant,ms,ip,ua,ref,key,bot,version')
   expect(lines.slice(1, -1).map((l) => l.split(',')[0])).toEqual([String(BIG_FROM + 300)])
   expect((await cli(['log', 'scan', '--from', from, '--to', to, '--status', '404'])).stdout).toBe('')
 })

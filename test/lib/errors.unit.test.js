@@ -23,6 +23,7 @@ describe('lib/errors', () => {
       UNSUPPORTED_MEDIA_TYPE: 415,
       STREAM_TOKEN_MISSING: 401,
       STREAM_TOKEN_WRONG: 403,
+      TOO_MANY_IDS: 422,
       TOO_MANY_STREAMS: 503,
       UNAUTHORIZED: 401,
       ADMIN_DISABLED: 404,

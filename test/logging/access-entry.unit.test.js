@@ -14,13 +14,15 @@ test('builds the compact entry: fixed keys, 3-decimal latency, clipped headers, 
     ua: 'u'.repeat(600),
     ref: undefined
   })
-  expect(Object.keys(entry)).toEqual(['ts', 'endpoint', 'id', 'bot', 'status', 'ms', 'ip', 'ua', 'ref'])
+  expect(Object.keys(entry)).toEqual(['ts', 'endpoint', 'id', 'bot', 'variant', 'status', 'version', 'ms', 'ip', 'ua', 'ref'])
   expect(entry).toEqual({
     ts: 1700000000123,
     endpoint: 'sample4',
     id: null,
     bot: true, // 'uuu…' is no browser's agent (logging/bot-agent.js)
+    variant: null,
     status: 200,
+    version: null,
     ms: 1.235,
     ip: '::1',
     ua: 'u'.repeat(MAX_HEADER_CHARS),
@@ -34,7 +36,9 @@ test('serializeEntry is one JSON line that parses back to the entry', () => {
     ts: 1,
     endpoint: 'e',
     id: '42',
+    variant: 'B',
     status: 304,
+    version: 'hmx53n6d1-B',
     ms: 0.0004,
     ip: '10.0.0.1',
     ua: 'quote " backslash \\ tab \t nl \n',
@@ -55,7 +59,9 @@ test('serializeEntry matches JSON.stringify for any entry, and for objects of an
       ts: fc.oneof(fc.integer({ min: 0, max: 9999999999999 }), fc.double()),
       endpoint: fc.string(),
       id: text,
+      variant: text,
       status: fc.integer({ min: 100, max: 599 }),
+      version: text,
       ms: fc.double(),
       ip: text,
       ua: text,
@@ -68,7 +74,7 @@ test('serializeEntry matches JSON.stringify for any entry, and for objects of an
   ), { numRuns: 2000 })
   // An entry's shape with a bot that is not a boolean (never built by accessEntry): still JSON's.
   for (const bot of [null, 'yes', 1]) {
-    const odd = { ts: 1, endpoint: 'e', id: null, bot, status: 200, ms: 1, ip: null, ua: null, ref: null }
+    const odd = { ts: 1, endpoint: 'e', id: null, bot, variant: null, status: 200, version: null, ms: 1, ip: null, ua: null, ref: null }
     expect(serializeEntry(odd)).toBe(JSON.stringify(odd))
   }
   const other = { ts: 1, endpoint: 'e', extra: { nested: [1, 2] } }

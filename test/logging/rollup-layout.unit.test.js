@@ -30,7 +30,7 @@ test('the minute of an access-log row comes from its key, whatever its bucket an
 })
 
 test('groups: endpoint, id, status class; events and entries without an id have groups of their own; a group parses back', () => {
-  const human = { bot: false }
+  const human = { bot: false, variant: null }
   const groupOf = (entry) => parseGroup(rollupGroupOf(entry))
   expect(groupOf({ endpoint: 'sample5', id: '42', status: 200 })).toEqual({ endpoint: 'sample5', id: '42', class: '2xx', ...human })
   expect(groupOf({ endpoint: 'sample5', id: null, status: 404 })).toEqual({ endpoint: 'sample5', id: '', class: '4xx', ...human })
@@ -44,7 +44,14 @@ test('groups: endpoint, id, status class; events and entries without an id have 
   // apart) keeps the three members rollups have always had.
   expect(rollupGroupOf({ endpoint: 'sample5', id: '42', status: 200, bot: true })).toBe('["sample5","42","2xx","bot"]')
   expect(rollupGroupOf({ endpoint: 'sample5', id: '42', status: 200, bot: false })).toBe('["sample5","42","2xx"]')
-  expect(parseGroup('["sample5","42","2xx","bot"]')).toEqual({ endpoint: 'sample5', id: '42', class: '2xx', bot: true })
+  expect(parseGroup('["sample5","42","2xx","bot"]')).toEqual({ endpoint: 'sample5', id: '42', class: '2xx', bot: true, variant: null })
+  // A variant's: who and the variant after the class.
+  expect(rollupGroupOf({ endpoint: 'sample5', id: '42', status: 200, bot: false, variant: 'B' })).toBe('["sample5","42","2xx","human","B"]')
+  expect(rollupGroupOf({ endpoint: 'sample5', id: '42', event: 'exposure', bot: true, variant: 'B' })).toBe(
+    '["sample5","42","event","bot","B"]'
+  )
+  expect(parseGroup('["sample5","42","2xx","human","B"]')).toEqual(
+    { endpoint: 'sample5', id: '42', class: '2xx', bot: false, variant: 'B' })
   expect(rollupGroupOf({ endpoint: 'sample5', id: '4', status: 200 })).not.toBe(
     rollupGroupOf({ endpoint: 'sample5', id: '42', status: 200 })
   )

@@ -140,3 +140,47 @@ test('bots: a bot\'s entry and event have groups of their own; an entry from bef
     '["sample5","*","10xx"]': 1
   })
 })
+
+test('variants: views and events count per variant; entries from before variants count as no variant\'s', () => {
+  const { groupKeyOfValue, groupsOfKeys, countsOfKeys, groupOfKey } = require('../../logging/rollup/group-keys')
+  const at = { ts: 1795537234567, endpoint: 'sample5', id: '9', ip: null, ua: 'curl/8.5.0', ref: null }
+  const view = (variant, status = 200) => serializeEntry(accessEntry({ ...at, variant, status, version: `v1-${variant}`, ms: 1 }))
+  const event = (variant) => serializeEntry(eventEntry({ ...at, event: 'exposure', variant }))
+  // How events and views were written before variants were recorded (variant after the event name).
+  const oldEvent = (variant) => JSON.stringify(
+    { ts: at.ts, endpoint: 'sample5', id: '9', bot: true, event: 'exposure', variant, ip: null })
+  const oldView = '{"ts":1795537234567,"endpoint":"sample5","id":"9","bot":true,"status":200,"ms":1,"ip":null,"ua":null,"ref":null}'
+  const values = [
+    view('A'), view('B'), view('B'), view(null), view('B', 404), view('B', 1000),
+    event('B'), event(null), oldEvent('B'), oldEvent(null), oldView
+  ]
+  for (const value of values) expect(rollupGroupOfRow(row(value))).toBe(parsedWhole(value))
+  expect(values.map((v) => rollupGroupOfRow(row(v)))).toEqual([
+    '["sample5","9","2xx","bot","A"]', '["sample5","9","2xx","bot","B"]', '["sample5","9","2xx","bot","B"]',
+    '["sample5","9","2xx","bot"]', '["sample5","9","4xx","bot","B"]', '["sample5","9","10xx","bot","B"]',
+    '["sample5","9","event","bot","B"]', '["sample5","9","event","bot"]', '["sample5","9","event","bot","B"]',
+    '["sample5","9","event","bot"]', '["sample5","9","2xx","bot"]'
+  ])
+  // Read from the head (no whole parse) but for the old event that names a variant.
+  const heads = values.map((v) => groupKeyOfValue(Buffer.from(v)))
+  expect(heads.filter((k) => k.startsWith('[')).length).toBe(1)
+  expect(groupOfKey(heads[1])).toEqual({ endpoint: 'sample5', id: '9', class: '2xx', bot: true, variant: 'B', plain: true })
+  expect(groupOfKey(heads[10]).plain).toBe(false) // shares no-variant's group with view(null)
+  const keys = new Map()
+  for (const key of heads) keys.set(key, (keys.get(key) || 0) + 1)
+  const expected = new Map()
+  for (const value of values) expected.set(parsedWhole(value), (expected.get(parsedWhole(value)) || 0) + 1)
+  expect(groupsOfKeys(keys).groups).toEqual(expected)
+  const written = countsOfKeys(keys)
+  expect(new Set(written.groups.map(([q]) => q)).size).toBe(written.groups.length)
+  expect(new Map(written.groups)).toEqual(expected)
+  expect(Object.fromEntries(written.totals)).toEqual({
+    '["sample5","*","2xx","bot","A"]': 1,
+    '["sample5","*","2xx","bot","B"]': 2,
+    '["sample5","*","2xx","bot"]': 2,
+    '["sample5","*","4xx","bot","B"]': 1,
+    '["sample5","*","10xx","bot","B"]': 1,
+    '["sample5","*","event","bot","B"]': 2,
+    '["sample5","*","event","bot"]': 2
+  })
+})

@@ -12,8 +12,8 @@ const path = require('node:path')
 const { testClient, uniqueTable } = require('../support/hbase')
 const { createSinks } = require('../../logging')
 const { accessLogSplitKeys, ACCESS_LOG_FAMILY } = require('../../logging/access-log-layout')
-const { accessEntry } = require('../../logging/access-entry')
-const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, rollupGroupOf, parseGroup, totalsOf, groupsOfId } = require('../../logging/rollup/layout')
+const { accessEntry, eventEntry } = require('../../logging/access-entry')
+const { ROLLUP_FAMILY, MINUTE_MS, minuteOf, rollupGroupOf, parseGroup, totalsOf } = require('../../logging/rollup/layout')
 const { createRoller } = require('../../logging/rollup/roller')
 const { checkRollups, exactMinutes, markedMinutes, parkedMinutes, rolledMinutes } = require('../../logging/rollup/read')
 const { createLogQuery } = require('../../logging/query')
@@ -67,18 +67,27 @@ const STATUSES = [200, 200, 200, 304, 404, 503]
 const AGENTS = ['Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0', 'Mozilla/5.0 (compatible; Googlebot/2.1)', null,
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36']
 
-/** Entries over the three minutes before the last one, endpoints, ids and statuses mixed. */
+// Rollout variants (lib/toggles/rollout.js): none for an id's own row or the default.
+const VARIANTS = [null, 'A', 'B', null, 'B']
+
+/**
+ * Entries over the three minutes before the last one, endpoints, ids, statuses and variants
+ * mixed, and now and then an event (which names the variant its page showed).
+ */
 function entries (n, base) {
-  return Array.from({ length: n }, (_, i) => accessEntry({
-    ts: base + (i * 7919) % (3 * MINUTE_MS),
-    endpoint: i % 3 ? 'sample5' : 'sample4',
-    id: i % 11 === 0 ? null : String(1 + (i % 7)),
-    status: STATUSES[i % STATUSES.length],
-    ms: 1,
-    ip: '127.0.0.1',
-    ua: AGENTS[i % 5 % AGENTS.length],
-    ref: null
-  }))
+  return Array.from({ length: n }, (_, i) => {
+    const fields = {
+      ts: base + (i * 7919) % (3 * MINUTE_MS),
+      endpoint: i % 3 ? 'sample5' : 'sample4',
+      id: i % 11 === 0 ? null : String(1 + (i % 7)),
+      variant: VARIANTS[i % 13 % VARIANTS.length],
+      ip: '127.0.0.1',
+      ua: AGENTS[i % 5 % AGENTS.length],
+      ref: null
+    }
+    if (i % 17 === 5) return eventEntry({ ...fields, id: fields.id ?? '8', event: 'exposure' })
+    return accessEntry({ ...fields, status: STATUSES[i % STATUSES.length], version: 'v1', ms: 1 })
+  })
 }
 
 /** The counts the test expects, by minute and group, from the entries it wrote. */
@@ -118,7 +127,7 @@ function shaped (expected, { totals = false, id = null } = {}) {
 async function expectShapes (table, base, expected) {
   expectCounts(await rolledUp(table, base, base + 3 * MINUTE_MS, { totals: true }), shaped(expected, { totals: true }))
   expectCounts(
-    await rolledUp(table, base, base + 3 * MINUTE_MS, { groups: groupsOfId(['sample4', 'sample5'], '3') }),
+    await rolledUp(table, base, base + 3 * MINUTE_MS, { only: { endpoints: ['sample4', 'sample5'], id: '3' } }),
     shaped(expected, { id: '3' })
   )
 }
@@ -278,7 +287,13 @@ test('log counts from the rollups equal the raw scan, for every shape of questio
     { endpoint: 'sample5', id: '5', by: 'minute' },
     { by: 'bot' },
     { endpoint: 'sample5', by: 'bot' },
-    { id: '3', by: 'bot' }
+    { id: '3', by: 'bot' },
+    { by: 'variant' },
+    { endpoint: 'sample5', by: 'variant' },
+    { id: '3', by: 'variant' },
+    { unique: true },
+    { endpoint: 'sample5', by: 'variant', unique: true },
+    { by: 'minute', unique: true }
   ]
   let fromRollups = 0
   for (const [from, to] of ranges) {
@@ -286,7 +301,8 @@ test('log counts from the rollups equal the raw scan, for every shape of questio
       const q = { from, to, ...shape }
       const rolled = await query.count(q)
       const scanned = await query.count({ ...q, scan: true })
-      expect({ q, total: rolled.total, groups: rolled.groups }).toEqual({ q, total: scanned.total, groups: scanned.groups })
+      expect({ q, total: rolled.total, groups: rolled.groups, unique: rolled.unique }).toEqual(
+        { q, total: scanned.total, groups: scanned.groups, unique: scanned.unique })
       expect(rolled.scannedMinutes).toBe(1) // the marked one
       fromRollups += rolled.rollupMinutes
     }
@@ -299,6 +315,29 @@ test('log counts from the rollups equal the raw scan, for every shape of questio
   expect(bots).toBeLessThan(written.length)
   const byBot = await query.count({ from: base, to: base + 3 * MINUTE_MS, by: 'bot' })
   expect(Object.fromEntries(byBot.groups.map((g) => [g.key, g.count]))).toEqual({ bot: bots, human: written.length - bots })
+  // By variant: views as written; unique: the distinct ids each variant was served to.
+  const sample5 = written.filter((e) => e.endpoint === 'sample5')
+  const views = {}
+  const ids = {}
+  for (const e of sample5) {
+    const key = (e.event ? 'event:' : '') + (e.variant ?? '(none)')
+    views[key] = (views[key] || 0) + 1
+    if (e.id !== null) (ids[key] ??= new Set()).add(e.id)
+  }
+  const range = { from: base, to: base + 3 * MINUTE_MS, endpoint: 'sample5', by: 'variant' }
+  const byVariant = await query.count(range)
+  expect(Object.keys(views).sort()).toEqual(['(none)', 'A', 'B', 'event:(none)', 'event:A', 'event:B'])
+  expect(Object.fromEntries(byVariant.groups.map((g) => [g.key, g.count]))).toEqual(views)
+  const uniqueByVariant = await query.count({ ...range, unique: true })
+  expect(uniqueByVariant.unique).toBe(true)
+  expect(Object.fromEntries(uniqueByVariant.groups.map((g) => [g.key, g.count]))).toEqual(
+    Object.fromEntries(Object.entries(ids).map(([k, set]) => [k, set.size])))
+  expect(uniqueByVariant.total).toBe(new Set(sample5.filter((e) => e.id !== null).map((e) => e.id)).size)
+  // Past its bound a unique count fails, never answers less.
+  const tight = createLogQuery({
+    client, table, buckets: BUCKETS, maxIdLength: 64, rollupTable, endpoints: ['sample4', 'sample5'], maxUniquePairs: 3
+  })
+  await expect(tight.count({ ...range, unique: true })).rejects.toMatchObject({ code: 'TOO_MANY_IDS', statusCode: 422 })
   // An exact status is not the rollups' to answer: scanned.
   expect((await query.count({ from: base, to: base + 3 * MINUTE_MS, status: 404 })).rollupMinutes).toBeUndefined()
 })

@@ -108,6 +108,7 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream, grou
     }
     const answerWith = (/** @type {import('./refetch').ConfigEntry} */ entry) => {
       const unknown = !entry.found
+      ctx.served = entry
       if (key === null) {
         return send(ctx, bulkResponse(flagSets.bulk(entry, streams), req.headers['if-none-match']), false, unknown)
       }
@@ -146,7 +147,7 @@ function createOfrepHandler ({ hooks = {}, logger, handleStream = noStream, grou
     const bodyKey = parsedKey === null ? undefined : parsedKey.key
     const unread = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined
     /** @type {OfrepContext} */
-    const ctx = { view: route, req, res, started, id: null }
+    const ctx = { view: route, req, res, started, id: null, served: null }
     const refuse = (/** @type {OfrepError} */ error, stillUnread = unread) =>
       send(ctx, errorResponse(error, bodyKey), stillUnread)
 

@@ -244,6 +244,19 @@ function keyOnly () {
   return filter('KeyOnlyFilter', { lenAsVal: false })
 }
 
+/**
+ * Only the cells whose qualifier starts with one of these prefixes (HBase's
+ * MultipleColumnPrefixFilter): what a read of some of a wide row's columns needs when their
+ * full names are not known.
+ * @param {Array<string|Buffer>} prefixes at least one
+ * @returns {Filter}
+ */
+function columnPrefixes (prefixes) {
+  if (!Array.isArray(prefixes) || prefixes.length === 0) throw badArgument('columnPrefixes takes at least one prefix')
+  const sorted = prefixes.map((p) => toBytes(p)).sort(Buffer.compare)
+  return filter('MultipleColumnPrefixFilter', { sortedPrefixes: sorted })
+}
+
 module.exports = {
   COMPARE_OPS,
   substring,
@@ -256,6 +269,7 @@ module.exports = {
   anyOf,
   firstKeyOnly,
   keyOnly,
+  columnPrefixes,
   checkFilter,
   cellCondition
 }

@@ -140,9 +140,10 @@ describe('output formats', () => {
     expect(csvHeader()).toBe(CSV_COLUMNS.join(',') + '\r\n')
     const line = csvLine(record)
     expect(line).toBe('1764000000123,2025-11-24T16:00:00.123Z,sample5,42,200,,,0.5,127.0.0.1,"Mozilla, ' +
-      '""quoted""\nnext","\'=HYPERLINK(""http://x"")",031764000000123p1-7,\r\n')
-    expect(csvLine({ ...record, entry: null })).toBe('1764000000123,2025-11-24T16:00:00.123Z,,,,,,,,,,031764000000123p1-7,\r\n')
-    expect(csvLine({ ...record, entry: { ...record.entry, bot: true } })).toMatch(/,031764000000123p1-7,true\r\n$/)
+      '""quoted""\nnext","\'=HYPERLINK(""http://x"")",031764000000123p1-7,,\r\n')
+    expect(csvLine({ ...record, entry: null })).toBe('1764000000123,2025-11-24T16:00:00.123Z,,,,,,,,,,031764000000123p1-7,,\r\n')
+    expect(csvLine({ ...record, entry: { ...record.entry, bot: true } })).toMatch(/,031764000000123p1-7,true,\r\n$/)
+    expect(csvLine({ ...record, entry: { ...record.entry, version: 'hmx53n6d1-B' } })).toMatch(/,031764000000123p1-7,,hmx53n6d1-B\r\n$/)
     expect(csvField(-1)).toBe('-1')
     expect(csvField('-1')).toBe("'-1")
     expect(csvField('@SUM(A1)')).toBe("'@SUM(A1)")
