@@ -29,6 +29,7 @@ const { serverAdminToken } = require('./config/admin-token')
 const { cliEnvFor } = require('./config/cli-env')
 const { keepsRollups } = require('./api/rollup-job')
 const { startEmbeddedHBase } = require('./config/embedded-hbase')
+const { makeStatePrivate } = require('./config/state-dir')
 
 const EXIT_LEFT_ON_DISK = 75
 const EXIT_LOST_IN_MEMORY = 76
@@ -67,7 +68,8 @@ async function runPrimary (settings, logger, admin) {
       BEACON_HBASE_BOOTSTRAP: bootstrap.join(','),
       BEACON_WORKER_TAG: tag,
       BEACON_INSTANCE: instance,
-      BEACON_ADMIN_TOKEN: admin.token
+      // Named tokens only: the workers read BEACON_ADMIN_TOKENS from the environment themselves.
+      ...(admin.token === null ? {} : { BEACON_ADMIN_TOKEN: admin.token })
     }
     if (tag !== ROLLUP_TAG) {
       tagOf.set(cluster.fork(env), tag)
@@ -300,6 +302,8 @@ async function main () {
   let admin
   try {
     settings = loadSettings()
+    // Before anything is written there: the workers and the embedded HBase inherit the umask.
+    if (cluster.isPrimary) makeStatePrivate(settings.stateDir)
     if (cluster.isPrimary) admin = serverAdminToken(settings)
   } catch (err) {
     console.error(`beacon: ${err.message}`)

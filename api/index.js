@@ -18,6 +18,9 @@ const { createStreamHub } = require('./public/ofrep/stream-hub')
 const { createStreamHandler } = require('./public/ofrep/stream-handler')
 const { createPublicApp } = require('./public/app')
 const { createAdminApp } = require('./admin/app')
+const { createHostCheck } = require('./admin/host-check')
+const { countAuthFailures } = require('./metrics/admin-auth')
+const { isLoopback } = require('../config/admin-token')
 const { mountAdminRoutes } = require('./admin/routes')
 const { createLogQuery } = require('../logging/query')
 const { createRetention } = require('../logging/retention')
@@ -171,9 +174,12 @@ function createBeacon (settings, deps) {
     rollups: parkedView(settings, client.withKind('lifecycle')),
     closing: () => closing !== null
   })
+  // Read once it listens: the closures run on requests only.
+  const adminAddress = () => /** @type {import('node:net').AddressInfo|null} */ (adminServer.address())
   const adminServer = createHttpServer(createAdminApp({
     readiness,
     logger,
+    isOwnHost: createHostCheck({ address: adminAddress, allowedHosts: settings.admin.allowedHosts }),
     routes: (app) => mountAdminRoutes(app, {
       settings,
       store,
@@ -186,7 +192,9 @@ function createBeacon (settings, deps) {
       client,
       rollups: rollupSource(settings),
       now,
-      logger
+      logger,
+      loopback: () => isLoopback(adminAddress()?.address ?? ''),
+      onAuthFailure: countAuthFailures(metrics.register)
     })
   }), settings.http)
 

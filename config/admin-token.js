@@ -12,6 +12,7 @@ const fs = require('node:fs')
 const net = require('node:net')
 const path = require('node:path')
 const crypto = require('node:crypto')
+const { MIN_TOKEN_CHARS } = require('./schema')
 
 const TOKEN_FILE_ENV = 'BEACON_ADMIN_TOKEN_FILE'
 const STATE_FILE = 'admin-token'
@@ -39,7 +40,24 @@ function isLoopback (host) {
 }
 
 /**
- * The first line of a token file, trimmed.
+ * The first line of a token's text, trimmed, checked.
+ * @param {string} text
+ * @param {string} file where it was read, for the errors
+ * @returns {string}
+ */
+function tokenOf (text, file) {
+  const token = text.split('\n')[0].trim()
+  if (!token) throw new Error(`the admin token file ${file} is empty`)
+  if (token.length < MIN_TOKEN_CHARS) {
+    throw new Error(`the admin token in ${file} is shorter than ${MIN_TOKEN_CHARS} characters: give a longer one ` +
+      '(openssl rand -base64 32 makes one)')
+  }
+  return token
+}
+
+/**
+ * The first line of a token file an operator named (BEACON_ADMIN_TOKEN_FILE), trimmed: read as
+ * given, links followed (a secret store may mount it as one).
  * @param {string} file
  * @returns {string}
  * @throws {Error} when the file cannot be read or holds no token
@@ -48,12 +66,42 @@ function readTokenFile (file) {
   let text
   try {
     text = fs.readFileSync(file, 'utf8')
-  } catch (err) {
+  } catch (e) {
+    const err = /** @type {NodeJS.ErrnoException} */ (e)
     throw new Error(`cannot read the admin token file ${file}: ${err.code || err.message}`)
   }
-  const token = text.split('\n')[0].trim()
-  if (!token) throw new Error(`the admin token file ${file} is empty`)
-  return token
+  return tokenOf(text, file)
+}
+
+/**
+ * The state dir's existing token file, which beacon trusts without being told to: opened
+ * without following a symbolic link (another user could point it anywhere), and refused unless
+ * it is a plain file of this user that no one else may read.
+ * @param {string} file
+ * @returns {string}
+ */
+function readStateTokenFile (file) {
+  let fd
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+  } catch (e) {
+    const err = /** @type {NodeJS.ErrnoException} */ (e)
+    if (err.code === 'ELOOP') throw new Error(`the admin token file ${file} is a symbolic link: delete it for a new one`)
+    throw new Error(`cannot read the admin token file ${file}: ${err.code || err.message}`)
+  }
+  try {
+    const stat = fs.fstatSync(fd)
+    if (!stat.isFile()) throw new Error(`the admin token file ${file} is not a plain file: delete it for a new one`)
+    if (typeof process.getuid === 'function' && stat.uid !== process.getuid()) {
+      throw new Error(`the admin token file ${file} belongs to another user (uid ${stat.uid}): delete it for a new one`)
+    }
+    if ((stat.mode & 0o077) !== 0) {
+      throw new Error(`the admin token file ${file} can be read by other users: chmod 600 it, or delete it for a new one`)
+    }
+    return tokenOf(fs.readFileSync(fd, 'utf8'), file)
+  } finally {
+    fs.closeSync(fd)
+  }
 }
 
 /**
@@ -63,25 +111,24 @@ function readTokenFile (file) {
  * @returns {{ token: string, created: boolean }}
  */
 function stateToken (file) {
-  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
   const token = crypto.randomBytes(TOKEN_BYTES).toString('base64url')
   try {
     fs.writeFileSync(file, token + '\n', { flag: 'wx', mode: 0o600 })
     return { token, created: true }
-  } catch (err) {
+  } catch (e) {
+    const err = /** @type {NodeJS.ErrnoException} */ (e)
     if (err.code !== 'EEXIST') throw new Error(`cannot create the admin token file ${file}: ${err.code || err.message}`)
   }
-  if ((fs.statSync(file).mode & 0o077) !== 0) {
-    throw new Error(`the admin token file ${file} can be read by other users: chmod 600 it, or delete it for a new one`)
-  }
-  return { token: readTokenFile(file), created: false }
+  return { token: readStateTokenFile(file), created: false }
 }
 
 /**
  * The token the server's admin API uses, for `npm start`.
  * @param {Readonly<Record<string, any>>} settings its adminToken, adminHost and stateDir
  * @param {Record<string, string|undefined>} [env]
- * @returns {{ token: string, source: 'env'|'file'|'state', file?: string, created?: boolean }}
+ * @returns {{ token: string|null, source: 'env'|'file'|'state'|'named', file?: string, created?: boolean }}
+ *   named: no single token, the named ones only (BEACON_ADMIN_TOKENS)
  * @throws {Error} a token file that cannot be read; a non-loopback admin address with no token
  */
 function serverAdminToken (settings, env = process.env) {
@@ -91,8 +138,9 @@ function serverAdminToken (settings, env = process.env) {
     return { token: readTokenFile(file), source: 'file', file }
   }
   if (!isLoopback(settings.adminHost)) {
+    if (settings.adminTokens) return { token: null, source: 'named' }
     throw new Error(`the admin API listens on ${settings.adminHost} (ADMIN_HOST), beyond this machine: ` +
-      `give it a token with BEACON_ADMIN_TOKEN or ${TOKEN_FILE_ENV}`)
+      `give it a token with BEACON_ADMIN_TOKEN, ${TOKEN_FILE_ENV} or BEACON_ADMIN_TOKENS`)
   }
   const file = stateTokenFile(settings.stateDir)
   return { ...stateToken(file), source: 'state', file }

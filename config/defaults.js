@@ -197,10 +197,16 @@ const DEFAULTS = {
   rateLimit: { perSecond: 100, burst: 0, maxClients: 100000, trustedProxies: ['loopback', 'private'] },
   logLevel: 'info',
   adminToken: null, // from the environment only: secrets never live in the config file
+  // The names the admin port answers besides localhost and its own address (api/admin/host-check.js):
+  // those a proxy or an operator's browser reaches it by, `name` or `name:port`.
+  admin: { allowedHosts: [] },
   // How much of the config history is kept (lib/toggles/history.js): changes per id or rollout,
   // and for how long (the history table's TTL, set when it is created; `forever` for none).
   history: { maxVersions: 100, retention: '400d' },
   adminTokens: null, // named ones, `name:token,…` (api/admin/credentials.js); the environment only too
+  // What a scraper sends for /metrics when the admin port is not on loopback (an admin token also
+  // does); the environment only too.
+  metricsToken: null,
   http: {
     keepAliveTimeoutMs: 5000,
     headersTimeoutMs: 10000,
@@ -311,10 +317,12 @@ const ENV_VARS = [
   // <per second>[:<burst>] for every endpoint; 0 = off
   ['BEACON_RATE_LIMIT', 'rateLimit', 'rate'],
   ['BEACON_TRUSTED_PROXIES', 'rateLimit.trustedProxies', 'list'],
+  ['BEACON_ADMIN_ALLOWED_HOSTS', 'admin.allowedHosts', 'list'],
   ['BEACON_STATE_DIR', 'stateDir', 'string'],
   ['BEACON_LOG_LEVEL', 'logLevel', 'string'],
   ['BEACON_ADMIN_TOKEN', 'adminToken', 'string'],
   ['BEACON_ADMIN_TOKENS', 'adminTokens', 'string'],
+  ['BEACON_METRICS_TOKEN', 'metricsToken', 'string'],
   ['BEACON_HBASE_BOOTSTRAP', 'hbase.bootstrap', 'list'],
   ['BEACON_CONFIG_TABLE', 'hbase.configTable', 'string'],
   ['BEACON_AUDIT_TABLE', 'hbase.auditTable', 'string'],

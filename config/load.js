@@ -59,7 +59,7 @@ function loadSettings ({ env = process.env, file, overrides } = {}) {
   if (fileName) {
     const filePath = path.resolve(fileName)
     const layer = readJsonObject(filePath, 'settings file')
-    for (const secret of ['adminToken', 'adminTokens'].filter((key) => Object.hasOwn(layer, key))) {
+    for (const secret of ['adminToken', 'adminTokens', 'metricsToken'].filter((key) => Object.hasOwn(layer, key))) {
       issues.push(`${secret} must not be set in the settings file ${filePath}: ` +
         `secrets come from the environment (${envNameOf(secret)})`)
       delete layer[secret]

@@ -35,6 +35,13 @@ const tableName = str({
   description: 'an HBase table name like beacon_config or ns:beacon_config'
 })
 const duration = str({ pattern: DURATION_PATTERN, description: DURATION_HELP })
+// A bearer secret: long enough that guessing it is hopeless (`npm start` makes 256-bit ones).
+const MIN_TOKEN_CHARS = 32
+const token = {
+  type: ['string', 'null'],
+  minLength: MIN_TOKEN_CHARS,
+  description: `at least ${MIN_TOKEN_CHARS} characters (openssl rand -base64 32 makes one)`
+}
 const hostName = str({ pattern: '^[A-Za-z0-9_.:-]+$', description: 'a host name or IP address' })
 
 // What a sink stores of the client (logging/privacy.js); load.js fills in the defaults.
@@ -209,7 +216,18 @@ const schema = closed({
     }
   }),
   logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
-  adminToken: { type: ['string', 'null'], minLength: 1 },
+  adminToken: token,
+  metricsToken: token,
+  admin: closed({
+    allowedHosts: {
+      type: 'array',
+      items: str({
+        pattern: '^([A-Za-z0-9_.-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?$',
+        description: 'a host name or address, optionally with :port'
+      }),
+      uniqueItems: true
+    }
+  }),
   adminTokens: { type: ['string', 'null'], minLength: 1 },
   history: closed({ maxVersions: int(1, 100000), retention: duration }),
   http: closed({
@@ -261,4 +279,4 @@ const schema = closed({
   }
 })
 
-module.exports = { schema, NAME_PATTERN }
+module.exports = { schema, NAME_PATTERN, MIN_TOKEN_CHARS }

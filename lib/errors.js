@@ -104,6 +104,12 @@ const ERRORS = Object.freeze({
   ),
   // The admin API (token-guarded; ADMIN_PORT).
   UNAUTHORIZED: createError('UNAUTHORIZED', 'a valid bearer token is required', 401),
+  // The admin port answers only its own names (api/admin/host-check.js): a rebound name gets this.
+  MISDIRECTED_REQUEST: createError(
+    'MISDIRECTED_REQUEST',
+    'this admin port does not answer that Host: use localhost, its address, or a name in admin.allowedHosts',
+    421
+  ),
   ADMIN_DISABLED: createError('ADMIN_DISABLED', 'the admin API is off: set BEACON_ADMIN_TOKEN to enable it', 404),
   BAD_BODY: createError('BAD_BODY', 'the body must be valid JSON', 400),
   BODY_TOO_LARGE: createError('BODY_TOO_LARGE', 'the body is too large', 413),

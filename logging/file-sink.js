@@ -99,6 +99,7 @@ function createFileSink (options) {
       (typeof opts.rotateFrequency === 'number' ? 'yyyy-MM-dd-HHmmss' : undefined),
     limit: { count: opts.keepFiles, removeOtherLogFiles: true },
     mkdir: true,
+    mode: 0o600, // clients' addresses: this user's only, whatever the umask
     sync: durable,
     fsync: opts.durability === 'host'
   })

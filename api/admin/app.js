@@ -3,22 +3,26 @@
 const express = require('express')
 const { ERRORS } = require('../../lib/errors')
 const { sendError } = require('../error-body')
+const { hostGuard } = require('./host-check')
 
 /**
- * Express app for the control plane (ADMIN_PORT): liveness and readiness for load balancers,
- * then whatever `routes` mounts (metrics, dashboard, the toggle admin API). Never listens by
- * itself.
+ * Express app for the control plane (ADMIN_PORT): a request not addressed to it by one of its own
+ * names is turned away on every path (./host-check.js); then liveness and readiness for load
+ * balancers, then whatever `routes` mounts (metrics, dashboard, the toggle admin API). Never
+ * listens by itself.
  * @param {object} options
  * @param {() => Promise<{ ready: boolean, checks: object, retention?: object }>} options.readiness what /readyz
  *   answers (anything beside ready and checks is shown as it is)
  * @param {(app: import('express').Express) => void} options.routes
  * @param {{ error: Function }} options.logger
+ * @param {(host: string|undefined) => boolean} options.isOwnHost ./host-check.js createHostCheck()
  * @returns {import('express').Express}
  */
-function createAdminApp ({ readiness, routes, logger }) {
+function createAdminApp ({ readiness, routes, logger, isOwnHost }) {
   const app = express()
   app.disable('x-powered-by')
   app.set('etag', false)
+  app.use(hostGuard(isOwnHost))
   app.get('/healthz', (req, res) => {
     res.set('Cache-Control', 'no-store').json({
       status: 'ok',

@@ -3,6 +3,7 @@
 const crypto = require('node:crypto')
 const { ERRORS } = require('../../lib/errors')
 const { isSafeName } = require('../../lib/names')
+const { MIN_TOKEN_CHARS } = require('../../config/schema')
 
 /** The name of the single token of BEACON_ADMIN_TOKEN (or its file): the actor of its changes. */
 const DEFAULT_ACTOR = 'default'
@@ -21,7 +22,8 @@ const MAX_ACTOR = 64
  * @returns {{ any: boolean, names: string[], actorOf: (header: string|undefined) => string|null }}
  *   any: at least one credential (else the admin API is off); actorOf: the actor of an
  *   Authorization header, null when it carries no valid token
- * @throws {InstanceType<typeof ERRORS.INVALID_OPTION>} a malformed BEACON_ADMIN_TOKENS, a name used twice
+ * @throws {InstanceType<typeof ERRORS.INVALID_OPTION>} a malformed BEACON_ADMIN_TOKENS, a name used twice, a
+ *   token shorter than 32 characters
  */
 function createCredentials ({ token, named }) {
   /** @type {Array<[string, string]>} name, token */
@@ -36,6 +38,9 @@ function createCredentials ({ token, named }) {
     if (pairs.some(([n]) => n === name)) {
       throw new ERRORS.INVALID_OPTION(`BEACON_ADMIN_TOKENS names ${name} twice` +
         (name === DEFAULT_ACTOR ? ` (${DEFAULT_ACTOR} is BEACON_ADMIN_TOKEN's)` : ''))
+    }
+    if (part.length - colon - 1 < MIN_TOKEN_CHARS) {
+      throw new ERRORS.INVALID_OPTION(`BEACON_ADMIN_TOKENS: the token of ${name} is shorter than ${MIN_TOKEN_CHARS} characters`)
     }
     pairs.push([name, part.slice(colon + 1)])
   }

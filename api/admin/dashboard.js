@@ -27,6 +27,7 @@ function assetFiles () {
   return new Map([
     ['dashboard.js', path.join(PAGE_DIR, 'dashboard.js')],
     ['traffic.js', path.join(PAGE_DIR, 'traffic.js')],
+    ['token.js', path.join(PAGE_DIR, 'token.js')],
     ['dashboard.css', path.join(PAGE_DIR, 'dashboard.css')],
     ['metrics-math.js', path.join(PAGE_DIR, 'metrics-math.js')],
     ['axes.js', path.join(PAGE_DIR, 'axes.js')],
@@ -39,7 +40,8 @@ function assetFiles () {
  * Live ops dashboard for the admin app: `GET /dashboard` (the page) and
  * `GET /dashboard/assets/<file>`. The page polls `GET /metrics` and `GET /readyz` of the same
  * admin port and derives everything in the browser, so the server adds no state and no
- * endpoint of its own. Read-only, like /metrics, so it needs no token.
+ * endpoint of its own. The page and its assets need no token; what it reads that lists visitor
+ * ids (GET /dashboard/traffic) does, and the page asks for it (dashboard/token.js).
  * @returns {import('express').Router}
  */
 function createDashboardRouter () {

@@ -8,6 +8,8 @@ const { createDashboardRouter } = require('./dashboard')
 const { createTrafficRouter } = require('./traffic')
 const { createAuditRouter } = require('./audit-routes')
 const { createCredentials } = require('./credentials')
+const { createAuthFailures } = require('./auth-failures')
+const { adminGuard, metricsGuard } = require('./bearer-guard')
 const { createAuditTrail } = require('./audit')
 const { createConfigChanges } = require('./changes')
 const { createHistoryRouter } = require('./history-routes')
@@ -33,11 +35,16 @@ const { parseDuration } = require('../../config/duration')
  * @param {{ rollupTable: string, logTable: string, buckets: number }|null} deps.rollups for the traffic page
  * @param {(() => number)|undefined} deps.now
  * @param {import('pino').Logger} deps.logger
+ * @param {() => boolean} deps.loopback the admin port is bound to a loopback address (/metrics is open)
+ * @param {(path: string) => void} [deps.onAuthFailure] metrics: a failed admin authentication
  */
 function mountAdminRoutes (app, {
-  settings, store, propagation, knownIds, logQuery, lifecycle, metricsText, metricsType, client, rollups, now, logger
+  settings, store, propagation, knownIds, logQuery, lifecycle, metricsText, metricsType, client, rollups, now, logger, loopback,
+  onAuthFailure
 }) {
   const credentials = createCredentials({ token: settings.adminToken, named: settings.adminTokens })
+  const failures = createAuthFailures({ logger, now, onFailure: onAuthFailure })
+  const guard = adminGuard({ credentials, failures })
   const trail = createAuditTrail({
     client,
     table: settings.hbase.auditTable,
@@ -74,6 +81,7 @@ function mountAdminRoutes (app, {
     trail.record({ actor: res.locals.actor, action, target, ...(change ? { change } : {}), ip: req.socket.remoteAddress })
   app.use(createToggleAdminRouter({
     credentials,
+    guard,
     audit,
     changes,
     store,
@@ -101,15 +109,17 @@ function mountAdminRoutes (app, {
   app.use(createLogQueryRouter({ logQuery, logger }))
   // /admin/log/retention and /admin/log/erase
   app.use(createLogLifecycleRouter({ lifecycle, maxIdLength: settings.limits.maxIdLength, now, audit, logger }))
-  app.get('/metrics', async (req, res, next) => {
+  const metricsAccess = metricsGuard({ credentials, failures, loopback, metricsToken: settings.metricsToken })
+  app.get('/metrics', metricsAccess, async (req, res, next) => {
     try {
       res.set('Content-Type', metricsType).send(await metricsText())
     } catch (err) {
       next(err)
     }
   })
-  // GET /dashboard/traffic
+  // GET /dashboard/traffic: it lists visitor ids, so the token guards it
   app.use(createTrafficRouter({
+    guard,
     client: client.withKind('dashboard'),
     source: rollups,
     now: now || Date.now,

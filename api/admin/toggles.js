@@ -25,6 +25,7 @@ const MAX_LIST = 1000
  *
  * @param {object} options
  * @param {ReturnType<typeof import('./credentials').createCredentials>} options.credentials
+ * @param {import('express').RequestHandler} options.guard the token check (./bearer-guard.js adminGuard)
  * @param {AuditRecorder} options.audit records the endpoint switches
  * @param {ReturnType<typeof import('./changes').createConfigChanges>} options.changes config writes, with
  *   their history and audit records
@@ -35,23 +36,14 @@ const MAX_LIST = 1000
  *   set: (name: string, enabled: boolean) => Promise<void> }} options.endpoints
  * @returns {import('express').Router}
  */
-function createToggleAdminRouter ({ credentials, audit, changes, store, maxIdLength, logger, endpoints }) {
+function createToggleAdminRouter ({ credentials, guard, audit, changes, store, maxIdLength, logger, endpoints }) {
   const router = express.Router()
   if (!credentials.any) {
     router.use('/admin', (req, res) => sendError(res, ERRORS_ADMIN_DISABLED))
     return router
   }
 
-  router.use('/admin', (req, res, next) => {
-    const actor = credentials.actorOf(req.headers.authorization)
-    if (actor === null) {
-      res.set('WWW-Authenticate', 'Bearer realm="beacon-admin"')
-      sendError(res, new ERRORS.UNAUTHORIZED())
-      return
-    }
-    res.locals.actor = actor
-    next()
-  })
+  router.use('/admin', guard)
   const json = express.json({ limit: MAX_BODY_BYTES, strict: false, type: () => true })
   // An import's batches are larger: api/admin/import-routes.js parses those.
   router.use('/admin', (req, res, next) => (req.path.startsWith('/import/') ? next() : json(req, res, next)))

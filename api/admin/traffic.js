@@ -29,10 +29,11 @@ const UNAVAILABLE = Object.freeze(new ERRORS.LOG_UNAVAILABLE())
  * the last hour (from the totals rows: a few cells a minute), and of those the bots'
  * (logging/bot-agent.js), the minutes whose counts are not final yet (marked: the minute in
  * progress, or one a replay touched), and the ids with most requests over the last 15 minutes.
- * Without rollups it answers `{ enabled: false, reason }`. Read-only and aggregate, like
- * /metrics, so it needs no token.
+ * Without rollups it answers `{ enabled: false, reason }`. Its top ids are visitors' ids, so it
+ * needs an admin token like /admin/*.
  *
  * @param {object} deps
+ * @param {import('express').RequestHandler} deps.guard the token check (./bearer-guard.js adminGuard)
  * @param {import('@beacon/hbase-client').HBaseClient} deps.client
  * @param {TrafficSource|null} deps.source the
  *   rollups of the HBase access log, null when none is kept
@@ -40,7 +41,7 @@ const UNAVAILABLE = Object.freeze(new ERRORS.LOG_UNAVAILABLE())
  * @param {number} deps.timeoutMs per HBase call
  * @returns {import('express').Router}
  */
-function createTrafficRouter ({ client, source, now, timeoutMs }) {
+function createTrafficRouter ({ guard, client, source, now, timeoutMs }) {
   const router = express.Router()
   /** @type {{ at: number, body: Promise<TrafficBody> }|null} */
   let cached = null
@@ -110,7 +111,7 @@ function createTrafficRouter ({ client, source, now, timeoutMs }) {
     return best
   }
 
-  router.get('/dashboard/traffic', (req, res) => {
+  router.get('/dashboard/traffic', guard, (req, res) => {
     // Not an error for the page: this host's log keeps no rollups (or there is no HBase log).
     if (!source) {
       return res

@@ -13,7 +13,7 @@ const { accessLogRowKey } = require('../../logging/access-log-layout')
 const { accessEntry, serializeEntry } = require('../../logging/access-entry')
 const { ERRORS } = require('../../lib/errors')
 
-const TOKEN = 'log-token-0123456789'
+const TOKEN = 'log-token-0123456789-0123456789abc'
 const FROM = Date.UTC(2025, 2, 1, 12)
 const TO = FROM + 10 * 60 * 1000
 // A second range, of large rows: enough bytes to fill every buffer between server and client.

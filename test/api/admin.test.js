@@ -6,7 +6,7 @@ const { startBeacon, request } = require('../support/beacon')
 const { testClient, uniqueTable } = require('../support/hbase')
 const { main: cli } = require('../../bin/beacon')
 
-const TOKEN = 'test-token-0123456789'
+const TOKEN = 'test-token-0123456789-0123456789ab'
 const ID = `adm${process.pid}`
 let app
 // Its own config table: endpoint switches are stored there, and must never leak into the

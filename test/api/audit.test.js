@@ -85,12 +85,13 @@ test('beacon audit: the same records as lines, --actor filters, --json the answe
 
 describe('createCredentials', () => {
   test('the single token is default; named ones by their names; malformed lists are refused at start', () => {
-    const c = createCredentials({ token: 't0', named: 'alice:t1,ci:t2' })
+    const [t0, t1, t2, t3] = [0, 1, 2, 3].map((n) => `token-${n}-0123456789abcdefghijklmnopqrstuvwxyz`)
+    const c = createCredentials({ token: t0, named: `alice:${t1},ci:${t2}` })
     expect(c.names).toEqual(['default', 'alice', 'ci'])
-    expect(['Bearer t0', 'Bearer t1', 'Bearer t2', 'Bearer t3', 't1', undefined].map(c.actorOf))
+    expect([`Bearer ${t0}`, `Bearer ${t1}`, `Bearer ${t2}`, `Bearer ${t3}`, t1, undefined].map(c.actorOf))
       .toEqual(['default', 'alice', 'ci', null, null, null])
     expect(() => createCredentials({ token: null, named: 'alice' })).toThrow(/name:token pairs/)
-    expect(() => createCredentials({ token: 't0', named: 'default:t1' })).toThrow(/names default twice/)
+    expect(() => createCredentials({ token: t0, named: `default:${t1}` })).toThrow(/names default twice/)
     expect(createCredentials({ token: null, named: null }).any).toBe(false)
   })
 })

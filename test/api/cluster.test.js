@@ -13,7 +13,7 @@ const { testClient, uniqueTable } = require('../support/hbase')
 const { request } = require('../support/beacon')
 const { freePorts } = require('../support/ports')
 
-const TOKEN = 'cluster-test-token'
+const TOKEN = 'cluster-test-token-0123456789abcde'
 const ID = `cl${process.pid}`
 const CONFIG_TABLE = uniqueTable('cfg')
 let PORT

@@ -51,7 +51,9 @@ async function host () {
     env: { BEACON_ACCESS_LOG_TABLE: table, BEACON_WORKERS: '1', BEACON_ACCESS_ROLLUPS: '1' }
   })
   servers.push(server)
-  return { url: `http://127.0.0.1:${port}`, admin: `http://127.0.0.1:${adminPort}` }
+  // npm start's own token: the one the CLI reads, and the page asks for.
+  const token = fs.readFileSync(path.join(stateDir, 'admin-token'), 'utf8').trim()
+  return { url: `http://127.0.0.1:${port}`, admin: `http://127.0.0.1:${adminPort}`, token }
 }
 
 test('two beacon processes, one access log: the dashboard of either shows the requests of both, per minute and by id, as the rollups ' +
@@ -91,7 +93,18 @@ test('two beacon processes, one access log: the dashboard of either shows the re
     const problems = []
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`))
     await page.goto(`${a.admin}/dashboard`)
+    // The traffic lists visitor ids: the page asks for the token first, and shows nothing of it.
+    await page.locator('#token-box').waitFor({ state: 'visible', timeout: 30000 })
+    expect(await page.locator('#top-ids tbody tr').count()).toBe(0)
+    expect(await page.locator('#traffic-status').textContent()).toContain('needs the admin token')
+    await page.locator('#token-input').fill('not-the-token-0123456789abcdefghijkl')
+    await page.locator('#token-save').click()
+    await page.waitForFunction(() => document.getElementById('token-note').textContent === 'That token was refused.', null,
+      { timeout: 30000 })
+    await page.locator('#token-input').fill(a.token)
+    await page.locator('#token-save').click()
     await page.waitForFunction(() => document.getElementById('traffic-status').dataset.total === '500', null, { timeout: 30000 })
+    expect(await page.locator('#token-box').isHidden()).toBe(true)
     const shown = await page.evaluate(() => ({
       status: document.getElementById('traffic-status').textContent,
       rows: [...document.querySelectorAll('#top-ids tbody tr')].map((tr) => [
@@ -117,7 +130,8 @@ test('two beacon processes, one access log: the dashboard of either shows the re
     fs.mkdirSync(OUTPUT_DIR, { recursive: true })
     await page.locator('#traffic').screenshot({ path: path.join(OUTPUT_DIR, 'dashboard-traffic.png') })
     // The other host's page reads the same rollups.
-    const other = await (await fetch(`${b.admin}/dashboard/traffic`)).json()
+    expect((await fetch(`${b.admin}/dashboard/traffic`)).status).toBe(401)
+    const other = await (await fetch(`${b.admin}/dashboard/traffic`, { headers: { Authorization: `Bearer ${b.token}` } })).json()
     expect(other.minutes.reduce((n, m) => n + (m.endpoints.sample5 || 0), 0)).toBe(500)
     expect(other.minutes.every((m) => !('sample4' in m.endpoints))).toBe(true)
     expect(other.minutes.reduce((n, m) => n + (m.bots.sample5 || 0), 0)).toBe(bots)

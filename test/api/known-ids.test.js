@@ -8,7 +8,7 @@ const { startBeacon, request } = require('../support/beacon')
 const { testClient, uniqueTable } = require('../support/hbase')
 const { until } = require('../support/until')
 
-const TOKEN = 'known-ids-admin-token-0123'
+const TOKEN = 'known-ids-admin-token-0123-0123456'
 const CONFIG_TABLE = uniqueTable('cfg_known')
 const SEEDED = 3000
 let app

@@ -13,7 +13,7 @@ const { openStream, isRefetch } = require('../support/sse-client')
 const { main: cli } = require('../../bin/beacon')
 const { until } = require('../support/until')
 
-const TOKEN = 'test-token-0123456789'
+const TOKEN = 'test-token-0123456789-0123456789ab'
 const ID = `sse${process.pid}`
 const CONFIG_TABLE = uniqueTable('cfg')
 // Host B polls the change feed; 200 ms keeps this file short. The bound under test is the

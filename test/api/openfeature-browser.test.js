@@ -34,7 +34,7 @@ const UNKNOWN_ID = 'no-such-id-browser'
 const CONFIG = sampleConfig(Number(ID))
 const CHANGED_VARIANT = CONFIG.variant === 'C' ? 'A' : 'C'
 const CONFIG_TABLE = uniqueTable('cfg')
-const TOKEN = 'openfeature-admin-token-0123'
+const TOKEN = 'openfeature-admin-token-0123-01234'
 // The test's entry: the page module of the doc, then a handle on the SDK for the test to evaluate through.
 const ENTRY = `import './page.js'
 import { OpenFeature, ProviderEvents } from '@openfeature/web-sdk'

@@ -14,7 +14,7 @@ const { main: cli } = require('../../bin/beacon')
 const { OpenFeature } = require('@openfeature/server-sdk')
 const { OFREPProvider } = require('@openfeature/ofrep-provider')
 
-const TOKEN = 'test-token-rollout-0123456789'
+const TOKEN = 'test-token-rollout-0123456789-0123'
 // Its own config table: the rollout row must never reach the shared table other tests read.
 const CONFIG_TABLE = uniqueTable('cfg')
 const start = (pollMs) => startBeacon({

@@ -15,7 +15,7 @@ const { accessLogRowKey } = require('../../logging/access-log-layout')
 const { accessEntry, serializeEntry } = require('../../logging/access-entry')
 
 const CLI = path.join(__dirname, '..', '..', 'bin', 'beacon.js')
-const TOKEN = 'cli-log-token-0123456789'
+const TOKEN = 'cli-log-token-0123456789-012345678'
 const ID = `cli${process.pid}`
 const N = 37
 const BIG_FROM = Date.UTC(2025, 4, 1, 12)

@@ -18,7 +18,7 @@ const { createLogger } = require('../../logging/logger')
 
 const CLI = path.join(__dirname, '..', '..', 'bin', 'beacon.js')
 const VERSION = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')).version
-const TOKEN = 'cli-token-0123456789'
+const TOKEN = 'cli-token-0123456789-0123456789abc'
 const ID = `cli${process.pid}`
 const CONFIG_TABLE = uniqueTable('cfg')
 const COMMANDS = [
@@ -198,7 +198,7 @@ test('the token from BEACON_ADMIN_TOKEN_FILE, else from the state dir `npm start
     expect(fromState).toMatchObject({ code: 0, stderr: '' })
     expect(JSON.parse(fromState.stdout).endpoints.map((e) => e.name)).toContain('sample5')
 
-    fs.writeFileSync(path.join(dir, 'named'), 'nope\n')
+    fs.writeFileSync(path.join(dir, 'named'), 'a-wrong-token-0123456789abcdefghijklmnop\n')
     const named = { BEACON_ADMIN_URL: app.adminUrl, BEACON_STATE_DIR: dir, BEACON_ADMIN_TOKEN_FILE: path.join(dir, 'named') }
     const wins = await cli(['endpoint', 'list'], named) // the named file wins over the state dir's
     expect(wins.code).toBe(2)

@@ -11,6 +11,7 @@ let dir
 beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-token-')) })
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 
+const FILE_TOKEN = 'from-file-0123456789abcdefghijklmnop'
 const local = (over = {}) => ({ adminToken: null, adminHost: '127.0.0.1', stateDir: dir, ...over })
 
 test('loopback: 127.0.0.0/8, ::1, localhost; nothing else', () => {
@@ -37,25 +38,45 @@ test('npm start with no token creates one in the state dir, mode 0600, and keeps
 test('the environment wins, then BEACON_ADMIN_TOKEN_FILE; neither writes the state dir', () => {
   expect(serverAdminToken(local({ adminToken: 'from-env' }), {})).toEqual({ token: 'from-env', source: 'env' })
   const named = path.join(dir, 'secret')
-  fs.writeFileSync(named, '  from-file \nignored\n')
-  expect(serverAdminToken(local(), { BEACON_ADMIN_TOKEN_FILE: named })).toEqual({ token: 'from-file', source: 'file', file: named })
+  fs.writeFileSync(named, `  ${FILE_TOKEN} \nignored\n`)
+  expect(serverAdminToken(local(), { BEACON_ADMIN_TOKEN_FILE: named })).toEqual({ token: FILE_TOKEN, source: 'file', file: named })
   expect(fs.existsSync(stateTokenFile(dir))).toBe(false)
   const missing = path.join(dir, 'none')
   expect(() => serverAdminToken(local(), { BEACON_ADMIN_TOKEN_FILE: missing })).toThrow(/cannot read the admin token file .*none: ENOENT/)
   fs.writeFileSync(named, '\n')
   expect(() => serverAdminToken(local(), { BEACON_ADMIN_TOKEN_FILE: named })).toThrow(/is empty/)
+  fs.writeFileSync(named, 'x'.repeat(31) + '\n')
+  expect(() => serverAdminToken(local(), { BEACON_ADMIN_TOKEN_FILE: named })).toThrow(/shorter than 32 characters/)
 })
 
 test('an admin API beyond loopback needs an explicit token', () => {
   expect(() => serverAdminToken(local({ adminHost: '0.0.0.0' }), {})).toThrow(/listens on 0\.0\.0\.0 \(ADMIN_HOST\).*BEACON_ADMIN_TOKEN/)
   expect(fs.existsSync(stateTokenFile(dir))).toBe(false)
   expect(serverAdminToken(local({ adminHost: '0.0.0.0', adminToken: 't' }), {}).token).toBe('t')
+  // Named tokens alone are enough: there is then no single token to hand on.
+  expect(serverAdminToken(local({ adminHost: '0.0.0.0', adminTokens: `ci:${FILE_TOKEN}` }), {})).toEqual({ token: null, source: 'named' })
+  expect(fs.existsSync(stateTokenFile(dir))).toBe(false)
 })
 
 test('a state token file others can read is refused, not used', () => {
-  fs.writeFileSync(stateTokenFile(dir), 'loose\n', { mode: 0o644 })
+  fs.writeFileSync(stateTokenFile(dir), FILE_TOKEN + '\n', { mode: 0o644 })
   fs.chmodSync(stateTokenFile(dir), 0o644)
   expect(() => serverAdminToken(local(), {})).toThrow(/can be read by other users: chmod 600/)
+})
+
+test('a state token file that is a symbolic link, or another user\'s, is refused without being read', () => {
+  const elsewhere = path.join(dir, 'elsewhere')
+  fs.writeFileSync(elsewhere, FILE_TOKEN + '\n', { mode: 0o600 })
+  fs.symlinkSync(elsewhere, stateTokenFile(dir))
+  expect(() => serverAdminToken(local(), {})).toThrow(/admin-token is a symbolic link: delete it for a new one/)
+  fs.unlinkSync(stateTokenFile(dir))
+  fs.writeFileSync(stateTokenFile(dir), FILE_TOKEN + '\n', { mode: 0o600 })
+  expect(serverAdminToken(local(), {}).token).toBe(FILE_TOKEN)
+  // Root can hand the file to another user; others cannot, and then the check is moot.
+  if (process.getuid() === 0) {
+    fs.chownSync(stateTokenFile(dir), 65534, 65534)
+    expect(() => serverAdminToken(local(), {})).toThrow(/belongs to another user \(uid 65534\)/)
+  }
 })
 
 test('the CLI: env, then the named file, then the state dir file for a local URL only; it never creates one', () => {
@@ -68,6 +89,7 @@ test('the CLI: env, then the named file, then the state dir file for a local URL
   expect(cliAdminToken({ adminUrl: 'http://admin.example:4001', stateDir: dir, env: {} })).toEqual({ token: null })
   expect(cliAdminToken({ adminUrl: url, stateDir: dir, env: { BEACON_ADMIN_TOKEN: 'e' } })).toEqual({ token: 'e' })
   const named = path.join(dir, 'secret')
-  fs.writeFileSync(named, 'n\n')
-  expect(cliAdminToken({ adminUrl: url, stateDir: dir, env: { BEACON_ADMIN_TOKEN_FILE: named } })).toEqual({ token: 'n', file: named })
+  fs.writeFileSync(named, FILE_TOKEN + '\n')
+  expect(cliAdminToken({ adminUrl: url, stateDir: dir, env: { BEACON_ADMIN_TOKEN_FILE: named } }))
+    .toEqual({ token: FILE_TOKEN, file: named })
 })

@@ -274,7 +274,7 @@ describe('environment', () => {
         BEACON_ACCEPT_CONNECTIONS: 'workers',
         BEACON_HBASE_BOOTSTRAP: 'rs1:16020, rs2:16020,',
         BEACON_LOG_LEVEL: 'debug',
-        BEACON_ADMIN_TOKEN: 's3cret-token',
+        BEACON_ADMIN_TOKEN: 's3cret-token-0123456789abcdefghij',
         BEACON_CONFIG_TABLE: 'ns:config',
         BEACON_ACCESS_LOG_TABLE: 'alog_test'
       },
@@ -288,7 +288,7 @@ describe('environment', () => {
       workers: 4,
       acceptConnections: 'workers',
       logLevel: 'debug',
-      adminToken: 's3cret-token',
+      adminToken: 's3cret-token-0123456789abcdefghij',
       hbase: { bootstrap: ['rs1:16020', 'rs2:16020'], configTable: 'ns:config' },
       logSinks: { hbase: { table: 'alog_test' } }
     })
@@ -390,6 +390,17 @@ describe('invalid settings throw CONFIG_INVALID naming the key and its source', 
       { file: { adminToken: 'abc' } },
       /adminToken must not be set in the settings file .*: secrets come from the environment \(BEACON_ADMIN_TOKEN\)/
     ],
+    [
+      'a 31-character admin token',
+      { env: { BEACON_ADMIN_TOKEN: 'x'.repeat(31) } },
+      /^invalid settings: adminToken must NOT have fewer than 32 characters \(from env BEACON_ADMIN_TOKEN\)$/
+    ],
+    [
+      'a short metrics token',
+      { env: { BEACON_METRICS_TOKEN: 'metrics' } },
+      /metricsToken must NOT have fewer than 32 characters \(from env BEACON_METRICS_TOKEN\)/
+    ],
+    ['metricsToken in the file', { file: { metricsToken: 'm'.repeat(40) } }, /metricsToken must not be set in the settings file/],
     ['bad PORT env', { env: { PORT: 'eighty' } }, /^invalid settings: port must be integer \(from env PORT\)$/],
     ['PORT out of range', { env: { PORT: '70000' } }, /port must be <= 65535 \(from env PORT\)/],
     ['negative BEACON_WORKERS', { env: { BEACON_WORKERS: '-1' } }, /workers must be >= 0 \(from env BEACON_WORKERS\)/],

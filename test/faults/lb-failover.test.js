@@ -34,7 +34,7 @@ jest.setTimeout(4 * 60 * 1000)
 const ROOT = path.join(__dirname, '..', '..')
 const PORT = 4660 // public; ADMIN_PORT = PORT + 1 on every app host; HAProxy listens on PORT on the lb host
 const ADMIN_PORT = PORT + 1
-const TOKEN = 'lb-failover-test-token'
+const TOKEN = 'lb-failover-test-token-0123456789a'
 const IDS = 200
 const HOSTS = ['app', 'app2'] // host A, host B
 const topo = createTopology({ prefix: 'beacon_lb_', subnet: '198.18.251.0/24', extraHosts: ['app2', 'lb'] }, { env: {} })

@@ -15,6 +15,7 @@ describe('lib/errors', () => {
       BAD_REQUEST: 400,
       URL_TOO_LONG: 414,
       METHOD_NOT_ALLOWED: 405,
+      MISDIRECTED_REQUEST: 421,
       NOT_FOUND: 404,
       ENDPOINT_DISABLED: 404,
       ORIGIN_NOT_ALLOWED: 403,

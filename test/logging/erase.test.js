@@ -19,7 +19,7 @@ const { createRoller } = require('../../logging/rollup/roller')
 const { ROLLUP_FAMILY, MINUTE_MS, minuteOf } = require('../../logging/rollup/layout')
 const { accessEntry, eventEntry } = require('../../logging/access-entry')
 
-const TOKEN = 'erase-token-0123456789'
+const TOKEN = 'erase-token-0123456789-0123456789a'
 const VICTIM = `gone${process.pid}`
 // Rows the erase must keep: the same id in capitals (HBase's substring filter ignores case, the
 // exact test does not), an id it prefixes, another id.

@@ -17,7 +17,7 @@ const { testClient, uniqueTable } = require('../support/hbase')
 const { createRoller } = require('../../logging/rollup/roller')
 const { minuteOf, MINUTE_MS } = require('../../logging/rollup/layout')
 
-const TOKEN = 'retention-token-0123456789'
+const TOKEN = 'retention-token-0123456789-0123456'
 const ID = `ret${process.pid}`
 const N = 12
 const TTL_S = 3

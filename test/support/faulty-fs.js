@@ -88,8 +88,8 @@ function createFaultyFs ({ freeBytes = Infinity } = {}) {
 
   const io = {
     ...fsp,
-    async open (file, flags) {
-      if (flags !== 'r') return wrap(await fsp.open(file, flags))
+    async open (file, flags, mode) {
+      if (flags !== 'r') return wrap(await fsp.open(file, flags, mode))
       await failRead(file, 'open')
       const fault = await faultOf(file)
       const spared = fault !== null && fault.opensSpared-- > 0

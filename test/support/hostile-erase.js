@@ -9,7 +9,7 @@
 
 const { prng, rawRequest } = require('./hostile')
 
-const TOKEN = 'hostile-erase-token-0123456789'
+const TOKEN = 'hostile-erase-token-0123456789-012'
 const MARK = 'zq<reflect>' // put into hostile values: must never come back
 const ALLOWED = new Set([200, 400, 401, 404, 405, 413])
 const ROUTE = '/admin/log/erase'

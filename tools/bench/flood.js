@@ -47,7 +47,7 @@ const {
 } = require('../../index.js')
 
 const ROOT = path.resolve(__dirname, '..', '..')
-const TOKEN = 'flood-bench-token-0123456789'
+const TOKEN = 'flood-bench-token-0123456789-01234'
 const FLOOD_LOAD = path.join(__dirname, 'lib', 'flood-load.js')
 const GREEDY = GREEDY_ADDRESS
 

@@ -1,5 +1,5 @@
 'use strict'
-/* global document, window, fetch, performance, AbortSignal, uPlot, BeaconMetrics, BeaconAxes */
+/* global document, window, fetch, performance, AbortSignal, uPlot, BeaconMetrics, BeaconAxes, BeaconToken */
 
 // The live dashboard: polls GET /metrics and GET /readyz of this admin port every second,
 // derives rates and quantiles with BeaconMetrics (metrics-math.js) and draws them with uPlot.
@@ -197,13 +197,15 @@
     setStatus('cached', fmt.count(body.checks ? body.checks.cachedConfigs : null))
   }
 
-  const get = (path) => fetch(path, { cache: 'no-store', signal: AbortSignal.timeout(TIMEOUT_MS) })
+  const get = (path) => fetch(path, { cache: 'no-store', signal: AbortSignal.timeout(TIMEOUT_MS), headers: BeaconToken.headers() })
 
   /** One poll: fetch both, render what arrived; returns what went wrong, for the header. */
   async function refresh () {
     const problems = []
     const [metrics, readyz] = await Promise.allSettled([
       get('/metrics').then(async (res) => {
+        // Off loopback, /metrics needs the token too.
+        if (res.status === 401) BeaconToken.refused()
         if (!res.ok) throw new Error(`HTTP ${res.status}`)
         return res.text()
       }),

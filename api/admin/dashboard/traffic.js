@@ -1,5 +1,5 @@
 'use strict'
-/* global document, window, fetch, AbortSignal, uPlot, BeaconAxes */
+/* global document, window, fetch, AbortSignal, uPlot, BeaconAxes, BeaconToken */
 
 // The dashboard's fleet-wide traffic: polls GET /dashboard/traffic (api/admin/traffic.js: every
 // host's requests, read from the access-log rollups) and draws requests per minute per
@@ -94,8 +94,25 @@
 
   async function refresh () {
     const status = $('traffic-status')
+    if (!BeaconToken.has()) {
+      // It lists visitor ids, so it always needs the token: ask before reading anything.
+      BeaconToken.refused()
+      status.textContent = 'traffic: it lists visitor ids, so it needs the admin token (above)'
+      status.className = 'problem'
+      return
+    }
     try {
-      const res = await fetch('/dashboard/traffic', { signal: AbortSignal.timeout(TIMEOUT_MS), cache: 'no-store' })
+      const res = await fetch('/dashboard/traffic', {
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+        cache: 'no-store',
+        headers: BeaconToken.headers()
+      })
+      if (res.status === 401) {
+        BeaconToken.refused()
+        status.textContent = 'traffic: it lists visitor ids, so it needs the admin token (above)'
+        status.className = 'problem'
+        return
+      }
       const body = await res.json()
       if (!res.ok) throw new Error(body && body.error ? body.error.message : `HTTP ${res.status}`)
       if (!body.enabled) {
@@ -130,6 +147,7 @@
     window.setTimeout(poll, POLL_MS)
   }
 
+  BeaconToken.onChange(refresh)
   window.addEventListener('resize', () => {
     if (plot) plot.setSize({ width: Math.max($('chart-traffic').clientWidth, 240), height: 180 })
     if (whoPlot) whoPlot.setSize({ width: Math.max($('chart-who').clientWidth, 240), height: 180 })

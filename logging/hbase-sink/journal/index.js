@@ -81,7 +81,7 @@ function createJournal (options) {
 
   /** @returns {Promise<unknown>} */
   function ensureDir () {
-    if (!dirReady) dirReady = io.mkdir(opts.dir, { recursive: true }).catch((err) => { dirReady = null; throw err })
+    if (!dirReady) dirReady = io.mkdir(opts.dir, { recursive: true, mode: 0o700 }).catch((err) => { dirReady = null; throw err })
     return dirReady
   }
 

@@ -46,7 +46,8 @@ function createWal (options) {
   }
   const io = opts.fs
   const release = holdWriter(opts.dir, opts.writerId)
-  io.mkdirSync(opts.dir, { recursive: true })
+  // Its records hold clients' addresses: private to this user whatever the umask.
+  io.mkdirSync(opts.dir, { recursive: true, mode: 0o700 })
   let fileSeq = 0
   /** @type {Segment|null} */
   let active = null // segment being appended to
@@ -65,7 +66,7 @@ function createWal (options) {
       `j-${opts.pid}-${opts.writerId}-${Date.now()}${String(fileSeq++).padStart(6, '0')}.ndjson`)
     const segment = {
       path: file,
-      fd: io.openSync(file, 'a'),
+      fd: io.openSync(file, 'a', 0o600),
       bytes: 0,
       lines: 0,
       pending: 0,

@@ -73,7 +73,7 @@ function createJournalWriter ({
   async function openActive () {
     await ensureDir()
     const file = nextName()
-    const fh = await io.open(file, 'a')
+    const fh = await io.open(file, 'a', 0o600) // clients' addresses: this user's only
     active = { path: file, fh, bytes: 0, lines: 0 }
   }
 
