@@ -27,6 +27,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { parseArgs } = require('node:util')
 const { DEFAULTS } = require('../config/defaults')
+const { notAnAdminPort, notAdminPortMessage } = require('./admin-port')
 const { logCommands } = require('./log')
 const { logLifecycleCommands, retentionLines } = require('./log-lifecycle')
 const { journalCommands } = require('./journal')
@@ -248,7 +249,10 @@ function caller (base) {
       throw unreachable(base, (err.cause && err.cause.code) || err.message)
     }
     const text = await res.text()
-    if (!res.ok && !okStatuses.includes(res.status)) throw answerError(res.status, text, EXIT.SERVER, base)
+    if (!res.ok && !okStatuses.includes(res.status)) {
+      if (res.status === 404 && await notAnAdminPort(base, text)) throw new CliError(notAdminPortMessage(base), EXIT.SERVER)
+      throw answerError(res.status, text, EXIT.SERVER, base)
+    }
     return text ? JSON.parse(text) : null
   }
 }

@@ -13,6 +13,7 @@ const { plural } = require('./words')
 const http = require('node:http')
 const https = require('node:https')
 const { authHeaders } = require('./admin-auth')
+const { checkTimeArgs } = require('./time-args')
 
 /**
  * One request to the admin API, with the token when one is set and no timeout.
@@ -57,9 +58,10 @@ function retentionLines (view) {
  * The line `log count` writes on stderr when the answer may miss rows the retention took, or
  * null when it cannot (the total is then all there is).
  * @param {import('../logging/query/horizon').CountHorizon|undefined} horizon
+ * @param {boolean} [scanned] the count was asked with --scan
  * @returns {string|null}
  */
-function horizonWarning (horizon) {
+function horizonWarning (horizon, scanned = false) {
   if (!horizon) return null
   if (!horizon.known) {
     return 'beacon: the access log\'s retention could not be read: this count may miss rows HBase has expired'
@@ -68,9 +70,10 @@ function horizonWarning (horizon) {
   return `beacon: part of this range was counted from raw rows older than ${horizon.rows} ` +
     `(retention ${horizon.retention}): ` +
     'rows HBase has expired are not in this total' +
-    (horizon.rollups !== undefined
-      ? `; the per-minute rollups are kept ${horizon.rollupRetention} (count without --scan)`
-      : '')
+    (horizon.rollups === undefined
+      ? ''
+      : `; the per-minute rollups are kept ${horizon.rollupRetention}` +
+        (scanned ? ' (count without --scan to read them)' : ' (whole minutes they cover are read from them)'))
 }
 
 /**
@@ -156,6 +159,7 @@ function logLifecycleCommands ({ usageError, EXIT, answerError, unreachable }) {
       run: (args, values, c, base) => {
         if (values.id === undefined) throw usageError('--id is required: the id whose rows to erase')
         const q = new URLSearchParams({ id: values.id })
+        checkTimeArgs(values, usageError)
         for (const name of ['from', 'to']) if (values[name] !== undefined) q.set(name, values[name])
         if (values['dry-run']) q.set('dryRun', '1')
         return call(base, 'POST', `/admin/log/erase?${q}`)

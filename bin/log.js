@@ -24,6 +24,9 @@ const https = require('node:https')
 const { once } = require('node:events')
 const { authHeaders } = require('./admin-auth')
 const { horizonWarning } = require('./log-lifecycle')
+const { checkTimeArgs } = require('./time-args')
+const { plural } = require('./words')
+const { notAnAdminPort, notAdminPortMessage } = require('./admin-port')
 
 const TTY_PROGRESS_MS = 1000
 const PIPE_PROGRESS_MS = 10000
@@ -153,6 +156,7 @@ async function streamBody (res, { out, err, signal }) {
 function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) {
   const needFrom = (values) => {
     if (values.from === undefined) throw usageError('--from is required (e.g. --from -15m)')
+    checkTimeArgs(values, usageError)
   }
 
   /**
@@ -173,7 +177,9 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
     }
     const status = res.statusCode || 0
     if (status >= 200 && status < 300) return res
-    throw answerError(status, await readText(res), status === 400 ? EXIT.USAGE : EXIT.SERVER, base)
+    const text = await readText(res)
+    if (status === 404 && await notAnAdminPort(base, text)) throw new CliError(notAdminPortMessage(base), EXIT.SERVER)
+    throw answerError(status, text, status === 400 ? EXIT.USAGE : EXIT.SERVER, base)
   }
 
   /**
@@ -285,8 +291,12 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
         return interruptible(async (signal) => {
           const value = JSON.parse(await readText(await open(base, `/admin/log/count?${q}`, signal)))
           // Past the retention the raw rows may be gone: said on stderr, so stdout stays the answer.
-          const warning = horizonWarning(value.horizon)
+          const warning = horizonWarning(value.horizon, Boolean(values.scan))
           if (warning) process.stderr.write(warning + '\n')
+          if (value.unknownEndpoint) {
+            process.stderr.write(`beacon: no endpoint ${values.endpoint} is configured (${value.endpoints.join(', ')}): ` +
+              'only rows an earlier setting logged under that name are counted\n')
+          }
           return value
         })
       },
@@ -336,9 +346,9 @@ function logCommands ({ usageError, CliError, EXIT, answerError, unreachable }) 
  * @returns {string}
  */
 function checkLines (value) {
-  const lines = [`${value.exact ? 'exact' : 'DIFFERENT'}: ${value.minutes} minutes, ${value.rows} rows  ` +
+  const lines = [`${value.exact ? 'exact' : 'DIFFERENT'}: ${plural(value.minutes, 'minute')}, ${plural(value.rows, 'row')}  ` +
     `${value.from} .. ${value.to}` +
-    (value.marked.length ? `; ${value.marked.length} minute(s) still being counted` : '')]
+    (value.marked.length ? `; ${plural(value.marked.length, 'minute')} still being counted` : '')]
   for (const minute of value.parked || []) {
     lines.push(`  ${minute}  PARKED: the rollup job failed to count it too often; tried again hourly (see the app log)`)
   }
@@ -365,8 +375,7 @@ function withoutUrl ({ url, ...rest }) {
  */
 function countLines (value) {
   const filters = Object.entries(value.filters || {}).map(([k, v]) => `${k}=${v}`).join(' ')
-  const what = value.unique ? (value.total === 1 ? 'id' : 'ids') : value.total === 1 ? 'row' : 'rows'
-  const lines = [`${value.total} ${what}  ${value.from} .. ${value.to}${filters ? '  ' + filters : ''}`]
+  const lines = [`${plural(value.total, value.unique ? 'id' : 'row')}  ${value.from} .. ${value.to}${filters ? '  ' + filters : ''}`]
   const groups = value.groups || []
   const width = Math.max(0, ...groups.map((g) => g.key.length))
   for (const g of groups) lines.push(`  ${g.key.padEnd(width)}  ${g.count}`)

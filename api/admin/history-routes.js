@@ -19,6 +19,7 @@ const MAX_LIMIT = 1000
  * ISO, epoch ms): the state as of the newest change at or before it.
  *
  * @param {object} options
+ * @param {() => Error} options.unknownEndpoint the answer to a name no endpoint has (it lists the names)
  * @param {ReturnType<typeof import('./changes').createConfigChanges>} options.changes
  * @param {(name: string) => 'none'|'fixed'|'ok'} options.rolloutKind whether the endpoint takes a rollout
  * @param {number} options.maxIdLength
@@ -26,7 +27,7 @@ const MAX_LIMIT = 1000
  * @param {{ warn: Function }} options.logger
  * @returns {import('express').Router}
  */
-function createHistoryRouter ({ changes, rolloutKind, maxIdLength, now = Date.now, logger }) {
+function createHistoryRouter ({ changes, rolloutKind, maxIdLength, now = Date.now, logger, unknownEndpoint }) {
   const router = express.Router()
 
   /**
@@ -44,7 +45,8 @@ function createHistoryRouter ({ changes, rolloutKind, maxIdLength, now = Date.no
     }
     const known = rolloutKind(target)
     if (known === 'ok') return target
-    sendError(res, known === 'none' ? new ERRORS.NOT_FOUND() : new ERRORS.FIXED_CONFIG())
+    if (known === 'none') sendError(res, unknownEndpoint(), { withDetail: true })
+    else sendError(res, new ERRORS.FIXED_CONFIG())
     return null
   }
 

@@ -120,6 +120,10 @@ function createLogQueryRouter ({ logQuery, logger }) {
       res.set('Cache-Control', 'no-store').json({
         total: result.total,
         ...(result.unique ? { unique: true } : {}),
+        // A name no setting declares (a typo, or an endpoint since removed): said, with the names.
+        ...(query.endpoint !== undefined && !logQuery.endpoints.includes(query.endpoint)
+          ? { unknownEndpoint: true, endpoints: logQuery.endpoints }
+          : {}),
         ...(result.groups ? { by: query.by, groups: result.groups } : {}),
         ...(result.truncated ? { truncated: true } : {}),
         from: new Date(query.from).toISOString(),

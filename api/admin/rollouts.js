@@ -17,6 +17,7 @@ const { sendError } = require('../error-body')
  * and spread on this host at once; each is one audit record.
  *
  * @param {object} options
+ * @param {() => Error} options.unknownEndpoint the answer to a name no endpoint has (it lists the names)
  * @param {{ kind: (name: string) => 'none'|'fixed'|'ok',
  *   get: (name: string) => { rollout: import('../../lib/toggles/rollout').Rollout, at: number|null }|null }} options.rollouts
  *   what this process serves (api/propagation.js)
@@ -25,7 +26,7 @@ const { sendError } = require('../error-body')
  * @param {import('pino').Logger} options.logger store failures
  * @returns {import('express').Router}
  */
-function createRolloutAdminRouter ({ rollouts, changes, logger }) {
+function createRolloutAdminRouter ({ rollouts, changes, logger, unknownEndpoint }) {
   const router = express.Router()
   const path = '/admin/endpoints/:name/rollout'
 
@@ -33,7 +34,8 @@ function createRolloutAdminRouter ({ rollouts, changes, logger }) {
   const checkEndpoint = (req, res) => {
     const kind = rollouts.kind(String(req.params.name))
     if (kind === 'ok') return true
-    sendError(res, kind === 'none' ? NOT_FOUND : FIXED_CONFIG)
+    if (kind === 'none') sendError(res, unknownEndpoint(), { withDetail: true })
+    else sendError(res, FIXED_CONFIG)
     return false
   }
 
@@ -74,7 +76,6 @@ function createRolloutAdminRouter ({ rollouts, changes, logger }) {
   return router
 }
 
-const NOT_FOUND = Object.freeze(new ERRORS.NOT_FOUND())
 const FIXED_CONFIG = Object.freeze(new ERRORS.FIXED_CONFIG())
 
 module.exports = { createRolloutAdminRouter }

@@ -16,6 +16,7 @@ const { createHistoryRouter } = require('./history-routes')
 const { createImportRouter } = require('./import-routes')
 const { createHistory } = require('../../lib/toggles/history')
 const { parseDuration } = require('../../config/duration')
+const { ERRORS } = require('../../lib/errors')
 
 /**
  * Mounts the admin port's routes after /healthz and /readyz (api/admin/app.js), in the order the
@@ -45,6 +46,9 @@ function mountAdminRoutes (app, {
   const credentials = createCredentials({ token: settings.adminToken, named: settings.adminTokens })
   const failures = createAuthFailures({ logger, now, onFailure: onAuthFailure })
   const guard = adminGuard({ credentials, failures })
+  const endpointNames = Object.keys(settings.endpoints).join(', ')
+  // Names only the settings declare: never the name that was asked for.
+  const unknownEndpoint = () => new ERRORS.NOT_FOUND(`the endpoints are ${endpointNames}`)
   const trail = createAuditTrail({
     client,
     table: settings.hbase.auditTable,
@@ -82,6 +86,7 @@ function mountAdminRoutes (app, {
   app.use(createToggleAdminRouter({
     credentials,
     guard,
+    unknownEndpoint,
     audit,
     changes,
     store,
@@ -91,13 +96,14 @@ function mountAdminRoutes (app, {
   }))
   if (credentials.any) {
     // /admin/endpoints/:name/rollout
-    app.use(createRolloutAdminRouter({ rollouts: propagation.rollouts, changes, logger }))
+    app.use(createRolloutAdminRouter({ rollouts: propagation.rollouts, changes, logger, unknownEndpoint }))
     // /admin/import/config, /admin/export/config
     app.use(createImportRouter({ changes, store, maxIdLength: settings.limits.maxIdLength, logger }))
     // …/history and …/rollback of an id's config and of a rollout
     app.use(createHistoryRouter({
       changes,
       rolloutKind: propagation.rollouts.kind,
+      unknownEndpoint,
       maxIdLength: settings.limits.maxIdLength,
       now,
       logger

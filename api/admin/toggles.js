@@ -26,6 +26,7 @@ const MAX_LIST = 1000
  * @param {object} options
  * @param {ReturnType<typeof import('./credentials').createCredentials>} options.credentials
  * @param {import('express').RequestHandler} options.guard the token check (./bearer-guard.js adminGuard)
+ * @param {() => Error} options.unknownEndpoint the answer to a name no endpoint has (it lists the names)
  * @param {AuditRecorder} options.audit records the endpoint switches
  * @param {ReturnType<typeof import('./changes').createConfigChanges>} options.changes config writes, with
  *   their history and audit records
@@ -36,7 +37,7 @@ const MAX_LIST = 1000
  *   set: (name: string, enabled: boolean) => Promise<void> }} options.endpoints
  * @returns {import('express').Router}
  */
-function createToggleAdminRouter ({ credentials, guard, audit, changes, store, maxIdLength, logger, endpoints }) {
+function createToggleAdminRouter ({ credentials, guard, unknownEndpoint, audit, changes, store, maxIdLength, logger, endpoints }) {
   const router = express.Router()
   if (!credentials.any) {
     router.use('/admin', (req, res) => sendError(res, ERRORS_ADMIN_DISABLED))
@@ -114,7 +115,7 @@ function createToggleAdminRouter ({ credentials, guard, audit, changes, store, m
   })
 
   router.put('/admin/endpoints/:name', async (req, res, next) => {
-    if (!endpoints.has(req.params.name)) return sendError(res, new ERRORS.NOT_FOUND())
+    if (!endpoints.has(req.params.name)) return sendError(res, unknownEndpoint(), { withDetail: true })
     if (!req.body || typeof req.body.enabled !== 'boolean' || Object.keys(req.body).length !== 1) {
       return sendError(res, new ERRORS.BAD_REQUEST('body must be {"enabled": true|false}'), { withDetail: true })
     }

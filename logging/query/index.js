@@ -52,6 +52,8 @@ function createLogQuery ({
 
   return {
     table,
+    /** The endpoints the settings declare: a count names an endpoint that is not one of them. */
+    endpoints: Object.freeze([...endpoints]),
 
     /**
      * Parses the parameters of a scan or a count (the admin API's query string).

@@ -125,7 +125,13 @@ function parseEraseQuery (raw, { now, maxIdLength }) {
   }
   const id = raw.id
   if (id === undefined || id === '') throw new ERRORS.MISSING_ID()
-  if (!isSafeName(id, maxIdLength)) throw new ERRORS.BAD_ID(`at most ${maxIdLength} characters`)
+  if (!isSafeName(id, maxIdLength)) {
+    // Which of the two rules it broke, never what it was.
+    const why = typeof id === 'string' && id.length > maxIdLength
+      ? `this one is longer than ${maxIdLength} characters`
+      : 'this one holds another character (a dot, a space, …) or is not one value'
+    throw new ERRORS.BAD_ID(why)
+  }
   const from = single(raw, 'from')
   const range = parseTimeRange({ from: from === undefined ? '0000000000000' : from, to: single(raw, 'to') }, now)
   const dryRun = single(raw, 'dryRun')

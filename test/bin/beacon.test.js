@@ -252,3 +252,31 @@ test('the existing commands, flags and env names still work (exit 0, JSON out)',
     stderr: ''
   })
 })
+
+test('errors that say the fix: a time without its minus, an endpoint no setting has, the public port, a dot in an id', async () => {
+  const env = { BEACON_ADMIN_URL: app.adminUrl, BEACON_ADMIN_TOKEN: TOKEN }
+  const noMinus = await cli(['log', 'count', '--from', '10m'], env)
+  expect(noMinus).toMatchObject({ code: 1, stdout: '' })
+  expect(noMinus.stderr).toMatch(/^beacon: --from takes ISO-8601 .*, or a time relative to now \(-30s, .*\); /)
+  expect(noMinus.stderr).toMatch(/; 10m is a length of time: 10m ago is -10m\n/)
+  expect(noMinus.stderr).not.toMatch(/400/)
+  expect((await cli(['log', 'scan', '--from', '-1h', '--to', 'tomorrow'], env)).stderr).toMatch(/^beacon: --to takes ISO-8601/)
+
+  const unknown = await cli(['log', 'count', '--from', '-10m', '--endpoint', 'nosuch'], env)
+  expect(unknown.code).toBe(0)
+  expect(unknown.stdout).toMatch(/^0 rows /)
+  expect(unknown.stderr).toMatch(/no endpoint nosuch is configured \(sample1, sample2, sample3, sample4, sample5\)/)
+
+  const disable = await cli(['endpoint', 'disable', 'nosuch'], env)
+  expect(disable.code).toBe(2)
+  expect(disable.stderr).toMatch(/404: no such endpoint: the endpoints are sample1, sample2, sample3, sample4, sample5/)
+
+  const publicPort = await cli(['endpoint', 'list'], { ...env, BEACON_ADMIN_URL: app.url })
+  expect(publicPort.code).toBe(2)
+  expect(publicPort.stderr).toMatch(/is not beacon's admin port: it has no \/healthz .*ADMIN_PORT, 4001 by default/)
+  expect((await cli(['log', 'count', '--from', '-1m'], { ...env, BEACON_ADMIN_URL: app.url })).stderr).toMatch(/not beacon's admin port/)
+
+  const dotted = await cli(['log', 'erase', '--id', 'a.b', '--dry-run'], env)
+  expect(dotted.code).toBe(1)
+  expect(dotted.stderr).toMatch(/this one holds another character \(a dot, a space, …\)/)
+})

@@ -230,9 +230,12 @@ function startLoad () {
   return { answers, stop: load.stop, sent: () => n }
 }
 
-/** One sample from host A's /metrics (one worker: its own numbers). */
+/**
+ * One sample from host A's /metrics (one worker: its own numbers). Its admin port is on the
+ * netns bridge, not loopback: /metrics wants a token there.
+ */
 async function metric (name, labels) {
-  const res = await request(`${hosts.app.adminUrl}/metrics`)
+  const res = await request(`${hosts.app.adminUrl}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } })
   const want = `${name}{${labels}}`
   const line = res.body.split('\n').find((l) => l.startsWith(want + ' '))
   return line ? Number(line.slice(want.length + 1)) : NaN

@@ -97,6 +97,9 @@ test('the erase route: id required and checked like the data plane, the whole lo
   expect(codeOf(() => parseEraseQuery({ id: '1', from: 'now', to: '-1h' }, ctx))).toBe('BAD_TIME_RANGE')
   // Never the value in the message.
   expect(() => parseEraseQuery({ id: '<script>' }, ctx)).toThrow(/^id must be letters(?!.*script)/)
+  // The rule it broke: a dot is not a length problem.
+  expect(() => parseEraseQuery({ id: 'a.b' }, ctx)).toThrow(/this one holds another character \(a dot, a space, …\)/)
+  expect(() => parseEraseQuery({ id: 'x'.repeat(9) }, ctx)).toThrow(/this one is longer than 8 characters$/)
 })
 
 test('a retention change: one or both durations, nothing else', () => {
@@ -123,7 +126,10 @@ test('what status, log retention and log count print', () => {
   expect(horizonWarning({ known: false })).toMatch(/retention could not be read/)
   const past = { known: true, complete: false, rows: '2026-11-26T11:00:00.000Z', retention: '1h', rollups: null }
   past.rollupRetention = 'forever'
-  expect(horizonWarning(past))
+  expect(horizonWarning(past, true))
     .toBe('beacon: part of this range was counted from raw rows older than 2026-11-26T11:00:00.000Z (retention 1h): rows HBase has ' +
-      'expired are not in this total; the per-minute rollups are kept forever (count without --scan)')
+      'expired are not in this total; the per-minute rollups are kept forever (count without --scan to read them)')
+  // Without --scan, no advice to leave it out.
+  expect(horizonWarning(past)).toMatch(/kept forever \(whole minutes they cover are read from them\)$/)
+  expect(horizonWarning(past)).not.toMatch(/--scan/)
 })
