@@ -3,7 +3,9 @@
 // The dashboard's tick labels (api/admin/dashboard/axes.js): round, distinct, never wider than the
 // axis. The Chromium tests read what the page drew (data-ticks-x/-y) at idle and under load.
 
-const { valueLabels, timeLabels, axisWidth, COUNT_INCRS, SECOND_INCRS, MINUTE_INCRS } = require('../../api/admin/dashboard/axes')
+const {
+  valueLabels, timeLabels, axisWidth, legendValue, timeSeries, COUNT_INCRS, SECOND_INCRS, MINUTE_INCRS
+} = require('../../api/admin/dashboard/axes')
 
 const distinct = (labels) => new Set(labels).size === labels.length
 
@@ -45,4 +47,16 @@ test('the y axis is as wide as its widest label, plus tick and gap', () => {
   const measure = (text) => text.length * 7
   expect(axisWidth(['0', '1.2M'], measure)).toBe(28 + 19)
   expect(axisWidth([], measure)).toBe(19)
+})
+
+test('legends: the pointer\'s point while it is on the chart, else the latest point drawn; time in 24-hour clock', () => {
+  const u = { data: [[100, 160, 220], [1, null, 3], [5, 7, null], [null, null, null]] }
+  const value = legendValue((v) => `${v} req/s`)
+  expect(value(u, 1, 1, 0)).toBe('1 req/s')
+  expect(value(u, null, 1, 1)).toBe('–') // a gap at the pointer stays a gap
+  expect(value(u, null, 1, null)).toBe('3 req/s') // no pointer: the latest
+  expect(value(u, null, 2, null)).toBe('7 req/s') // the latest that has a value
+  expect(value(u, null, 3, null)).toBe('–') // no point at all
+  const at = new Date(2026, 11, 4, 21, 5, 9).getTime() / 1000
+  expect(timeSeries().value({ data: [[at]] }, null, 0, null)).toBe('21:05:09')
 })

@@ -303,6 +303,14 @@ describe('the page', () => {
       fs.mkdirSync(OUTPUT_DIR, { recursive: true })
       await page.screenshot({ path: path.join(OUTPUT_DIR, 'dashboard.png'), fullPage: true })
       await expectChartsReadable(page, 'under load')
+      // With the pointer off the charts, each legend shows its latest point (no '–' for a series
+      // that has points), its time in 24-hour clock like the axes.
+      await page.mouse.move(0, 0)
+      const legends = await page.evaluate(() => [...document.querySelectorAll('#chart-rps .u-legend .u-series')]
+        .map((row) => [row.querySelector('.u-label')?.textContent ?? '', row.querySelector('.u-value')?.textContent ?? '']))
+      expect(legends.length).toBeGreaterThan(1)
+      expect(legends[0][1]).toMatch(/^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$/)
+      for (const [label, value] of legends.slice(1)) expect([label, value]).toEqual([label, expect.stringMatching(/^\d/)])
       expect(problems).toEqual([])
     } finally {
       flow.on = false
@@ -311,4 +319,22 @@ describe('the page', () => {
     }
     expect(flow.sent).toBeGreaterThan(0)
   })
+})
+
+test('in headless Chromium, a host without rollups: the traffic view says nothing is counted, not that nothing came', async () => {
+  const token = 'dashboard-rollups-off-0123456789abcdef'
+  const off = await startBeacon({ env: { BEACON_ADMIN_TOKEN: token }, overrides: { logSinks: { hbase: { rollups: false } } } })
+  const browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] })
+  try {
+    const page = await browser.newPage()
+    await page.addInitScript((t) => window.sessionStorage.setItem('beacon-admin-token', t), token)
+    await page.goto(`${off.adminUrl}/dashboard`)
+    await page.waitForFunction(() => /no access-log rollups/.test(document.getElementById('traffic-status').textContent), null,
+      { timeout: 15000 })
+    expect(await page.locator('#top-ids + .empty').textContent()).toBe('Not counted: this host keeps no access-log rollups.')
+    expect(await page.locator('#token-box').isHidden()).toBe(true)
+  } finally {
+    await browser.close()
+    await off.close()
+  }
 })

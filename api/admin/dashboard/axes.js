@@ -128,7 +128,48 @@
     ]
   }
 
+  /**
+   * A series' legend value: at the pointer's point while it is over the chart, else the latest
+   * point drawn, so a legend reads at a glance without hovering.
+   * @param {(v: number) => string} format
+   * @returns {(u: any, v: number|null, seriesIdx: number, idx: number|null) => string}
+   */
+  function legendValue (format) {
+    return (u, v, seriesIdx, idx) => {
+      if (idx === null || idx === undefined) {
+        const column = u.data[seriesIdx] || []
+        for (let i = column.length - 1; i >= 0; i--) if (column[i] !== null && column[i] !== undefined) return format(column[i])
+        return '–'
+      }
+      return v === null || v === undefined ? '–' : format(v)
+    }
+  }
+
+  /**
+   * The x series of a time chart: its legend time in 24-hour local time, as the axis labels are.
+   * @returns {object}
+   */
+  function timeSeries () {
+    return {
+      value: legendValue((s) => {
+        const d = new Date(Math.round(s) * 1000)
+        return `${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`
+      })
+    }
+  }
+
+  /**
+   * After new data: the legend shows the latest points, unless the pointer is on the chart.
+   * @param {any} u a uPlot
+   */
+  function showLatest (u) {
+    if (u.cursor.idx === null || u.cursor.idx === undefined) u.setLegend({ idx: null })
+  }
+
   const api = {
+    legendValue,
+    showLatest,
+    timeSeries,
     valueLabels,
     timeLabels,
     axisWidth,

@@ -43,11 +43,11 @@
       plot = new uPlot({ // eslint-disable-line new-cap -- the library's own name
         ...size(),
         scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-        series: [{}].concat(names.map((name, i) => ({
+        series: [BeaconAxes.timeSeries()].concat(names.map((name, i) => ({
           label: name,
           stroke: PALETTE[i % PALETTE.length],
           width: 1.5,
-          value: (u, v) => (v === null || v === undefined ? '–' : format(v))
+          value: BeaconAxes.legendValue(format)
         }))),
         axes: BeaconAxes.timeSeriesAxes(container, { counts })
       }, data(), container)
@@ -71,6 +71,7 @@
         }
         if (!plot || names.length !== values.size) build()
         else plot.setData(data())
+        BeaconAxes.showLatest(plot)
       },
       resize () {
         if (plot) plot.setSize(size())

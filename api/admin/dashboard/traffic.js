@@ -34,6 +34,7 @@
     const size = { width: Math.max(container.clientWidth, 240), height: 180 }
     if (plot && plotted === names.join('\n')) {
       plot.setData(data)
+      BeaconAxes.showLatest(plot)
       return
     }
     if (plot) plot.destroy()
@@ -41,7 +42,12 @@
     plot = new uPlot({ // eslint-disable-line new-cap -- the library's own name
       ...size,
       scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-      series: [{}].concat(names.map((name, i) => ({ label: name, stroke: PALETTE[i % PALETTE.length], width: 1.5 }))),
+      series: [BeaconAxes.timeSeries()].concat(names.map((name, i) => ({
+        label: name,
+        stroke: PALETTE[i % PALETTE.length],
+        width: 1.5,
+        value: BeaconAxes.legendValue(String)
+      }))),
       axes: BeaconAxes.timeSeriesAxes(container, { counts: true, byMinute: true })
     }, data, container)
   }
@@ -61,15 +67,18 @@
       people.push(m ? sum(m.endpoints) - sum(m.bots) : 0)
     }
     const data = [times, people, bots]
-    if (whoPlot) return whoPlot.setData(data)
+    if (whoPlot) {
+      whoPlot.setData(data)
+      return BeaconAxes.showLatest(whoPlot)
+    }
     whoPlot = new uPlot({ // eslint-disable-line new-cap -- the library's own name
       width: Math.max(container.clientWidth, 240),
       height: 180,
       scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
       series: [
-        {},
-        { label: 'people', stroke: PALETTE[2], width: 1.5 },
-        { label: 'bots', stroke: PALETTE[1], width: 1.5 }
+        BeaconAxes.timeSeries(),
+        { label: 'people', stroke: PALETTE[2], width: 1.5, value: BeaconAxes.legendValue(String) },
+        { label: 'bots', stroke: PALETTE[1], width: 1.5, value: BeaconAxes.legendValue(String) }
       ],
       axes: BeaconAxes.timeSeriesAxes(container, { counts: true, byMinute: true })
     }, data, container)
@@ -118,6 +127,8 @@
       if (!body.enabled) {
         status.textContent = body.reason
         status.className = 'dim'
+        // Not "no request": nothing is counted here at all.
+        $('top-ids').nextElementSibling.textContent = 'Not counted: this host keeps no access-log rollups.'
         return
       }
       draw(body)
