@@ -51,6 +51,11 @@ function commonProperties (opts) {
     'hbase.cluster.distributed': false,
     'hbase.rootdir': pathToFileURL(path.join(opts.dataDir, 'hbase')).href,
     'hbase.tmp.dir': path.join(opts.dataDir, 'tmp'),
+    // Its files live in beacon's state dir, which holds logged IPs: this user's only (0600/0700),
+    // also where Hadoop's local file system sets modes itself rather than leave them to the umask.
+    'fs.permissions.umask-mode': '077',
+    'hbase.data.umask.enable': true,
+    'hbase.data.umask': '077',
     // The local file system has no hflush/hsync capability flags; HBase refuses to write WALs without this.
     'hbase.unsafe.stream.capability.enforce': false,
     'hbase.master.wait.on.regionservers.maxtostart': 1,

@@ -28,6 +28,12 @@ describe('standalone (the default)', () => {
     expect(siteProperties(opts)['hbase.cluster.distributed']).toBe(false)
     // Outlasts a 5 s freeze of the one JVM (the in-JVM ZooKeeper allows up to 40 s).
     expect(siteProperties(opts)['zookeeper.session.timeout.localHBaseCluster']).toBe(30000)
+    // Its files are in beacon's state dir: private whatever modes Hadoop's local file system sets itself.
+    expect(siteProperties(opts)).toMatchObject({
+      'fs.permissions.umask-mode': '077',
+      'hbase.data.umask.enable': true,
+      'hbase.data.umask': '077'
+    })
     // ZSTD and LZ4 from the pom's pure-Java codecs (no native libhadoop here).
     expect(siteProperties(opts)['hbase.io.compress.zstd.codec']).toBe('org.apache.hadoop.hbase.io.compress.aircompressor.ZstdCodec')
     expect(siteProperties(opts)['hbase.io.compress.lz4.codec']).toBe('org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec')
