@@ -1,8 +1,8 @@
 'use strict'
 
-const crypto = require('node:crypto')
 const { ERRORS } = require('../../lib/errors')
 const { sendError } = require('../error-body')
+const { createCredentials } = require('./credentials')
 
 /**
  * The admin port's token checks, as express middleware: one for the admin API and the traffic
@@ -61,19 +61,14 @@ function adminGuard (deps) {
  * @returns {import('express').RequestHandler}
  */
 function metricsGuard (deps) {
-  const expected = deps.metricsToken === null ? null : sha256(`Bearer ${deps.metricsToken}`)
+  // The metrics token checked as the admin tokens are (hashed, constant time).
+  const scraper = createCredentials({ token: deps.metricsToken, named: null })
   return (req, res, next) => {
     if (deps.loopback()) return next()
     const header = req.headers.authorization
-    if (expected !== null && crypto.timingSafeEqual(sha256(header ?? ''), expected)) return next()
-    if (deps.credentials.actorOf(header) !== null) return next()
+    if (scraper.actorOf(header) !== null || deps.credentials.actorOf(header) !== null) return next()
     refuse(req, res, deps)
   }
-}
-
-/** @param {string} text @returns {Buffer} */
-function sha256 (text) {
-  return crypto.createHash('sha256').update(text).digest()
 }
 
 const UNAUTHORIZED = Object.freeze(new ERRORS.UNAUTHORIZED())

@@ -100,13 +100,11 @@ async function countLog (source, query, { signal, distinct } = {}) {
       return null
     },
     { signal, maxGroups: source.maxGroups || 100000 })
-  /** @type {CountResult} */
-  const result = { total: counted.total, scanned: counted.scanned }
   if (ids !== null) {
     const { total, groups } = ids.result()
     return finishCount({ total, scanned: counted.scanned, unique: true }, by, groups, false)
   }
-  return finishCount(result, by, counted.groups, counted.truncated)
+  return finishCount({ total: counted.total, scanned: counted.scanned }, by, counted.groups, counted.truncated)
 }
 
 /**

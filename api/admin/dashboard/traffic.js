@@ -101,27 +101,23 @@
     table.nextElementSibling.hidden = tbody.rows.length > 0
   }
 
+  /** It lists visitor ids, so it always needs the token: ask for it, and say why. */
+  function askForToken (status) {
+    BeaconToken.refused()
+    status.textContent = 'traffic: it lists visitor ids, so it needs the admin token (above)'
+    status.className = 'problem'
+  }
+
   async function refresh () {
     const status = $('traffic-status')
-    if (!BeaconToken.has()) {
-      // It lists visitor ids, so it always needs the token: ask before reading anything.
-      BeaconToken.refused()
-      status.textContent = 'traffic: it lists visitor ids, so it needs the admin token (above)'
-      status.className = 'problem'
-      return
-    }
+    if (!BeaconToken.has()) return askForToken(status) // before reading anything
     try {
       const res = await fetch('/dashboard/traffic', {
         signal: AbortSignal.timeout(TIMEOUT_MS),
         cache: 'no-store',
         headers: BeaconToken.headers()
       })
-      if (res.status === 401) {
-        BeaconToken.refused()
-        status.textContent = 'traffic: it lists visitor ids, so it needs the admin token (above)'
-        status.className = 'problem'
-        return
-      }
+      if (res.status === 401) return askForToken(status)
       const body = await res.json()
       if (!res.ok) throw new Error(body && body.error ? body.error.message : `HTTP ${res.status}`)
       if (!body.enabled) {
