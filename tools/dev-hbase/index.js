@@ -6,6 +6,7 @@ const { resolveOptions, REPO_ROOT } = require('./options')
 const { ensureClasspath, cachedClasspath } = require('./classpath')
 const { writeConfig } = require('./site-config')
 const { ensureToolCompiled, ensureCompiled, runTool, toolJvmArgs } = require('./tool')
+const { mkdirPrivate, narrowTree } = require('./private-files')
 const { cdsFiles } = require('./cds')
 const { javaBin, javaFlags, shortLivedJavaFlags } = require('./jvm')
 const { buildArchiveInBackground } = require('./cds-background')
@@ -60,8 +61,15 @@ async function start (opts, { log = noop, classpath } = {}) {
       await server.assertPortsFree(opts, missing)
       const builder = buildArchiveInBackground(cdsFiles(opts, classpath), classpath)
       if (builder) log(`hbase: building the class-data archive in the background (pid ${builder}); this start runs without it`)
+      // The build and class-data dirs hold no visitor data but sit in beacon's state dir too, written by
+      // whoever ran a tool last (e.g. `npm test` under umask 022); they are a few files each.
+      const narrowed = narrowTree(opts.stateDir) + narrowTree(opts.buildDir, { always: true }) +
+        (opts.cdsDir ? narrowTree(opts.cdsDir, { always: true }) : 0)
+      if (narrowed > 0) log(`hbase: made ${narrowed} files and folders of ${opts.stateDir} and its build dirs this user's only`)
       writeConfig(opts)
-      fs.mkdirSync(opts.dataDir, { recursive: true })
+      // The servers load their file system from the tool classes (site-config.js).
+      await ensureToolCompiled(opts, classpath)
+      mkdirPrivate(opts.dataDir)
       for (const proc of missing) {
         fs.rmSync(proc.pidFile, { force: true })
         pids[proc.name] = server.spawnProcess(opts, proc, classpath)
@@ -258,6 +266,7 @@ async function restart (opts, target, { log = noop } = {}) {
   const pid = await server.withStartLock(opts, async () => {
     await server.assertPortsFree(opts, [proc])
     writeConfig(opts)
+    await ensureToolCompiled(opts, classpath)
     return server.spawnProcess(opts, proc, classpath)
   })
   await waitServing(opts, proc, pid, PROCESS_START_MS)

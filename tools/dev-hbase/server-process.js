@@ -8,6 +8,7 @@ const { pathToFileURL } = require('node:url')
 const { setTimeout: sleep } = require('node:timers/promises')
 const { javaBin, serverJavaFlags } = require('./jvm')
 const { cdsFiles, cdsFlags } = require('./cds')
+const { mkdirPrivate, underPrivateUmask, PRIVATE_FILE } = require('./private-files')
 
 /** @typedef {import('./processes').HBaseProcess} HBaseProcess */
 
@@ -122,8 +123,8 @@ function tryBind (host, port) {
  * @returns {number} pid
  */
 function spawnProcess (opts, proc, classpath) {
-  fs.mkdirSync(opts.logDir, { recursive: true })
-  fs.mkdirSync(path.dirname(proc.pidFile), { recursive: true })
+  mkdirPrivate(opts.logDir)
+  mkdirPrivate(path.dirname(proc.pidFile))
   const args = [
     // A cluster's small JVMs start with a small heap and grow; the standalone one reserves its heap.
     ...(opts.cluster ? [`-Xmx${proc.heap}`] : [`-Xms${proc.heap}`, `-Xmx${proc.heap}`]),
@@ -133,22 +134,24 @@ function spawnProcess (opts, proc, classpath) {
     `-Dhbase.log.file=${path.basename(proc.logFile)}`,
     `-Dlog4j.configuration=${pathToFileURL(proc.log4jFile).href}`,
     ...cdsFlags(cdsFiles(opts, classpath), proc.name),
-    // The conf dir after the jars: the class-data archive covers those (see cds.js).
-    '-cp', `${classpath}:${opts.confDir}`,
+    // The jars first: the class-data archive covers those (see cds.js). The tool classes hold
+    // the local file system the site config names (java/BeaconPrivateLocalFileSystem.java).
+    '-cp', [classpath, opts.classesDir, opts.confDir].join(':'),
     proc.mainClass, ...proc.args
   ]
   // logTail() shows only what follows the last marker, i.e. this run's lines.
   const marker = `${START_MARKER} ${new Date().toISOString()} HBase ${opts.version} ${proc.name}\n`
-  fs.appendFileSync(proc.logFile, marker)
-  const out = fs.openSync(proc.outFile, 'a')
+  fs.appendFileSync(proc.logFile, marker, { mode: PRIVATE_FILE })
+  const out = fs.openSync(proc.outFile, 'a', PRIVATE_FILE)
   try {
     fs.writeSync(out, marker)
-    const child = spawn(javaBin(), args, { cwd: opts.stateDir, detached: true, stdio: ['ignore', out, out] })
-    // A missing java binary surfaces as an async 'error' event; the caller notices the dead pid.
+    const [cmd, cmdArgs] = underPrivateUmask(javaBin(), args)
+    const child = spawn(cmd, cmdArgs, { cwd: opts.stateDir, detached: true, stdio: ['ignore', out, out] })
+    // A missing java binary makes the shell exit at once; the caller notices the dead pid.
     child.on('error', () => {})
     if (!child.pid) throw new Error(`hbase: could not spawn ${javaBin()} (install JDK 17 or set JAVA_HOME)`)
     child.unref()
-    fs.writeFileSync(proc.pidFile, `${child.pid}\n`)
+    fs.writeFileSync(proc.pidFile, `${child.pid}\n`, { mode: PRIVATE_FILE })
     return child.pid
   } finally {
     fs.closeSync(out)
@@ -204,11 +207,11 @@ async function waitForExit (pid, timeoutMs) {
  */
 async function withStartLock (opts, fn, timeoutMs = 60000) {
   const lockFile = path.join(opts.stateDir, 'start.lock')
-  fs.mkdirSync(opts.stateDir, { recursive: true })
+  mkdirPrivate(opts.stateDir)
   const deadline = Date.now() + timeoutMs
   for (;;) {
     try {
-      fs.writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx' })
+      fs.writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx', mode: PRIVATE_FILE })
       break
     } catch (err) {
       if (err.code !== 'EEXIST') throw err

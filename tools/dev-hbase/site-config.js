@@ -4,6 +4,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { processesOf } = require('./processes')
+const { mkdirPrivate, touchPrivate, PRIVATE_FILE } = require('./private-files')
 
 /**
  * hbase-site.xml properties for one instance that binds to `opts.host` only and advertises
@@ -56,6 +57,9 @@ function commonProperties (opts) {
     'fs.permissions.umask-mode': '077',
     'hbase.data.umask.enable': true,
     'hbase.data.umask': '077',
+    // Hadoop 2's local file system sets the modes its callers pass (0666 for a WAL) without the
+    // umask above; this subclass applies it (compiled with the tool classes).
+    'fs.file.impl': 'BeaconPrivateLocalFileSystem',
     // The local file system has no hflush/hsync capability flags; HBase refuses to write WALs without this.
     'hbase.unsafe.stream.capability.enforce': false,
     'hbase.master.wait.on.regionservers.maxtostart': 1,
@@ -138,13 +142,15 @@ function zooCfg (opts) {
  * @param {Readonly<Record<string, any>>} opts from resolveOptions()
  */
 function writeConfig (opts) {
-  fs.mkdirSync(opts.confDir, { recursive: true })
-  fs.mkdirSync(opts.logDir, { recursive: true })
+  mkdirPrivate(opts.confDir)
+  mkdirPrivate(opts.logDir)
+  // The tool JVMs run under the caller's umask; log4j keeps the mode of a file that exists.
+  touchPrivate(opts.toolLogFile)
   writeIfChanged(path.join(opts.confDir, 'hbase-site.xml'), siteXml(siteProperties(opts)))
   for (const proc of processesOf(opts)) writeIfChanged(proc.log4jFile, log4jProperties(proc.logFile))
   writeIfChanged(path.join(opts.confDir, 'tool-log4j.properties'), log4jProperties(opts.toolLogFile, 'WARN'))
   if (opts.cluster) {
-    fs.mkdirSync(path.join(opts.dataDir, 'zk'), { recursive: true })
+    mkdirPrivate(path.join(opts.dataDir, 'zk'))
     writeIfChanged(path.join(opts.confDir, 'zoo.cfg'), zooCfg(opts))
   }
 }
@@ -167,7 +173,7 @@ function writeIfChanged (file, text) {
   } catch (err) {
     if (err.code !== 'ENOENT') throw err
   }
-  fs.writeFileSync(file, text)
+  fs.writeFileSync(file, text, { mode: PRIVATE_FILE })
 }
 
 module.exports = { siteProperties, zooCfg, log4jProperties, writeConfig }

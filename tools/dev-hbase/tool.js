@@ -10,8 +10,9 @@ const { shortLivedCdsFlags } = require('./cds')
 const JAVA_DIR = path.join(__dirname, 'java')
 // setup/shutdown (BeaconHBaseTool), read-only views (BeaconHBaseInspect: cluster, dump), the
 // Java client load of packages/hbase-client/bench/run.js --client java (BeaconHBaseLoad), and a table's
-// flush, major compaction and reopen (BeaconHBaseStore: tools/bench/log-bytes.js).
-const CLASSES = ['BeaconHBaseTool', 'BeaconHBaseInspect', 'BeaconHBaseLoad', 'BeaconHBaseStore']
+// flush, major compaction and reopen (BeaconHBaseStore: tools/bench/log-bytes.js), and the
+// local file system every JVM of an instance uses (BeaconPrivateLocalFileSystem: site-config.js).
+const CLASSES = ['BeaconHBaseTool', 'BeaconHBaseInspect', 'BeaconHBaseLoad', 'BeaconHBaseStore', 'BeaconPrivateLocalFileSystem']
 const SOURCES = CLASSES.map((name) => path.join(JAVA_DIR, `${name}.java`))
 
 /**

@@ -32,7 +32,8 @@ describe('standalone (the default)', () => {
     expect(siteProperties(opts)).toMatchObject({
       'fs.permissions.umask-mode': '077',
       'hbase.data.umask.enable': true,
-      'hbase.data.umask': '077'
+      'hbase.data.umask': '077',
+      'fs.file.impl': 'BeaconPrivateLocalFileSystem'
     })
     // ZSTD and LZ4 from the pom's pure-Java codecs (no native libhadoop here).
     expect(siteProperties(opts)['hbase.io.compress.zstd.codec']).toBe('org.apache.hadoop.hbase.io.compress.aircompressor.ZstdCodec')
