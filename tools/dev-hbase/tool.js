@@ -6,6 +6,7 @@ const { spawn } = require('node:child_process')
 const { pathToFileURL } = require('node:url')
 const { javaBin, shortLivedJavaFlags, javacFlags } = require('./jvm')
 const { shortLivedCdsFlags } = require('./cds')
+const { underPrivateUmask } = require('./private-files')
 
 const JAVA_DIR = path.join(__dirname, 'java')
 // setup/shutdown (BeaconHBaseTool), read-only views (BeaconHBaseInspect: cluster, dump), the
@@ -72,7 +73,9 @@ async function ensureCompiled ({ dir, classes, sources, classpath, newerThan = [
  * @returns {Promise<Record<string, any>>}
  */
 async function runTool (opts, classpath, args, { stdinLines, signal, tool = CLASSES[0] } = {}) {
-  const { code, signal: killedBy, stdout, output } = await run(javaBin(), toolJvmArgs(opts, classpath, tool, args), { stdinLines, signal })
+  // Its HBase client writes into the instance's data dir too (hbase.tmp.dir/local/jars).
+  const [cmd, cmdArgs] = underPrivateUmask(javaBin(), toolJvmArgs(opts, classpath, tool, args))
+  const { code, signal: killedBy, stdout, output } = await run(cmd, cmdArgs, { stdinLines, signal })
   if (code !== 0) {
     const why = killedBy ? `was killed by ${killedBy}` : `exited with ${code}`
     throw new Error(`hbase: tool ${args[0]} ${why} (details in ${opts.toolLogFile}):\n${lastLines(output, 20)}`)
