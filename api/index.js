@@ -26,6 +26,7 @@ const { createLogQuery } = require('../logging/query')
 const { createRetention } = require('../logging/retention')
 const { createMetrics } = require('./metrics')
 const { registerKnownIds } = require('./metrics/known-ids')
+const { registerConfigCaches } = require('./metrics/config-caches')
 const { createPropagation } = require('./propagation')
 const { createReadiness } = require('./admin/readiness')
 const { createParkedView } = require('../logging/rollup/read')
@@ -100,6 +101,7 @@ function createBeacon (settings, deps) {
       logger.warn({ id, reason }, 'invalid stored config; serving the default')
     }
   })
+  registerConfigCaches(metrics.register, endpoints)
   metrics.declareBrowserPaths({
     cors: Object.keys(settings.endpoints).filter((name) => settings.endpoints[name].cors),
     events: Object.fromEntries(Object.entries(settings.endpoints)

@@ -68,6 +68,27 @@ test('every /metrics scrape counts the requests of all workers', async () => {
   }
 })
 
+test('the configs cached count every worker\'s cache, where /readyz counts its own', async () => {
+  const scrape = async () => {
+    const text = (await request(`http://127.0.0.1:${ADMIN_PORT}/metrics`)).body
+    return Number(text.match(/^beacon_config_cache_entries\{endpoint="sample3"\} (\d+)$/m)?.[1])
+  }
+  const before = await scrape()
+  expect(before).toBeGreaterThanOrEqual(20) // the ids the test above asked for, on one worker or both
+  // The primary hands new connections to the workers in turn: each of 20 new ids asked four times
+  // in a row, over new connections, is cached by both.
+  for (let id = 21; id <= 40; id++) {
+    for (let time = 0; time < 4; time++) {
+      expect((await request(`http://127.0.0.1:${PORT}/api/sample3.js?id=${id}&callback=cb`)).status).toBe(200)
+    }
+  }
+  const total = await scrape()
+  expect(total - before).toBe(40)
+  const ready = JSON.parse((await request(`http://127.0.0.1:${ADMIN_PORT}/readyz`)).body)
+  expect(ready.checks.cachedConfigs).toBeGreaterThanOrEqual(20) // the new ids, on every worker
+  expect(ready.checks.cachedConfigs).toBeLessThan(total)
+})
+
 test('an admin change is seen by every worker at once', async () => {
   // Cache the default for this id in both workers.
   for (let i = 0; i < 8; i++) {

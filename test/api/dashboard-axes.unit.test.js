@@ -4,7 +4,8 @@
 // axis. The Chromium tests read what the page drew (data-ticks-x/-y) at idle and under load.
 
 const {
-  valueLabels, timeLabels, axisWidth, legendValue, timeSeries, COUNT_INCRS, SECOND_INCRS, MINUTE_INCRS
+  valueLabels, logCountLabels, logCountScale, timeLabels, axisWidth, timeTickSpace, legendValue, timeSeries,
+  COUNT_INCRS, SECOND_INCRS, MINUTE_INCRS
 } = require('../../api/admin/dashboard/axes')
 
 const distinct = (labels) => new Set(labels).size === labels.length
@@ -15,6 +16,15 @@ test('large counts are short: 1,200,000 is 1.2M, not a label cut to 00,000', () 
   expect(valueLabels([1200000, 1250000, 1300000], 50000)).toEqual(['1.20M', '1.25M', '1.30M'])
   expect(valueLabels([0, 5000, 10000, 15000], 5000)).toEqual(['0', '5k', '10k', '15k'])
   expect(valueLabels([0, 3e9], 1e9)).toEqual(['0', '3G'])
+})
+
+test('a log-scale count axis labels each split on its own and leaves the ones uPlot hides unlabelled', () => {
+  expect(logCountLabels([-1, 0, 1, 2, null, 5, 10, 50, 100, 500, 1000, 2000, 15000, 1.5e6])).toEqual(
+    [null, '0', '1', '2', null, '5', '10', '50', '100', '500', '1k', '2k', '15k', '1.5M'])
+  const scale = logCountScale()
+  expect(scale).toMatchObject({ distr: 4, asinh: 1 })
+  expect(scale.range(null, 0, 45000)).toEqual([0, 67500])
+  expect(scale.range(null, 0, 0)).toEqual([0, 1])
 })
 
 test('labels carry the decimals their step needs: distinct, never 1, 1, 0', () => {
@@ -47,6 +57,13 @@ test('the y axis is as wide as its widest label, plus tick and gap', () => {
   const measure = (text) => text.length * 7
   expect(axisWidth(['0', '1.2M'], measure)).toBe(28 + 19)
   expect(axisWidth([], measure)).toBe(19)
+  expect(axisWidth(['0', null, '1k'], measure)).toBe(14 + 19) // an unlabelled split takes no room
+})
+
+test('time ticks are at least the widest label of their kind apart, with a gap either side', () => {
+  const measure = (text) => text.length * 7
+  expect(timeTickSpace(false, measure)).toBe(56 + 14) // HH:MM:SS
+  expect(timeTickSpace(true, measure)).toBe(35 + 14) // HH:MM
 })
 
 test('legends: the pointer\'s point while it is on the chart, else the latest point drawn; time in 24-hour clock', () => {

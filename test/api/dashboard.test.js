@@ -1,5 +1,5 @@
 'use strict'
-/* global document -- used inside callbacks that run in the page */
+/* global document, MutationObserver -- used inside callbacks that run in the page */
 
 // The live ops dashboard: its metrics math on fixed inputs, the page and its assets over real
 // sockets, and the page itself in a real headless Chromium while traffic flows against a real
@@ -10,7 +10,7 @@ const path = require('node:path')
 const { chromium } = require('playwright-core')
 const math = require('../../api/admin/dashboard/metrics-math')
 const { startBeacon, request } = require('../support/beacon')
-const { chartAxes, expectReadableAxes } = require('../support/chart-axes')
+const { chartAxes, expectReadableAxes, overlappingTimeLabels } = require('../support/chart-axes')
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
 const OUTPUT_DIR = path.join(__dirname, '..', '..', 'test-output')
@@ -133,9 +133,13 @@ describe('metrics math', () => {
       'beacon_access_log_queue_depth{sink="hbase"} 12',
       'beacon_access_log_pending{sink="hbase"} 30',
       'beacon_access_log_journal_pending{sink="hbase"} 20',
-      'beacon_access_log_oldest_pending_seconds{sink="hbase"} 1.5'
+      'beacon_access_log_oldest_pending_seconds{sink="hbase"} 1.5',
+      'beacon_config_cache_entries{endpoint="sample3"} 7',
+      'beacon_config_cache_entries{endpoint="sample5"} 5'
     ].join('\n'))
     const view = math.derive(prev, cur, 2)
+    expect(view.cachedConfigs).toBe(12) // every endpoint's, every worker's (the primary sums those)
+    expect(math.derive(cur, prev, 2).cachedConfigs).toBeNull() // no cache: unknown, not 0
 
     const s3 = view.endpoints.find((e) => e.endpoint === 'sample3')
     expect(s3.rps).toBe(102) // (304 - 100) / 2 s
@@ -227,6 +231,76 @@ describe('the page', () => {
       await page.goto(`${app.adminUrl}/dashboard`)
       await page.waitForFunction(() => Number(document.body.dataset.updates) >= 4, null, { timeout: 15000 })
       await expectChartsReadable(page, 'at idle')
+      // Every span a chart goes through (the live ones fill 120 one-second points, the traffic
+      // ones 60 minutes) at widths from the narrowest chart to a wide screen, drawn by the page's
+      // own uPlot and axes: no two time labels touch.
+      const drawn = await page.evaluate(async () => {
+        const context = document.createElement('canvas').getContext('2d')
+        context.font = window.BeaconAxes.FONT
+        const out = []
+        for (const width of [240, 300, 420, 560, 700, 960, 1400]) {
+          for (const [byMinute, points] of [[false, 120], [true, 60]]) {
+            for (let n = 2; n <= points; n++) {
+              const el = document.createElement('div')
+              document.body.appendChild(el)
+              const step = byMinute ? 60 : 1
+              const start = Math.floor(Date.now() / 60000) * 60 - n * step
+              const times = Array.from({ length: n }, (_, i) => start + i * step)
+              const u = new window.uPlot({ // eslint-disable-line new-cap -- the library's own name
+                width,
+                height: 180,
+                scales: { x: { time: true } },
+                series: [{}, { label: 'a' }],
+                axes: window.BeaconAxes.timeSeriesAxes(el, { counts: byMinute, byMinute })
+              }, [times, times.map((t, i) => i)], el)
+              await new Promise((resolve) => window.queueMicrotask(resolve)) // uPlot draws in a microtask
+              const x = JSON.parse(el.dataset.ticksX || '[]')
+              out.push({
+                width,
+                n,
+                byMinute,
+                x,
+                xAt: JSON.parse(el.dataset.ticksXAt || '[]'),
+                xWidths: x.map((label) => context.measureText(label).width)
+              })
+              u.destroy()
+              el.remove()
+            }
+          }
+        }
+        return out
+      })
+      expect(drawn.length).toBe(7 * (119 + 59))
+      expect(drawn.filter((d) => d.x.length === 0).map((d) => `${d.width} px, ${d.n} points`)).toEqual([])
+      const touching = drawn
+        .map((d) => ({ chart: `${d.width} px, ${d.n} points${d.byMinute ? ' by minute' : ''}`, labels: overlappingTimeLabels(d) }))
+        .filter((d) => d.labels.length > 0)
+      expect(touching).toEqual([])
+
+      // The traffic charts' scale: after a spike of 45,000 a minute, 40 a minute still draws well
+      // above the zero line (on a linear scale it would be 0.06% of the height), its axis labelled.
+      const quiet = await page.evaluate(async () => {
+        const el = document.createElement('div')
+        document.body.appendChild(el)
+        const start = Math.floor(Date.now() / 60000) * 60 - 3600
+        const times = Array.from({ length: 60 }, (_, i) => start + i * 60)
+        const u = new window.uPlot({ // eslint-disable-line new-cap -- the library's own name
+          width: 600,
+          height: 180,
+          scales: { x: { time: true }, y: window.BeaconAxes.logCountScale() },
+          series: [{}, { label: 'a' }],
+          axes: window.BeaconAxes.timeSeriesAxes(el, { counts: true, byMinute: true, log: true })
+        }, [times, times.map((t, i) => (i === 5 ? 45000 : 40))], el)
+        await new Promise((resolve) => window.queueMicrotask(resolve))
+        const zero = u.valToPos(0, 'y')
+        const result = { share: (zero - u.valToPos(40, 'y')) / (zero - u.valToPos(u.scales.y.max, 'y')), y: JSON.parse(el.dataset.ticksY) }
+        u.destroy()
+        el.remove()
+        return result
+      })
+      expect(quiet.share).toBeGreaterThan(0.25)
+      expect(quiet.y[0]).toBe('0')
+      expect(quiet.y).toEqual(expect.arrayContaining(['10', '1k'])) // as many decades as 180 px label
     } finally {
       await browser.close()
     }
@@ -257,6 +331,17 @@ describe('the page', () => {
     const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] })
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } })
+      // Every time axis each chart draws while the load runs, from the page's first poll: the
+      // labels once ran together 8 s and 17 s in, between the fixed moments checked below.
+      await page.addInitScript(() => {
+        window.axesSeen = []
+        new MutationObserver((changes) => {
+          for (const change of changes) {
+            const el = /** @type {HTMLElement} */ (change.target)
+            window.axesSeen.push({ id: el.id, updates: document.body.dataset.updates, x: el.dataset.ticksX, xAt: el.dataset.ticksXAt })
+          }
+        }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-ticks-x-at'] })
+      })
       const problems = []
       page.on('pageerror', (err) => problems.push(`page error: ${err.message}`))
       page.on('console', (msg) => {
@@ -303,6 +388,22 @@ describe('the page', () => {
       fs.mkdirSync(OUTPUT_DIR, { recursive: true })
       await page.screenshot({ path: path.join(OUTPUT_DIR, 'dashboard.png'), fullPage: true })
       await expectChartsReadable(page, 'under load')
+      // Twenty updates at least, so the live charts went through each span of their first 20 s.
+      await page.waitForFunction(() => Number(document.body.dataset.updates) >= 20, null, { timeout: 30000 })
+      const seen = await page.evaluate(() => {
+        const context = document.createElement('canvas').getContext('2d')
+        context.font = window.BeaconAxes.FONT
+        return window.axesSeen.map((s) => {
+          const x = JSON.parse(s.x || '[]')
+          return { ...s, x, xAt: JSON.parse(s.xAt), xWidths: x.map((label) => context.measureText(label).width) }
+        })
+      })
+      for (const id of CHARTS) {
+        const drawn = seen.filter((s) => s.id === id).length
+        expect({ id, drawn, enough: drawn >= 15 }).toEqual({ id, drawn, enough: true })
+      }
+      expect(seen.map((s) => ({ chart: `${s.id} at update ${s.updates}`, labels: overlappingTimeLabels(s) }))
+        .filter((s) => s.labels.length > 0)).toEqual([])
       // With the pointer off the charts, each legend shows its latest point (no '–' for a series
       // that has points), its time in 24-hour clock like the axes.
       await page.mouse.move(0, 0)

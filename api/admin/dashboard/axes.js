@@ -3,8 +3,10 @@
 // The dashboard charts' axes, shared by the browser (a plain script: globalThis.BeaconAxes) and
 // node (jest tests the labels on fixed inputs). Tick labels are round and distinct: counts step
 // by whole numbers, times by whole seconds or minutes, and a label never outgrows its axis
-// (the axis is sized to its widest label). Each chart records the labels it drew in
-// `data-ticks-x` / `data-ticks-y` of its container and the y axis' width in `data-axis-y`.
+// (the axis is sized to its widest label) and time labels keep apart (ticks are at least a
+// label's width apart). Each chart records the labels it drew in `data-ticks-x` /
+// `data-ticks-y` of its container, where the time labels sit (`data-ticks-x-at`, CSS px from
+// the plot's left) and the y axis' width in `data-axis-y`.
 ;(function (root) {
   const STEPS = [1, 2, 5]
   const FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif'
@@ -55,6 +57,31 @@
     })
   }
 
+  /**
+   * Labels of a count axis on the log-like scale of logCountScale(): each split on its own
+   * (0, 5, 50, 500, 5k, 50k), null where uPlot leaves a split unlabelled for room and below 0
+   * (uPlot's asinh splits always hold one there; a count never goes there).
+   * @param {Array<number|null>} splits
+   * @returns {Array<string|null>}
+   */
+  function logCountLabels (splits) {
+    return splits.map((v) => {
+      if (v === null || v === undefined || v < 0) return null
+      if (v === 0) return '0'
+      const [size, unit] = UNITS.find(([u]) => Math.abs(v) >= u) || UNITS[UNITS.length - 1]
+      return `${Number((v / size).toPrecision(3))}${unit}`
+    })
+  }
+
+  /**
+   * The y scale of a count chart over a long window: asinh, linear near 0 and logarithmic above,
+   * so that a spike of an hour ago does not flatten the traffic of now to the zero line.
+   * @returns {object} a uPlot scale
+   */
+  function logCountScale () {
+    return { distr: 4, asinh: 1, range: (u, min, max) => [0, max > 0 ? max * 1.5 : 1] }
+  }
+
   const pad2 = (n) => String(n).padStart(2, '0')
 
   /**
@@ -79,8 +106,19 @@
    * @returns {number}
    */
   function axisWidth (labels, measure) {
-    const widest = labels.reduce((w, label) => Math.max(w, measure(label)), 0)
+    const widest = labels.reduce((w, label) => (label === null ? w : Math.max(w, measure(label))), 0)
     return Math.ceil(widest) + TICK_PX + GAP_PX + PAD_PX
+  }
+
+  /**
+   * The least distance between two time ticks: the widest label of that kind and a gap, so that
+   * labels centred on their ticks never touch, whatever the chart's width and time span.
+   * @param {boolean} byMinute labels are HH:MM, else at most HH:MM:SS
+   * @param {(text: string) => number} measure text width in px
+   * @returns {number}
+   */
+  function timeTickSpace (byMinute, measure) {
+    return Math.ceil(measure(byMinute ? '88:88' : '88:88:88')) + 2 * GAP_PX + PAD_PX
   }
 
   /** Text width in px in the axes' font (browser only). */
@@ -96,18 +134,21 @@
   /**
    * uPlot's axes option for a time series chart that records what it draws on `container`.
    * @param {HTMLElement} container
-   * @param {{ counts?: boolean, byMinute?: boolean }} [kind] counts: whole-number ticks;
-   *   byMinute: ticks at whole minutes
+   * @param {{ counts?: boolean, byMinute?: boolean, log?: boolean }} [kind] counts: whole-number
+   *   ticks; byMinute: ticks at whole minutes; log: counts on logCountScale()
    * @returns {object[]}
    */
-  function timeSeriesAxes (container, { counts = false, byMinute = false } = {}) {
+  function timeSeriesAxes (container, { counts = false, byMinute = false, log = false } = {}) {
     return [
       {
         font: FONT,
         incrs: byMinute ? MINUTE_INCRS : SECOND_INCRS,
+        // uPlot's default is 50 px, narrower than HH:MM:SS: labels ran together at some spans.
+        space: () => timeTickSpace(byMinute, measure),
         values: (u, splits, axisIdx, space, incr) => {
           const labels = timeLabels(splits, incr)
           container.dataset.ticksX = JSON.stringify(labels)
+          container.dataset.ticksXAt = JSON.stringify(splits.map((s) => Math.round(u.valToPos(s, 'x'))))
           return labels
         }
       },
@@ -115,8 +156,8 @@
         font: FONT,
         incrs: counts ? COUNT_INCRS : DECIMAL_INCRS,
         values: (u, splits, axisIdx, space, incr) => {
-          const labels = valueLabels(splits, incr)
-          container.dataset.ticksY = JSON.stringify(labels)
+          const labels = log ? logCountLabels(splits) : valueLabels(splits, incr)
+          container.dataset.ticksY = JSON.stringify(labels.filter((label) => label !== null))
           return labels
         },
         size: (u, values) => {
@@ -171,8 +212,11 @@
     showLatest,
     timeSeries,
     valueLabels,
+    logCountLabels,
+    logCountScale,
     timeLabels,
     axisWidth,
+    timeTickSpace,
     timeSeriesAxes,
     COUNT_INCRS,
     DECIMAL_INCRS,

@@ -165,6 +165,7 @@
     $('error-codes').textContent = view.hbaseErrorsByCode.length
       ? 'errors by code since start: ' + view.hbaseErrorsByCode.map((e) => `${e.code} ${e.total}`).join(', ')
       : ''
+    setStatus('cached', fmt.count(view.cachedConfigs))
     const hbaseErrors = view.hbase.reduce((n, m) => n + (m.errorRps || 0), 0)
     setStatus('hbase-errors', fmt.rate(hbaseErrors), hbaseErrors > 0 ? 'bad' : 'ok')
 
@@ -189,13 +190,11 @@
     if (!body) {
       setStatus('hbase', 'unknown (no answer from /readyz)', 'bad')
       setStatus('ready', 'unknown', 'bad')
-      setStatus('cached', '–')
       return
     }
     const hbase = body.checks && body.checks.hbase
     setStatus('hbase', hbase || 'not used', hbase === 'reachable' || !hbase ? 'ok' : 'bad')
     setStatus('ready', body.status, body.status === 'ready' ? 'ok' : 'bad')
-    setStatus('cached', fmt.count(body.checks ? body.checks.cachedConfigs : null))
   }
 
   const get = (path) => fetch(path, { cache: 'no-store', signal: AbortSignal.timeout(TIMEOUT_MS), headers: BeaconToken.headers() })

@@ -257,7 +257,10 @@
       return row
     })
 
-    return { endpoints, hbase, hbaseErrorsByCode, accessLog }
+    // Every worker's cache (the primary sums them); null where no endpoint caches.
+    const cachedConfigs = sum(cur, 'beacon_config_cache_entries')
+
+    return { endpoints, hbase, hbaseErrorsByCode, accessLog, cachedConfigs }
   }
 
   const api = { parsePrometheusText, sum, labelValues, counterDelta, histogramQuantile, bucketDeltas, derive }

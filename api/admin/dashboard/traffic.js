@@ -3,9 +3,9 @@
 
 // The dashboard's fleet-wide traffic: polls GET /dashboard/traffic (api/admin/traffic.js: every
 // host's requests, read from the access-log rollups) and draws requests per minute per
-// endpoint over the last hour, people against bots over the same hour, and the top ids of the
-// last 15 minutes. Every value reaches the page through textContent or uPlot's canvas, never
-// as HTML.
+// endpoint over the last hour, people against bots over the same hour (both on a log-like
+// scale: an hour holds spikes and quiet minutes), and the top ids of the last 15 minutes.
+// Every value reaches the page through textContent or uPlot's canvas, never as HTML.
 ;(function () {
   const POLL_MS = 10000
   const TIMEOUT_MS = 8000
@@ -41,14 +41,14 @@
     plotted = names.join('\n')
     plot = new uPlot({ // eslint-disable-line new-cap -- the library's own name
       ...size,
-      scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+      scales: { x: { time: true }, y: BeaconAxes.logCountScale() },
       series: [BeaconAxes.timeSeries()].concat(names.map((name, i) => ({
         label: name,
         stroke: PALETTE[i % PALETTE.length],
         width: 1.5,
         value: BeaconAxes.legendValue(String)
       }))),
-      axes: BeaconAxes.timeSeriesAxes(container, { counts: true, byMinute: true })
+      axes: BeaconAxes.timeSeriesAxes(container, { counts: true, byMinute: true, log: true })
     }, data, container)
   }
 
@@ -74,13 +74,13 @@
     whoPlot = new uPlot({ // eslint-disable-line new-cap -- the library's own name
       width: Math.max(container.clientWidth, 240),
       height: 180,
-      scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+      scales: { x: { time: true }, y: BeaconAxes.logCountScale() },
       series: [
         BeaconAxes.timeSeries(),
         { label: 'people', stroke: PALETTE[2], width: 1.5, value: BeaconAxes.legendValue(String) },
         { label: 'bots', stroke: PALETTE[1], width: 1.5, value: BeaconAxes.legendValue(String) }
       ],
-      axes: BeaconAxes.timeSeriesAxes(container, { counts: true, byMinute: true })
+      axes: BeaconAxes.timeSeriesAxes(container, { counts: true, byMinute: true, log: true })
     }, data, container)
   }
 
