@@ -112,6 +112,7 @@ function createBeacon (settings, deps) {
   // The change streams hear of every change through the one path caches hear of it.
   const streams = createStreamHub({ routes: ofrepRoutes.values(), controlPollMs: settings.hbase.controlPollMs })
   metrics.watchStreams(streams)
+  const lifecycle = accessLogLifecycle(settings, client.withKind('lifecycle'))
   const propagation = createPropagation({
     endpoints,
     store,
@@ -122,7 +123,8 @@ function createBeacon (settings, deps) {
       if (knownIds) knownIds.add(id)
       streams.configChanged(id, at)
     },
-    onEndpointSwitch: streams.endpointSwitched
+    onEndpointSwitch: streams.endpointSwitched,
+    onRetentionChange: lifecycle ? lifecycle.retention.forget : undefined
   })
   if (cluster) cluster.onChange(propagation.applyChange)
 
@@ -161,7 +163,6 @@ function createBeacon (settings, deps) {
   // Each purpose's HBase calls count under a kind of their own (beacon_hbase_rpcs_total); the
   // store and the sinks tag theirs (lib/toggles/store.js, logging/index.js).
   metrics.watchHBaseTraffic(client)
-  const lifecycle = accessLogLifecycle(settings, client.withKind('lifecycle'))
   const logQuery = accessLogQuery(settings, client.withKind('query'), lifecycle && lifecycle.retention)
 
   /** @type {Promise<{ forced: boolean, leftOnDisk: number, lostInMemory: number }>|null} */

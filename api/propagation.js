@@ -24,17 +24,21 @@ const { publishChange, watchChangeFeed } = require('../lib/toggles/change-feed')
  *   dropped it here, whichever way the change came (the change streams, api/public/ofrep/stream-hub.js)
  * @param {(name: string) => void} [options.onEndpointSwitch] after this process's copy of an
  *   endpoint's switch or rollout changed (either changes what every id without a row is answered)
+ * @param {() => void} [options.onRetentionChange] a process of this host set the access log's TTLs:
+ *   the TTLs this one read are stale (other hosts read them again within their cache's minute)
  *
  * A change, as the cluster broadcast carries it; `at`: when an id's config was changed (epoch
  * ms), for the change streams.
  * @typedef {{ cmd: 'invalidate', id: string, at?: number }
  *   | { cmd: 'invalidateMany', ids: string[], at?: number }
  *   | { cmd: 'endpoint', name: string, enabled: boolean }
- *   | { cmd: 'rollout', name: string, rollout: unknown, at: number }} Change
+ *   | { cmd: 'rollout', name: string, rollout: unknown, at: number }
+ *   | { cmd: 'retention' }} Change
  *   rollout: as stored (null: removed)
  */
 function createPropagation ({
-  endpoints, store, broadcast, controlPollMs, logger, onConfigChange = () => {}, onEndpointSwitch = () => {}
+  endpoints, store, broadcast, controlPollMs, logger, onConfigChange = () => {}, onEndpointSwitch = () => {},
+  onRetentionChange = () => {}
 }) {
   const byName = new Map([...endpoints.values()].map((e) => [e.name, e]))
   // Switches applied from this host; a poll read that overlaps one is stale (endpoint-switches.js).
@@ -101,6 +105,8 @@ function createPropagation ({
     } else if (change.cmd === 'rollout') {
       localRollouts++
       setRollout(change.name, change)
+    } else if (change.cmd === 'retention') {
+      onRetentionChange()
     }
   }
   const spread = broadcast || applyChange
@@ -162,6 +168,11 @@ function createPropagation ({
      */
     configsChanged (ids) {
       spread({ cmd: 'invalidateMany', ids, at: Date.now() })
+    },
+
+    /** The access log's TTLs were set from this host: every process of it reads them again. */
+    retentionChanged () {
+      spread({ cmd: 'retention' })
     },
 
     /** What the admin API sees of the endpoints. */

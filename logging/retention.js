@@ -101,6 +101,11 @@ function createRetention ({ client, logTable, rollupTable, configured, now = Dat
         await client.admin.setFamilyTtl(rollupTable, ROLLUP_FAMILY, seconds(rollupRetention))
       }
       return this.describe({ fresh: true })
+    },
+
+    /** Drops the TTLs last read: another process of this host changed them (api/propagation.js). */
+    forget () {
+      cached = null
     }
   }
 }

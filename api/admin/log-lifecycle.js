@@ -31,9 +31,11 @@ const RETENTION_KEYS = Object.freeze(['retention', 'rollupRetention'])
  * @param {() => number} [options.now]
  * @param {import('./toggles').AuditRecorder} options.audit
  * @param {{ info: Function, warn: Function, error: Function }} options.logger
+ * @param {() => void} [options.onRetentionSet] after a PUT set the TTLs: the other processes of this
+ *   host read them again (api/propagation.js), so that their counts' horizon notes follow at once
  * @returns {import('express').Router}
  */
-function createLogLifecycleRouter ({ lifecycle, maxIdLength, now = Date.now, audit, logger }) {
+function createLogLifecycleRouter ({ lifecycle, maxIdLength, now = Date.now, audit, logger, onRetentionSet = () => {} }) {
   const router = express.Router()
   const paths = ['/admin/log/retention', '/admin/log/erase']
   if (!lifecycle) {
@@ -70,6 +72,7 @@ function createLogLifecycleRouter ({ lifecycle, maxIdLength, now = Date.now, aud
     if (change instanceof Error) return sendError(res, change, { withDetail: true })
     try {
       const applied = await retention.apply(change)
+      onRetentionSet()
       await audit(req, res, 'log.retention', 'log', change)
       res.set('Cache-Control', 'no-store').json(applied)
     } catch (err) {

@@ -114,7 +114,9 @@ function mountAdminRoutes (app, {
   // GET /admin/log/scan and /admin/log/count
   app.use(createLogQueryRouter({ logQuery, logger }))
   // /admin/log/retention and /admin/log/erase
-  app.use(createLogLifecycleRouter({ lifecycle, maxIdLength: settings.limits.maxIdLength, now, audit, logger }))
+  app.use(createLogLifecycleRouter({
+    lifecycle, maxIdLength: settings.limits.maxIdLength, now, audit, logger, onRetentionSet: propagation.retentionChanged
+  }))
   const metricsAccess = metricsGuard({ credentials, failures, loopback, metricsToken: settings.metricsToken })
   app.get('/metrics', metricsAccess, async (req, res, next) => {
     try {
