@@ -71,17 +71,17 @@ async function runPrimary (settings, logger, admin) {
       // Named tokens only: the workers read BEACON_ADMIN_TOKENS from the environment themselves.
       ...(admin.token === null ? {} : { BEACON_ADMIN_TOKEN: admin.token })
     }
-    if (tag !== ROLLUP_TAG) {
-      tagOf.set(cluster.fork(env), tag)
-      return
-    }
-    // The rollup process: the same entry point, told its role, with a heap cap of its own
-    // (the V8 flag after the primary's own ones wins). setupPrimary only sets what the next
-    // forks run with: set for this one, then back.
+    // V8 flags of the fork's own (after the primary's: the last one wins). setupPrimary only
+    // sets what the next forks run with: set for this one, then back.
     const execArgv = process.execArgv
-    cluster.setupPrimary({ execArgv: [...execArgv, `--max-old-space-size=${settings.rollupJob.maxOldSpaceMiB}`] })
+    const rollup = tag === ROLLUP_TAG
+    const own = rollup
+      ? [`--max-old-space-size=${settings.rollupJob.maxOldSpaceMiB}`] // the rollup process's heap cap
+      : settings.workerSemiSpaceMiB > 0 ? [`--max-semi-space-size=${settings.workerSemiSpaceMiB}`] : []
+    cluster.setupPrimary({ execArgv: [...execArgv, ...own] })
     try {
-      tagOf.set(cluster.fork({ ...env, [ROLE_ENV]: ROLLUP_ROLE }), tag)
+      // The rollup process: the same entry point, told its role.
+      tagOf.set(cluster.fork(rollup ? { ...env, [ROLE_ENV]: ROLLUP_ROLE } : env), tag)
     } finally {
       cluster.setupPrimary({ execArgv })
     }

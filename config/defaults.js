@@ -180,6 +180,10 @@ const DEFAULTS = {
   // spread, one IPC hop per connection), or the workers themselves from the shared socket
   // (no hop; the kernel picks the worker). docs/configuration.md has the measurements.
   acceptConnections: 'primary',
+  // V8's young generation per worker (--max-semi-space-size, MiB; 0: V8's default): an access
+  // entry lives until HBase acknowledges it, long enough to survive a small one's scavenges and
+  // be copied again (docs/configuration.md has the measurements).
+  workerSemiSpaceMiB: 0,
   stateDir: path.join(REPO_ROOT, '.state'),
   shutdownTimeoutMs: 10000,
   // The rollup job's process (one per host, forked by the primary when a sink keeps rollups):
@@ -311,6 +315,7 @@ const ENV_VARS = [
   ['HOST', 'host', 'string'],
   ['ADMIN_HOST', 'adminHost', 'string'],
   ['BEACON_WORKERS', 'workers', 'int'],
+  ['BEACON_WORKER_SEMI_SPACE_MIB', 'workerSemiSpaceMiB', 'int'],
   ['BEACON_ACCEPT_CONNECTIONS', 'acceptConnections', 'string'],
   ['BEACON_ROLLUP_MAX_OLD_SPACE_MIB', 'rollupJob.maxOldSpaceMiB', 'int'],
   ['BEACON_ROLLUP_MAX_GROUPS', 'rollupJob.maxGroups', 'int'],

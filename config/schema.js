@@ -198,6 +198,7 @@ const schema = closed({
   host: hostName,
   adminHost: hostName,
   workers: int(0, 1024),
+  workerSemiSpaceMiB: int(0, 1024),
   acceptConnections: { enum: ['primary', 'workers'] },
   stateDir: str(),
   shutdownTimeoutMs: int(0),
