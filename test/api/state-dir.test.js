@@ -13,6 +13,19 @@ const { freePorts } = require('../support/ports')
 const { request } = require('../support/beacon')
 const hbase = require('../../tools/dev-hbase')
 
+/** Every file under `dir` (not folders), relative to it. */
+function filesUnder (dir) {
+  const files = []
+  const list = (at) => {
+    for (const entry of fs.readdirSync(at, { withFileTypes: true })) {
+      if (entry.isDirectory()) list(path.join(at, entry.name))
+      else files.push(path.relative(dir, path.join(at, entry.name)))
+    }
+  }
+  list(dir)
+  return files
+}
+
 /** Every path under `dir` whose mode lets group or others in. */
 function openToOthers (dir) {
   const found = []
@@ -49,14 +62,7 @@ test('under umask 022, npm start makes every file in the state dir 0600 and ever
         expect((await request(`http://127.0.0.1:${port}/api/${endpoint}.js?id=${i}&callback=cb`)).status).toBe(200)
       }
     }
-    const files = []
-    const list = (at) => {
-      for (const entry of fs.readdirSync(at, { withFileTypes: true })) {
-        if (entry.isDirectory()) list(path.join(at, entry.name))
-        else files.push(path.relative(stateDir, path.join(at, entry.name)))
-      }
-    }
-    list(stateDir)
+    const files = filesUnder(stateDir)
     // What there is to protect: the token and the file log of sample4 at least (sample5's
     // write-ahead log files come and go as HBase takes their entries).
     expect(files).toContain('admin-token')
@@ -75,14 +81,6 @@ test('the HBase that tools/dev-hbase starts keeps its files to this user, write-
   // This run's HBase, started by the same tool (and under the same umask) as npm start's embedded
   // one; the views above are in its WALs, which Hadoop's local file system would make 0666.
   const opts = hbase.resolveOptions(JSON.parse(process.env.BEACON_TEST_HBASE_OPTIONS || '{}'))
-  const wals = []
-  const list = (at) => {
-    for (const entry of fs.readdirSync(at, { withFileTypes: true })) {
-      if (entry.isDirectory()) list(path.join(at, entry.name))
-      else wals.push(entry.name)
-    }
-  }
-  list(path.join(opts.dataDir, 'hbase', 'WALs'))
-  expect(wals.length).toBeGreaterThan(0)
+  expect(filesUnder(path.join(opts.dataDir, 'hbase', 'WALs')).length).toBeGreaterThan(0)
   expect(openToOthers(opts.stateDir)).toEqual([])
 })

@@ -9,33 +9,22 @@ const os = require('node:os')
 const path = require('node:path')
 const { startServerProcess } = require('../support/server-process')
 const { freePorts } = require('../support/ports')
+const { workerPids, rollupPids } = require('../support/pids')
 
-/** The command lines of `pid`'s children. */
-function childCommandLines (pid) {
-  const found = []
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8')
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-      if (ppid === pid) found.push(fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean))
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found
-}
+/** A process's command line, its arguments apart. */
+const commandLine = (/** @type {number} */ pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean)
 
 test('each worker runs with --max-semi-space-size when workerSemiSpaceMiB is set; the rollup process keeps its heap cap', async () => {
   const [port] = await freePorts(1)
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-worker-flags-'))
   const server = await startServerProcess({ port, stateDir, env: { BEACON_WORKER_SEMI_SPACE_MIB: '16' } })
   try {
-    const forks = childCommandLines(/** @type {number} */ (server.pid)).filter((argv) => argv.some((a) => a.endsWith('server.js')))
-    const workers = forks.filter((argv) => argv.includes('--max-semi-space-size=16'))
-    const rollup = forks.filter((argv) => argv.includes('--max-old-space-size=128'))
-    expect({ workers: workers.length, rollup: rollup.length, forks: forks.length }).toEqual({ workers: 2, rollup: 1, forks: 3 })
-    expect(rollup[0]).not.toContain('--max-semi-space-size=16')
+    const primary = /** @type {number} */ (server.pid)
+    const workers = workerPids(primary).map(commandLine)
+    const rollup = rollupPids(primary).map(commandLine)
+    expect(workers.map((argv) => argv.includes('--max-semi-space-size=16'))).toEqual([true, true])
+    expect(rollup.map((argv) => [argv.includes('--max-old-space-size=128'), argv.includes('--max-semi-space-size=16')]))
+      .toEqual([[true, false]])
   } finally {
     expect(await server.stop(20000)).toBe(0)
     fs.rmSync(stateDir, { recursive: true, force: true })
