@@ -15,9 +15,9 @@ const { workerPids, rollupPids } = require('../support/pids')
 const commandLine = (/** @type {number} */ pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean)
 
 test('each worker runs with --max-semi-space-size when workerSemiSpaceMiB is set; the rollup process keeps its heap cap', async () => {
-  const [port] = await freePorts(1)
+  const [port, adminPort] = await freePorts(2)
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'beacon-worker-flags-'))
-  const server = await startServerProcess({ port, stateDir, env: { BEACON_WORKER_SEMI_SPACE_MIB: '16' } })
+  const server = await startServerProcess({ port, adminPort, stateDir, env: { BEACON_WORKER_SEMI_SPACE_MIB: '16' } })
   try {
     const primary = /** @type {number} */ (server.pid)
     const workers = workerPids(primary).map(commandLine)

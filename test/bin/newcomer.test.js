@@ -51,10 +51,12 @@ function cli (args, env) {
 }
 
 test('npm start with no token, then `beacon log count` in a second shell works with no setup', async () => {
-  const [port] = await freePorts(1)
+  // Both ports free ones: the admin port is not left to port + 1, which another process may hold.
+  const [port, adminPort] = await freePorts(2)
   const lines = []
   const server = await startServerProcess({
     port,
+    adminPort,
     stateDir,
     env: { ...NO_TOKEN, BEACON_ACCESS_LOG_TABLE: table },
     log: (line) => lines.push(line)
@@ -69,13 +71,13 @@ test('npm start with no token, then `beacon log count` in a second shell works w
     const printed = /CLI: +(.*?)npx beacon status;/.exec(lines.find((l) => l.includes('CLI:')) || '')
     expect(printed).not.toBeNull()
     const printedEnv = Object.fromEntries(String(printed?.[1]).trim().split(/ +/).map((pair) => pair.split('=')))
-    expect(printedEnv).toEqual({ BEACON_ADMIN_URL: `http://127.0.0.1:${port + 1}`, BEACON_STATE_DIR: stateDir })
+    expect(printedEnv).toEqual({ BEACON_ADMIN_URL: `http://127.0.0.1:${adminPort}`, BEACON_STATE_DIR: stateDir })
     expect(await cli(['status'], printedEnv)).toMatchObject({ code: 0, stderr: '' })
 
     for (let i = 0; i < VIEWS; i++) {
       expect((await request(`http://127.0.0.1:${port}/api/sample5.js?id=${ID}&callback=cb`)).status).toBe(200)
     }
-    const shell = { ADMIN_PORT: String(port + 1), BEACON_STATE_DIR: stateDir }
+    const shell = { ADMIN_PORT: String(adminPort), BEACON_STATE_DIR: stateDir }
     let res
     await until(`${VIEWS} views counted`, async () => {
       res = await cli(['log', 'count', '--from', '-10m', '--id', ID, '--json'], shell)
